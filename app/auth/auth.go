@@ -1,0 +1,255 @@
+// Package auth owns the admin accounts of the appliance: the first-run setup
+// token, bcrypt password hashing, database-backed sessions (only a hash of the
+// session secret is stored) and the audit rows every authentication event
+// writes. It knows nothing about HTTP; app/admin turns its results into
+// cookies and pages.
+package auth
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// Defaults used when the corresponding Options field is zero.
+const (
+	DefaultBcryptCost      = 12
+	DefaultSessionIdle     = 12 * time.Hour
+	DefaultSessionAbsolute = 7 * 24 * time.Hour
+	DefaultSetupTokenTTL   = 30 * time.Minute
+
+	// touchInterval bounds how often an authenticated request refreshes a
+	// session's last_seen_at, so page views do not queue on the single writer.
+	touchInterval = time.Minute
+)
+
+// Audit action keys written by this package. The admin UI offers them in the
+// audit-log filter.
+const (
+	ActionSetup                = "auth.setup"
+	ActionAdminCreate          = "auth.admin_create"
+	ActionLogin                = "auth.login"
+	ActionLoginFailed          = "auth.login_failed"
+	ActionLogout               = "auth.logout"
+	ActionPasswordChange       = "auth.password_change"
+	ActionPasswordChangeFailed = "auth.password_change_failed"
+	ActionPasswordReset        = "auth.password_reset"
+	ActionSessionsRevoke       = "auth.sessions_revoke"
+)
+
+// Errors returned by the Service. Their messages are safe to show to the
+// operator; they never contain secrets.
+var (
+	ErrAdminExists         = errors.New("auth: an admin account already exists")
+	ErrUsernameTaken       = fmt.Errorf("%w: that username is already taken", ErrAdminExists)
+	ErrUnknownAdmin        = errors.New("auth: no admin with that username")
+	ErrInvalidCredentials  = errors.New("auth: invalid username or password")
+	ErrInvalidUsername     = errors.New("auth: username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit")
+	ErrWeakPassword        = fmt.Errorf("auth: password must be at least %d characters", MinPasswordLength)
+	ErrPasswordTooLong     = fmt.Errorf("auth: password must be at most %d bytes", MaxPasswordBytes)
+	ErrPasswordIsUsername  = errors.New("auth: password must not be the username")
+	ErrInvalidSetupToken   = errors.New("auth: the setup token is missing, invalid, already used or expired")
+	ErrSessionInvalid      = errors.New("auth: session is invalid")
+	ErrSessionExpired      = errors.New("auth: session has expired")
+	ErrCurrentPasswordBad  = errors.New("auth: current password is incorrect")
+	ErrPasswordsDoNotMatch = errors.New("auth: the passwords do not match")
+)
+
+// Options configures a Service. Zero values select the defaults above.
+type Options struct {
+	// BcryptCost is the bcrypt work factor for new hashes (default 12).
+	// Tests use bcrypt.MinCost to stay fast.
+	BcryptCost int
+	// SessionIdle ends a session that has not been used for this long.
+	SessionIdle time.Duration
+	// SessionAbsolute ends a session this long after sign-in, however active.
+	SessionAbsolute time.Duration
+	// SetupTokenTTL is the lifetime of a first-run setup token.
+	SetupTokenTTL time.Duration
+	// Now is the clock (injectable for expiry tests); default time.Now.
+	Now func() time.Time
+}
+
+// ClientMeta describes the HTTP client behind an auth event, for the session
+// row and the audit log.
+type ClientMeta struct {
+	IP        string
+	UserAgent string
+}
+
+// Service implements admin authentication on top of the store.
+type Service struct {
+	st     *store.Store
+	logger *slog.Logger
+	opts   Options
+
+	dummyOnce sync.Once
+	dummyHash []byte
+}
+
+// New returns a Service using st for persistence. It does no I/O.
+func New(st *store.Store, logger *slog.Logger, opts Options) *Service {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.BcryptCost == 0 {
+		opts.BcryptCost = DefaultBcryptCost
+	}
+	if opts.SessionIdle <= 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
+	if opts.SessionAbsolute <= 0 {
+		opts.SessionAbsolute = DefaultSessionAbsolute
+	}
+	if opts.SetupTokenTTL <= 0 {
+		opts.SetupTokenTTL = DefaultSetupTokenTTL
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Service{st: st, logger: logger.With("component", "auth"), opts: opts}
+}
+
+// Options returns the effective options (defaults filled in).
+func (s *Service) Options() Options { return s.opts }
+
+func (s *Service) now() time.Time { return s.opts.Now() }
+
+// HasAdmin reports whether at least one admin account exists.
+func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
+	var n int
+	err := s.st.Reader().QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins)`).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("auth: check admins: %w", err)
+	}
+	return n == 1, nil
+}
+
+func hasAdminTx(ctx context.Context, tx *sql.Tx) (bool, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins)`).Scan(&n); err != nil {
+		return false, fmt.Errorf("auth: check admins: %w", err)
+	}
+	return n == 1, nil
+}
+
+// CreateAdmin creates an admin account (for `kimi admin create` and headless
+// bootstrap). It fails with ErrUsernameTaken (which is ErrAdminExists) when the
+// username is in use. Creating an admin burns any pending setup token.
+func (s *Service) CreateAdmin(ctx context.Context, username, password, actor string) error {
+	if err := ValidateUsername(username); err != nil {
+		return err
+	}
+	if err := ValidatePassword(username, password); err != nil {
+		return err
+	}
+	hash, err := s.hashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.st.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := insertAdmin(ctx, tx, username, hash, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM setup_tokens`); err != nil {
+			return fmt.Errorf("auth: burn setup tokens: %w", err)
+		}
+		return store.AuditTx(ctx, tx, store.AuditEntry{
+			At: s.now(), Actor: actor, Action: ActionAdminCreate, Target: username,
+		})
+	})
+}
+
+// ResetPassword sets a new password for username and revokes all of that
+// admin's sessions (for `kimi admin reset-password`).
+func (s *Service) ResetPassword(ctx context.Context, username, password, actor string) error {
+	if err := ValidatePassword(username, password); err != nil {
+		return err
+	}
+	hash, err := s.hashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.st.Write(ctx, func(tx *sql.Tx) error {
+		var id int64
+		var canonical string
+		err := tx.QueryRowContext(ctx, `SELECT id, username FROM admins WHERE username = ?`, username).Scan(&id, &canonical)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: %q", ErrUnknownAdmin, username)
+		}
+		if err != nil {
+			return fmt.Errorf("auth: find admin: %w", err)
+		}
+		if err := setPasswordTx(ctx, tx, id, hash, s.now()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE admin_id = ?`, id); err != nil {
+			return fmt.Errorf("auth: revoke sessions: %w", err)
+		}
+		return store.AuditTx(ctx, tx, store.AuditEntry{
+			At: s.now(), Actor: actor, Action: ActionPasswordReset, Target: canonical,
+			Detail: "all sessions revoked",
+		})
+	})
+}
+
+func insertAdmin(ctx context.Context, tx *sql.Tx, username string, hash []byte, now time.Time) (int64, error) {
+	var exists int
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins WHERE username = ?)`, username).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("auth: check username: %w", err)
+	}
+	if exists == 1 {
+		return 0, ErrUsernameTaken
+	}
+	res, err := tx.ExecContext(ctx,
+		`INSERT INTO admins (username, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)`,
+		username, string(hash), now.Unix(), now.Unix())
+	if err != nil {
+		return 0, fmt.Errorf("auth: insert admin: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("auth: insert admin id: %w", err)
+	}
+	return id, nil
+}
+
+func setPasswordTx(ctx context.Context, tx *sql.Tx, adminID int64, hash []byte, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE admins SET password_hash = ?, password_changed_at = ? WHERE id = ?`,
+		string(hash), now.Unix(), adminID)
+	if err != nil {
+		return fmt.Errorf("auth: update password: %w", err)
+	}
+	return nil
+}
+
+// hashPassword runs bcrypt outside any transaction: it is slow by design and
+// must never hold the single writer connection.
+func (s *Service) hashPassword(password string) ([]byte, error) {
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.opts.BcryptCost)
+	if err != nil {
+		return nil, fmt.Errorf("auth: hash password: %w", err)
+	}
+	return hash, nil
+}
+
+// dummyCompare spends the same bcrypt work as a real check, so an unknown
+// username takes as long to reject as a wrong password.
+func (s *Service) dummyCompare(password string) {
+	s.dummyOnce.Do(func() {
+		h, err := bcrypt.GenerateFromPassword([]byte("kimi-dummy-password"), s.opts.BcryptCost)
+		if err != nil {
+			s.logger.Error("auth: dummy hash", "err", err)
+		}
+		s.dummyHash = h
+	})
+	_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+}
