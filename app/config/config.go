@@ -1,0 +1,455 @@
+// Package config resolves Kimi's deployment settings.
+//
+// Precedence is flags > environment (KIMI_*) > defaults. Every secret can also
+// be given as a file through <NAME>_FILE (the Docker/systemd credentials
+// convention); setting both is an error, and the file's trailing newline is
+// trimmed. Secret flags only ever take a file path, so a secret never lands in
+// shell history or the process list.
+//
+// Runtime-editable configuration (guild documents, modules, accounts) lives in
+// the database, not here: this package holds only what is needed to start.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Defaults of the deployment settings.
+const (
+	DefaultDataDir       = "./kimi-data"
+	DefaultAddr          = "127.0.0.1:8080"
+	DefaultLogFormat     = "text"
+	DefaultLogLevel      = "info"
+	DefaultAdminUsername = "admin"
+
+	// DBFile is the database file name inside the data directory.
+	DBFile = "kimi.db"
+	// MinMetricsTokenLen is the shortest accepted /metrics bearer token.
+	MinMetricsTokenLen = 16
+)
+
+// Keys of the settings, as accepted by Bind.
+const (
+	KeyDataDir       = "data-dir"
+	KeyAddr          = "addr"
+	KeyBaseURL       = "base-url"
+	KeyLogFormat     = "log-format"
+	KeyLogLevel      = "log-level"
+	KeyMetricsToken  = "metrics-token"
+	KeyAdminUsername = "admin-username"
+	KeyAdminPassword = "admin-password"
+)
+
+// Setting describes one deployment setting: where it comes from and its default.
+type Setting struct {
+	Key     string // stable identifier, also the flag name (secrets: Key+"-file")
+	Env     string // environment variable
+	Default string // default value ("" = none)
+	Secret  bool   // also read from Env+"_FILE"; the flag takes a file path
+	Usage   string // one-line description
+}
+
+// Flag is the command-line flag of the setting.
+func (s Setting) Flag() string {
+	if s.Secret {
+		return s.Key + "-file"
+	}
+	return s.Key
+}
+
+// FileEnv is the *_FILE environment variable of a secret ("" for non-secrets).
+func (s Setting) FileEnv() string {
+	if s.Secret {
+		return s.Env + "_FILE"
+	}
+	return ""
+}
+
+var settings = []Setting{
+	{Key: KeyDataDir, Env: "KIMI_DATA_DIR", Default: DefaultDataDir, Usage: "data directory (database, backups, lock file)"},
+	{Key: KeyAddr, Env: "KIMI_ADDR", Default: DefaultAddr, Usage: "listen address host:port of the admin UI"},
+	{Key: KeyBaseURL, Env: "KIMI_BASE_URL", Usage: "public URL of the admin UI (default http://<addr>); https enables Secure cookies"},
+	{Key: KeyLogFormat, Env: "KIMI_LOG_FORMAT", Default: DefaultLogFormat, Usage: "log format: text or json"},
+	{Key: KeyLogLevel, Env: "KIMI_LOG_LEVEL", Default: DefaultLogLevel, Usage: "log level: debug, info, warn or error"},
+	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token for /metrics (else an admin session is required)"},
+	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created headlessly"},
+	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "creates the admin on first start without the setup page"},
+}
+
+// Settings lists every deployment setting in display order.
+func Settings() []Setting { return append([]Setting(nil), settings...) }
+
+func lookup(key string) (Setting, bool) {
+	for _, s := range settings {
+		if s.Key == key {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// Secret is a sensitive string. Its String, GoString, LogValue and MarshalText
+// forms are redacted so it cannot leak through fmt or slog; use Reveal.
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal returns the secret value.
+func (s Secret) Reveal() string { return string(s) }
+
+// String redacts the value (empty stays empty so "unset" remains visible).
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// GoString redacts the value for %#v.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// LogValue redacts the value in slog output.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalText redacts the value in JSON and text encoders.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+var _ slog.LogValuer = Secret("")
+
+// Config is the resolved, validated set of deployment settings.
+type Config struct {
+	DataDir       string     // cleaned path of the data directory
+	Addr          string     // listen address host:port (port 0 = any free port)
+	BaseURL       string     // public URL without trailing slash; "" = derive from the listen address
+	LogFormat     string     // "text" or "json"
+	LogLevel      slog.Level // minimum log level
+	MetricsToken  Secret     // optional bearer token for /metrics
+	AdminUsername string     // username for headless bootstrap
+	AdminPassword Secret     // headless bootstrap password ("" = use the setup page)
+
+	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
+	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
+	Origins map[string]string
+}
+
+// DBPath is the path of the database file.
+func (c Config) DBPath() string { return filepath.Join(c.DataDir, DBFile) }
+
+// ResolveBaseURL returns the configured base URL or derives one from the
+// address the server actually listens on (so port 0 yields the real port).
+// Wildcard hosts become localhost, the address a local browser can open.
+func (c Config) ResolveBaseURL(listenAddr string) string {
+	if c.BaseURL != "" {
+		return c.BaseURL
+	}
+	host, port, err := net.SplitHostPort(listenAddr)
+	if err != nil {
+		return "http://" + listenAddr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// String renders the settings with secrets redacted.
+func (c Config) String() string {
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s metrics-token=%q admin-username=%q admin-password=%q",
+		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String())
+}
+
+// LogValue renders the settings as a slog group with secrets redacted.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("data_dir", c.DataDir),
+		slog.String("addr", c.Addr),
+		slog.String("base_url", c.BaseURL),
+		slog.String("log_format", c.LogFormat),
+		slog.String("log_level", levelName(c.LogLevel)),
+		slog.Bool("metrics_token_set", c.MetricsToken != ""),
+		slog.String("admin_username", c.AdminUsername),
+		slog.Bool("admin_password_set", c.AdminPassword != ""),
+	)
+}
+
+var _ slog.LogValuer = Config{}
+
+func levelName(l slog.Level) string { return strings.ToLower(l.String()) }
+
+// Error is an invalid setting. Its message names the flag or variable that
+// supplied the bad value, e.g.
+// `config: KIMI_LOG_LEVEL: "loud" is not one of debug, info, warn, error`.
+type Error struct {
+	Source string // "--log-level", "KIMI_LOG_LEVEL", "KIMI_METRICS_TOKEN_FILE", ...
+	Msg    string
+}
+
+func (e *Error) Error() string { return "config: " + e.Source + ": " + e.Msg }
+
+// Env is where Load reads the environment and secret files; tests replace it.
+type Env struct {
+	Getenv   func(string) string
+	ReadFile func(string) ([]byte, error)
+}
+
+// OSEnv reads the real process environment and file system.
+func OSEnv() Env { return Env{Getenv: os.Getenv, ReadFile: os.ReadFile} }
+
+// Flags are the settings bound to a flag set. Create with Bind, call
+// fs.Parse, then Load.
+type Flags struct {
+	fs   *flag.FlagSet
+	vals map[string]*string // by Setting.Key
+}
+
+// Bind registers flags for the given setting keys on fs (all settings when
+// none are given). Settings without a flag are still read from the
+// environment by Load.
+func Bind(fs *flag.FlagSet, keys ...string) *Flags {
+	if len(keys) == 0 {
+		for _, s := range settings {
+			keys = append(keys, s.Key)
+		}
+	}
+	f := &Flags{fs: fs, vals: make(map[string]*string, len(keys))}
+	for _, k := range keys {
+		s, ok := lookup(k)
+		if !ok {
+			panic("config: Bind: unknown setting " + strconv.Quote(k))
+		}
+		usage := s.Usage + " (env " + s.Env
+		if s.Secret {
+			usage = "file holding the " + s.Usage + " (env " + s.Env + " or " + s.FileEnv()
+		}
+		usage += ")"
+		def := s.Default
+		if s.Secret {
+			def = ""
+		}
+		f.vals[k] = fs.String(s.Flag(), def, usage)
+	}
+	return f
+}
+
+// Load resolves every setting (flags > environment > defaults) and validates
+// it. All problems are reported together, one line each.
+func (f *Flags) Load(env Env) (Config, error) {
+	explicit := map[string]bool{}
+	if f != nil && f.fs != nil {
+		f.fs.Visit(func(fl *flag.Flag) { explicit[fl.Name] = true })
+	}
+	r := resolver{env: env, flags: f, explicit: explicit, cfg: Config{Origins: map[string]string{}}}
+	r.resolve()
+	return r.cfg, errors.Join(r.errs...)
+}
+
+// Load resolves the settings from the environment and defaults only.
+func Load(env Env) (Config, error) { return (*Flags)(nil).Load(env) }
+
+type resolver struct {
+	env      Env
+	flags    *Flags
+	explicit map[string]bool
+	cfg      Config
+	errs     []error
+}
+
+func (r *resolver) fail(source, format string, args ...any) {
+	r.errs = append(r.errs, &Error{Source: source, Msg: fmt.Sprintf(format, args...)})
+}
+
+// raw returns the value of a plain setting and the name of its source.
+func (r *resolver) raw(s Setting) (value, source string) {
+	if r.flags != nil {
+		if p, ok := r.flags.vals[s.Key]; ok && r.explicit[s.Flag()] {
+			return *p, "--" + s.Flag()
+		}
+	}
+	if v := r.env.Getenv(s.Env); v != "" {
+		return v, s.Env
+	}
+	return s.Default, "default"
+}
+
+// secret returns the value of a secret setting from its file flag, its
+// variable or its *_FILE variable.
+func (r *resolver) secret(s Setting) (value, source string, ok bool) {
+	if r.flags != nil {
+		if p, bound := r.flags.vals[s.Key]; bound && r.explicit[s.Flag()] {
+			return r.readSecretFile("--"+s.Flag(), *p)
+		}
+	}
+	direct, file := r.env.Getenv(s.Env), r.env.Getenv(s.FileEnv())
+	switch {
+	case direct != "" && file != "":
+		r.fail(s.Env, "both %s and %s are set; use one", s.Env, s.FileEnv())
+		return "", s.Env, false
+	case file != "":
+		return r.readSecretFile(s.FileEnv(), file)
+	case direct != "":
+		return direct, s.Env, true
+	}
+	return "", "default", true
+}
+
+func (r *resolver) readSecretFile(source, path string) (string, string, bool) {
+	if path == "" {
+		r.fail(source, "file path is empty")
+		return "", source, false
+	}
+	b, err := r.env.ReadFile(path)
+	if err != nil {
+		r.fail(source, "cannot read secret file: %v", err)
+		return "", source, false
+	}
+	v := strings.TrimRight(string(b), "\r\n")
+	if v == "" {
+		r.fail(source, "secret file %s is empty", path)
+		return "", source, false
+	}
+	return v, source, true
+}
+
+func (r *resolver) resolve() {
+	c := &r.cfg
+	get := func(key string) (string, string) {
+		s, _ := lookup(key)
+		v, src := r.raw(s)
+		c.Origins[key] = src
+		return v, src
+	}
+
+	if v, src := get(KeyDataDir); strings.TrimSpace(v) == "" {
+		r.fail(src, "must not be empty")
+	} else if strings.ContainsRune(v, 0) {
+		r.fail(src, "must not contain NUL bytes")
+	} else {
+		c.DataDir = filepath.Clean(v)
+	}
+
+	if v, src := get(KeyAddr); validAddr(v) {
+		c.Addr = v
+	} else {
+		r.fail(src, "%q is not a host:port listen address (e.g. 127.0.0.1:8080)", v)
+	}
+
+	if v, src := get(KeyBaseURL); v != "" {
+		if u, msg := normalizeBaseURL(v); msg != "" {
+			r.fail(src, "%q %s", v, msg)
+		} else {
+			c.BaseURL = u
+		}
+	}
+
+	if v, src := get(KeyLogFormat); v == "text" || v == "json" {
+		c.LogFormat = v
+	} else {
+		r.fail(src, "%q is not one of text, json", v)
+	}
+
+	v, src := get(KeyLogLevel)
+	if lv, ok := levels[v]; ok {
+		c.LogLevel = lv
+	} else {
+		r.fail(src, "%q is not one of debug, info, warn, error", v)
+	}
+
+	if v, src := get(KeyAdminUsername); strings.TrimSpace(v) == "" {
+		r.fail(src, "must not be empty")
+	} else if strings.IndexFunc(v, isControl) >= 0 {
+		r.fail(src, "must not contain control characters")
+	} else {
+		c.AdminUsername = strings.TrimSpace(v)
+	}
+
+	s, _ := lookup(KeyMetricsToken)
+	if v, src, ok := r.secret(s); ok {
+		c.Origins[s.Key] = src
+		switch {
+		case v == "":
+		case len(v) < MinMetricsTokenLen:
+			r.fail(src, "must be at least %d characters", MinMetricsTokenLen)
+		case strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+			r.fail(src, "must not contain spaces or control characters")
+		default:
+			c.MetricsToken = Secret(v)
+		}
+	}
+
+	s, _ = lookup(KeyAdminPassword)
+	if v, src, ok := r.secret(s); ok {
+		c.Origins[s.Key] = src
+		c.AdminPassword = Secret(v) // strength is checked by auth when it is used
+	}
+}
+
+// levels maps the accepted KIMI_LOG_LEVEL values to slog levels.
+var levels = map[string]slog.Level{
+	"debug": slog.LevelDebug,
+	"info":  slog.LevelInfo,
+	"warn":  slog.LevelWarn,
+	"error": slog.LevelError,
+}
+
+func isControl(r rune) bool { return r < ' ' || r == 0x7f }
+
+func validAddr(v string) bool {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil || strings.ContainsAny(host, " /") {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// normalizeBaseURL validates a public base URL and strips its trailing slash.
+// It returns a non-empty message when the URL is unusable.
+func normalizeBaseURL(v string) (string, string) {
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return "", "is not a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", "must start with http:// or https://"
+	case u.Host == "":
+		return "", "has no host"
+	case u.User != nil:
+		return "", "must not contain credentials"
+	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(v, "?") || strings.HasSuffix(v, "#"):
+		return "", "must not have a query or fragment"
+	case u.Path != "" && u.Path != "/":
+		return "", "must not have a path (Kimi is served at the root of its host)"
+	}
+	return u.Scheme + "://" + u.Host, ""
+}
+
+// UnknownEnv returns KIMI_* variables in environ (os.Environ form) that are
+// not settings, sorted: usually typos worth reporting.
+func UnknownEnv(environ []string) []string {
+	known := map[string]bool{}
+	for _, s := range settings {
+		known[s.Env] = true
+		if s.Secret {
+			known[s.FileEnv()] = true
+		}
+	}
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "KIMI_") && !known[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,309 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeEnv builds an Env from a map of variables and a map of files.
+func fakeEnv(vars, files map[string]string) Env {
+	return Env{
+		Getenv: func(k string) string { return vars[k] },
+		ReadFile: func(p string) ([]byte, error) {
+			if v, ok := files[p]; ok {
+				return []byte(v), nil
+			}
+			return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+		},
+	}
+}
+
+// load parses args into a fresh flag set bound to every setting.
+func load(t *testing.T, args []string, vars, files map[string]string) (Config, error) {
+	t.Helper()
+	fset := flag.NewFlagSet("test", flag.ContinueOnError)
+	fset.SetOutput(io.Discard)
+	f := Bind(fset)
+	if err := fset.Parse(args); err != nil {
+		t.Fatalf("parse %v: %v", args, err)
+	}
+	return f.Load(fakeEnv(vars, files))
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil, nil, nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := Config{
+		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo,
+		AdminUsername: "admin",
+	}
+	if c.Origins[KeyAddr] != "default" {
+		t.Errorf("origin of addr = %q, want default", c.Origins[KeyAddr])
+	}
+	c.Origins = nil
+	if fmt.Sprintf("%#v", c) != fmt.Sprintf("%#v", want) {
+		t.Fatalf("defaults = %+v, want %+v", c, want)
+	}
+	if got := c.DBPath(); got != filepath.Join("kimi-data", "kimi.db") {
+		t.Fatalf("DBPath = %q", got)
+	}
+}
+
+// TestSettings covers every setting: default, environment, flag, precedence
+// and invalid values with the exact message.
+func TestSettings(t *testing.T) {
+	type check func(c Config) string
+	field := func(name string, get func(Config) any, want any) check {
+		return func(c Config) string {
+			if got := get(c); got != want {
+				return fmt.Sprintf("%s = %#v, want %#v", name, got, want)
+			}
+			return ""
+		}
+	}
+	dataDir := func(want string) check { return field("DataDir", func(c Config) any { return c.DataDir }, want) }
+	addr := func(want string) check { return field("Addr", func(c Config) any { return c.Addr }, want) }
+	baseURL := func(want string) check { return field("BaseURL", func(c Config) any { return c.BaseURL }, want) }
+	format := func(want string) check { return field("LogFormat", func(c Config) any { return c.LogFormat }, want) }
+	level := func(want slog.Level) check { return field("LogLevel", func(c Config) any { return c.LogLevel }, want) }
+	user := func(want string) check {
+		return field("AdminUsername", func(c Config) any { return c.AdminUsername }, want)
+	}
+	token := func(want string) check {
+		return field("MetricsToken", func(c Config) any { return c.MetricsToken.Reveal() }, want)
+	}
+	password := func(want string) check {
+		return field("AdminPassword", func(c Config) any { return c.AdminPassword.Reveal() }, want)
+	}
+	origin := func(key, want string) check {
+		return field("Origins["+key+"]", func(c Config) any { return c.Origins[key] }, want)
+	}
+
+	const tok = "0123456789abcdef"
+	tests := []struct {
+		name    string
+		args    []string
+		vars    map[string]string
+		files   map[string]string
+		checks  []check
+		wantErr string // exact error text when non-empty
+	}{
+		// data dir
+		{name: "data dir env", vars: map[string]string{"KIMI_DATA_DIR": "/srv/kimi/"}, checks: []check{dataDir("/srv/kimi"), origin(KeyDataDir, "KIMI_DATA_DIR")}},
+		{name: "data dir flag beats env", args: []string{"--data-dir", "/a"}, vars: map[string]string{"KIMI_DATA_DIR": "/b"}, checks: []check{dataDir("/a"), origin(KeyDataDir, "--data-dir")}},
+		{name: "data dir empty flag", args: []string{"--data-dir="}, wantErr: "config: --data-dir: must not be empty"},
+
+		// addr
+		{name: "addr env", vars: map[string]string{"KIMI_ADDR": ":9090"}, checks: []check{addr(":9090")}},
+		{name: "addr ipv6", vars: map[string]string{"KIMI_ADDR": "[::1]:0"}, checks: []check{addr("[::1]:0")}},
+		{name: "addr flag beats env", args: []string{"--addr=0.0.0.0:80"}, vars: map[string]string{"KIMI_ADDR": ":9090"}, checks: []check{addr("0.0.0.0:80"), origin(KeyAddr, "--addr")}},
+		{name: "addr without port", vars: map[string]string{"KIMI_ADDR": "localhost"}, wantErr: `config: KIMI_ADDR: "localhost" is not a host:port listen address (e.g. 127.0.0.1:8080)`},
+		{name: "addr port out of range", vars: map[string]string{"KIMI_ADDR": "127.0.0.1:70000"}, wantErr: `config: KIMI_ADDR: "127.0.0.1:70000" is not a host:port listen address (e.g. 127.0.0.1:8080)`},
+		{name: "addr named port", args: []string{"--addr", "127.0.0.1:http"}, wantErr: `config: --addr: "127.0.0.1:http" is not a host:port listen address (e.g. 127.0.0.1:8080)`},
+
+		// base URL
+		{name: "base url default empty", checks: []check{baseURL(""), origin(KeyBaseURL, "default")}},
+		{name: "base url trailing slash trimmed", vars: map[string]string{"KIMI_BASE_URL": "https://kimi.example.com/"}, checks: []check{baseURL("https://kimi.example.com")}},
+		{name: "base url flag beats env", args: []string{"--base-url", "http://a:1"}, vars: map[string]string{"KIMI_BASE_URL": "http://b:2"}, checks: []check{baseURL("http://a:1")}},
+		{name: "base url bad scheme", vars: map[string]string{"KIMI_BASE_URL": "ftp://x"}, wantErr: `config: KIMI_BASE_URL: "ftp://x" must start with http:// or https://`},
+		{name: "base url no host", vars: map[string]string{"KIMI_BASE_URL": "https://"}, wantErr: `config: KIMI_BASE_URL: "https://" has no host`},
+		{name: "base url path", vars: map[string]string{"KIMI_BASE_URL": "https://x/kimi"}, wantErr: `config: KIMI_BASE_URL: "https://x/kimi" must not have a path (Kimi is served at the root of its host)`},
+		{name: "base url query", vars: map[string]string{"KIMI_BASE_URL": "https://x/?a=1"}, wantErr: `config: KIMI_BASE_URL: "https://x/?a=1" must not have a query or fragment`},
+		{name: "base url credentials", vars: map[string]string{"KIMI_BASE_URL": "https://u:p@x"}, wantErr: `config: KIMI_BASE_URL: "https://u:p@x" must not contain credentials`},
+
+		// log format
+		{name: "log format json env", vars: map[string]string{"KIMI_LOG_FORMAT": "json"}, checks: []check{format("json")}},
+		{name: "log format flag beats env", args: []string{"--log-format=text"}, vars: map[string]string{"KIMI_LOG_FORMAT": "json"}, checks: []check{format("text")}},
+		{name: "log format invalid", vars: map[string]string{"KIMI_LOG_FORMAT": "xml"}, wantErr: `config: KIMI_LOG_FORMAT: "xml" is not one of text, json`},
+
+		// log level
+		{name: "log level debug", vars: map[string]string{"KIMI_LOG_LEVEL": "debug"}, checks: []check{level(slog.LevelDebug)}},
+		{name: "log level warn", vars: map[string]string{"KIMI_LOG_LEVEL": "warn"}, checks: []check{level(slog.LevelWarn)}},
+		{name: "log level error flag beats env", args: []string{"--log-level", "error"}, vars: map[string]string{"KIMI_LOG_LEVEL": "debug"}, checks: []check{level(slog.LevelError)}},
+		{name: "log level invalid", vars: map[string]string{"KIMI_LOG_LEVEL": "loud"}, wantErr: `config: KIMI_LOG_LEVEL: "loud" is not one of debug, info, warn, error`},
+		{name: "log level invalid flag", args: []string{"--log-level=INFO"}, wantErr: `config: --log-level: "INFO" is not one of debug, info, warn, error`},
+
+		// admin username
+		{name: "admin username env", vars: map[string]string{"KIMI_ADMIN_USERNAME": "root"}, checks: []check{user("root")}},
+		{name: "admin username flag beats env", args: []string{"--admin-username", "alice"}, vars: map[string]string{"KIMI_ADMIN_USERNAME": "root"}, checks: []check{user("alice")}},
+		{name: "admin username blank", args: []string{"--admin-username", "  "}, wantErr: "config: --admin-username: must not be empty"},
+		{name: "admin username control", vars: map[string]string{"KIMI_ADMIN_USERNAME": "a\nb"}, wantErr: "config: KIMI_ADMIN_USERNAME: must not contain control characters"},
+
+		// metrics token (secret)
+		{name: "metrics token unset", checks: []check{token(""), origin(KeyMetricsToken, "default")}},
+		{name: "metrics token env", vars: map[string]string{"KIMI_METRICS_TOKEN": tok}, checks: []check{token(tok), origin(KeyMetricsToken, "KIMI_METRICS_TOKEN")}},
+		{name: "metrics token file trims newline", vars: map[string]string{"KIMI_METRICS_TOKEN_FILE": "/run/tok"}, files: map[string]string{"/run/tok": tok + "\r\n"}, checks: []check{token(tok), origin(KeyMetricsToken, "KIMI_METRICS_TOKEN_FILE")}},
+		{name: "metrics token flag file beats env", args: []string{"--metrics-token-file", "/f"}, vars: map[string]string{"KIMI_METRICS_TOKEN": "env-token-env-token"}, files: map[string]string{"/f": tok}, checks: []check{token(tok), origin(KeyMetricsToken, "--metrics-token-file")}},
+		{name: "metrics token both set", vars: map[string]string{"KIMI_METRICS_TOKEN": tok, "KIMI_METRICS_TOKEN_FILE": "/f"}, wantErr: "config: KIMI_METRICS_TOKEN: both KIMI_METRICS_TOKEN and KIMI_METRICS_TOKEN_FILE are set; use one"},
+		{name: "metrics token short", vars: map[string]string{"KIMI_METRICS_TOKEN": "short"}, wantErr: "config: KIMI_METRICS_TOKEN: must be at least 16 characters"},
+		{name: "metrics token space", vars: map[string]string{"KIMI_METRICS_TOKEN": "0123456789 abcdef"}, wantErr: "config: KIMI_METRICS_TOKEN: must not contain spaces or control characters"},
+		{name: "metrics token missing file", vars: map[string]string{"KIMI_METRICS_TOKEN_FILE": "/nope"}, wantErr: "config: KIMI_METRICS_TOKEN_FILE: cannot read secret file: open /nope: file does not exist"},
+		{name: "metrics token empty file", vars: map[string]string{"KIMI_METRICS_TOKEN_FILE": "/e"}, files: map[string]string{"/e": "\n"}, wantErr: "config: KIMI_METRICS_TOKEN_FILE: secret file /e is empty"},
+
+		// admin password (secret)
+		{name: "admin password env", vars: map[string]string{"KIMI_ADMIN_PASSWORD": "correct horse"}, checks: []check{password("correct horse")}},
+		{name: "admin password file keeps inner newline", vars: map[string]string{"KIMI_ADMIN_PASSWORD_FILE": "/p"}, files: map[string]string{"/p": "a\nb\n\n"}, checks: []check{password("a\nb")}},
+		{name: "admin password flag file", args: []string{"--admin-password-file=/p"}, files: map[string]string{"/p": "s3cret pass\n"}, checks: []check{password("s3cret pass")}},
+		{name: "admin password both set", vars: map[string]string{"KIMI_ADMIN_PASSWORD": "x", "KIMI_ADMIN_PASSWORD_FILE": "/p"}, wantErr: "config: KIMI_ADMIN_PASSWORD: both KIMI_ADMIN_PASSWORD and KIMI_ADMIN_PASSWORD_FILE are set; use one"},
+		{name: "admin password empty flag path", args: []string{"--admin-password-file="}, wantErr: "config: --admin-password-file: file path is empty"},
+
+		// several problems are reported together, one line each
+		{name: "two problems", vars: map[string]string{"KIMI_LOG_LEVEL": "loud", "KIMI_LOG_FORMAT": "xml"},
+			wantErr: "config: KIMI_LOG_FORMAT: \"xml\" is not one of text, json\nconfig: KIMI_LOG_LEVEL: \"loud\" is not one of debug, info, warn, error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := load(t, tt.args, tt.vars, tt.files)
+			if tt.wantErr != "" {
+				if err == nil {
+					t.Fatalf("Load succeeded with %s, want error %q", c, tt.wantErr)
+				}
+				if err.Error() != tt.wantErr {
+					t.Fatalf("error = %q\nwant    %q", err.Error(), tt.wantErr)
+				}
+				var ce *Error
+				if !errors.As(err, &ce) {
+					t.Fatalf("error %v is not a *config.Error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			for _, chk := range tt.checks {
+				if msg := chk(c); msg != "" {
+					t.Error(msg)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvOnlyLoadIgnoresUnboundFlags(t *testing.T) {
+	fset := flag.NewFlagSet("admin", flag.ContinueOnError)
+	f := Bind(fset, KeyDataDir)
+	if fset.Lookup("addr") != nil {
+		t.Fatal("Bind(KeyDataDir) registered --addr")
+	}
+	if err := fset.Parse([]string{"--data-dir", "/x"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.Load(fakeEnv(map[string]string{"KIMI_ADDR": ":1234"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/x" || c.Addr != ":1234" {
+		t.Fatalf("got data dir %q addr %q", c.DataDir, c.Addr)
+	}
+	c, err = Load(fakeEnv(map[string]string{"KIMI_DATA_DIR": "/env"}, nil))
+	if err != nil || c.DataDir != "/env" {
+		t.Fatalf("Load(env) = %q, %v", c.DataDir, err)
+	}
+}
+
+func TestSecretsAreRedacted(t *testing.T) {
+	const pw, tok = "hunter2-hunter2", "tok-0123456789abcdef"
+	c, err := load(t, nil, map[string]string{"KIMI_ADMIN_PASSWORD": pw, "KIMI_METRICS_TOKEN": tok}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	for _, h := range []slog.Handler{slog.NewTextHandler(&logged, nil), slog.NewJSONHandler(&logged, nil)} {
+		slog.New(h).Info("config", "config", c, "pw", c.AdminPassword)
+	}
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renderings := map[string]string{
+		"String": c.String(), "%v": fmt.Sprintf("%v", c), "%+v": fmt.Sprintf("%+v", c),
+		"%#v": fmt.Sprintf("%#v", c), "slog": logged.String(), "json": string(js),
+	}
+	for name, s := range renderings {
+		if strings.Contains(s, pw) || strings.Contains(s, tok) {
+			t.Errorf("%s leaks a secret: %s", name, s)
+		}
+	}
+	if !strings.Contains(c.String(), `admin-password="[redacted]"`) {
+		t.Errorf("String() does not show the redacted password: %s", c.String())
+	}
+	if c.AdminPassword.Reveal() != pw {
+		t.Errorf("Reveal() = %q", c.AdminPassword.Reveal())
+	}
+	if Secret("").String() != "" {
+		t.Error("an empty secret must render empty so 'unset' stays visible")
+	}
+}
+
+func TestResolveBaseURL(t *testing.T) {
+	tests := []struct {
+		base, listen, want string
+	}{
+		{"", "127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"", "0.0.0.0:43211", "http://localhost:43211"},
+		{"", "[::]:80", "http://localhost:80"},
+		{"", "[::1]:9000", "http://[::1]:9000"},
+		{"", ":8080", "http://localhost:8080"},
+		{"https://kimi.example.com", "127.0.0.1:8080", "https://kimi.example.com"},
+	}
+	for _, tt := range tests {
+		c := Config{BaseURL: tt.base}
+		if got := c.ResolveBaseURL(tt.listen); got != tt.want {
+			t.Errorf("ResolveBaseURL(%q) with base %q = %q, want %q", tt.listen, tt.base, got, tt.want)
+		}
+	}
+}
+
+func TestSecretFileFromDisk(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(p, []byte("from-disk\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(Env{Getenv: func(k string) string {
+		if k == "KIMI_ADMIN_PASSWORD_FILE" {
+			return p
+		}
+		return ""
+	}, ReadFile: os.ReadFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AdminPassword.Reveal() != "from-disk" {
+		t.Fatalf("password = %q", c.AdminPassword.Reveal())
+	}
+}
+
+func TestUnknownEnv(t *testing.T) {
+	got := UnknownEnv([]string{"KIMI_ADDR=x", "KIMI_LOG_LEVL=debug", "HOME=/root", "KIMI_ADMIN_PASSWORD_FILE=/p", "KIMI_DATADIR=/d"})
+	want := []string{"KIMI_DATADIR", "KIMI_LOG_LEVL"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("UnknownEnv = %v, want %v", got, want)
+	}
+}
+
+func TestSettingsTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Settings() {
+		if seen[s.Env] || !strings.HasPrefix(s.Env, "KIMI_") || s.Usage == "" {
+			t.Errorf("bad setting %+v", s)
+		}
+		seen[s.Env] = true
+		if s.Secret && (s.Flag() != s.Key+"-file" || s.FileEnv() != s.Env+"_FILE") {
+			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
+		}
+	}
+	if len(seen) != 8 {
+		t.Fatalf("%d settings, want 8", len(seen))
+	}
+}
