@@ -1,0 +1,381 @@
+package worldtree
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of a new Client.
+const (
+	// DefaultTimeout bounds every call on top of the caller's context.
+	DefaultTimeout = 30 * time.Second
+	// DefaultMaxResponseBytes caps how much of a response body is read.
+	DefaultMaxResponseBytes int64 = 4 << 20
+)
+
+// userAgent identifies the client to Worldtree.
+const userAgent = "kimi-worldtree/1"
+
+// Client calls the Worldtree session API. It is safe for concurrent use; it holds no per-request
+// state, and auth overrides live only in the request they belong to.
+type Client struct {
+	base     *url.URL
+	key      string
+	hc       *http.Client
+	timeout  time.Duration
+	maxBytes int64
+	log      *slog.Logger
+}
+
+// Option configures a Client in New.
+type Option func(*Client) error
+
+// WithKey sets the default bearer key sent on every request that has no override. Without it
+// requests carry no Authorization header (Worldtree's anonymous dev mode).
+func WithKey(key string) Option {
+	return func(c *Client) error {
+		if err := checkKey(key); err != nil {
+			return fmt.Errorf("default key: %w", err)
+		}
+		c.key = key
+		return nil
+	}
+}
+
+// WithHTTPClient sets the HTTP client (transport, proxy, TLS). The client is copied and the copy
+// never follows redirects; the caller's value is not modified.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) error {
+		if hc == nil {
+			return fmt.Errorf("%w: http client is nil", ErrInvalidArgument)
+		}
+		cp := *hc
+		cp.CheckRedirect = refuseRedirect
+		c.hc = &cp
+		return nil
+	}
+}
+
+// WithTimeout sets the deadline applied to every call (default DefaultTimeout). The caller's
+// context can only shorten it.
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: timeout must be positive, got %s", ErrInvalidArgument, d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// WithLogger sets the logger for per-request debug lines (method, path, status, duration;
+// never headers or bodies). The default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Client) error {
+		if l == nil {
+			return fmt.Errorf("%w: logger is nil", ErrInvalidArgument)
+		}
+		c.log = l
+		return nil
+	}
+}
+
+// WithMaxResponseBytes sets the response body cap (default DefaultMaxResponseBytes).
+func WithMaxResponseBytes(n int64) Option {
+	return func(c *Client) error {
+		if n < MaxErrorBodyBytes {
+			return fmt.Errorf("%w: max response bytes must be at least %d, got %d",
+				ErrInvalidArgument, MaxErrorBodyBytes, n)
+		}
+		c.maxBytes = n
+		return nil
+	}
+}
+
+// New returns a Client for the Worldtree server at baseURL, an absolute http or https URL,
+// optionally with a path prefix (e.g. "https://w.example/api"). It must not carry user info,
+// a query or a fragment.
+func New(baseURL string, opts ...Option) (*Client, error) {
+	base, err := parseBaseURL(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("worldtree: new client: %w", err)
+	}
+	c := &Client{
+		base:     base,
+		hc:       &http.Client{CheckRedirect: refuseRedirect},
+		timeout:  DefaultTimeout,
+		maxBytes: DefaultMaxResponseBytes,
+		log:      slog.New(slog.DiscardHandler),
+	}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(c); err != nil {
+			return nil, fmt.Errorf("worldtree: new client: %w", err)
+		}
+	}
+	return c, nil
+}
+
+// BaseURL returns the server base URL (it never contains credentials).
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// String describes the client without its key.
+func (c *Client) String() string {
+	return fmt.Sprintf("worldtree.Client{base: %s, key set: %t}", c.base, c.key != "")
+}
+
+// GoString is String, so %#v does not print the key either.
+func (c *Client) GoString() string { return c.String() }
+
+// LogValue keeps the key out of slog output.
+func (c *Client) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("base_url", c.base.String()), slog.Bool("key_set", c.key != ""))
+}
+
+var _ slog.LogValuer = (*Client)(nil)
+var _ fmt.Stringer = (*Client)(nil)
+var _ fmt.GoStringer = (*Client)(nil)
+
+// parseBaseURL validates the base URL and strips a trailing slash from its path.
+func parseBaseURL(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, fmt.Errorf("%w: base URL is empty", ErrInvalidArgument)
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse echoes the input, which could hold credentials: do not wrap it.
+		return nil, fmt.Errorf("%w: base URL does not parse", ErrInvalidArgument)
+	}
+	switch {
+	case u.User != nil:
+		return nil, fmt.Errorf("%w: base URL must not contain user info (pass keys with WithKey)", ErrInvalidArgument)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%w: base URL scheme must be http or https, got %q", ErrInvalidArgument, u.Scheme)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("%w: base URL has no host", ErrInvalidArgument)
+	case u.RawQuery != "" || u.ForceQuery:
+		return nil, fmt.Errorf("%w: base URL must not have a query", ErrInvalidArgument)
+	case u.Fragment != "":
+		return nil, fmt.Errorf("%w: base URL must not have a fragment", ErrInvalidArgument)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	return u, nil
+}
+
+// checkKey rejects keys that cannot be sent as a bearer token (empty is handled by callers).
+// The message never contains the key.
+func checkKey(key string) error {
+	for i := 0; i < len(key); i++ {
+		if key[i] <= ' ' || key[i] >= 0x7f {
+			return fmt.Errorf("%w: key contains a space, control or non-ASCII character", ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// refuseRedirect makes the HTTP client return a 3xx response instead of following it.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// auth selects the Authorization of one request.
+type auth struct {
+	override bool   // true: send key instead of the client default (even "", never the default)
+	key      string // the override key
+}
+
+// call describes one request.
+type call struct {
+	action   string     // for error prefixes, e.g. "create session"
+	method   string     // HTTP method
+	segments []string   // path segments below the base URL, unescaped
+	query    url.Values // nil for none
+	body     any        // nil: no body; else JSON-encoded
+	auth     auth
+}
+
+// reply is a fully read response.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends c and reads the whole (capped) response. It returns an error only for transport
+// failures, context expiry and oversized bodies; status handling is the caller's.
+func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
+	u, path := c.endpoint(cl.segments, cl.query)
+	var body io.Reader
+	if cl.body != nil {
+		b, err := json.Marshal(cl.body)
+		if err != nil {
+			return nil, fmt.Errorf("worldtree: %s: encode request: %w", cl.action, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, cl.method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("worldtree: %s: build request: %w", cl.action, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	key := c.key
+	if cl.auth.override {
+		key = cl.auth.key
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+
+	start := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "worldtree request failed",
+			slog.String("method", cl.method), slog.String("path", path),
+			slog.Duration("duration", time.Since(start)), slog.String("error", err.Error()))
+		return nil, fmt.Errorf("worldtree: %s: %s %s: %w", cl.action, cl.method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("worldtree: %s: %s %s: read response: %w", cl.action, cl.method, path, err)
+	}
+	if int64(len(data)) > c.maxBytes {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "worldtree response too large",
+			slog.String("method", cl.method), slog.String("path", path),
+			slog.Int("status", resp.StatusCode), slog.Int64("limit_bytes", c.maxBytes))
+		return nil, fmt.Errorf("worldtree: %s: %s %s: %w (over %d bytes)",
+			cl.action, cl.method, path, ErrResponseTooLarge, c.maxBytes)
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "worldtree request",
+		slog.String("method", cl.method), slog.String("path", path),
+		slog.Int("status", resp.StatusCode), slog.Duration("duration", time.Since(start)))
+	return &reply{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// endpoint builds the request URL from escaped segments and returns it with its escaped path
+// (used in errors and logs). Segments are escaped one by one, so an id containing "/" stays one
+// segment instead of addressing another resource.
+func (c *Client) endpoint(segments []string, query url.Values) (*url.URL, string) {
+	u := *c.base
+	raw := u.EscapedPath()
+	plain := u.Path
+	for _, s := range segments {
+		raw += "/" + url.PathEscape(s)
+		plain += "/" + s
+	}
+	u.Path, u.RawPath = plain, raw
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
+	}
+	return &u, raw
+}
+
+// keys lists the keys that may have been sent on cl, for redaction.
+func (c *Client) keys(cl call) []string {
+	if cl.auth.override {
+		return []string{cl.auth.key, c.key}
+	}
+	return []string{c.key}
+}
+
+// failure builds the error for a reply whose status is not the success status. classify may
+// return a specific error for (status, error info); nil falls through to the generic error.
+func (c *Client) failure(cl call, r *reply, classify func(status int, info errorInfo) error) error {
+	info := parseErrorInfo(r.body)
+	keys := c.keys(cl)
+	if classify != nil {
+		if err := classify(r.status, info); err != nil {
+			var hs *BifrostHandshakeFailedError
+			if errors.As(err, &hs) {
+				hs.BifrostError = string(redactKeys([]byte(hs.BifrostError), keys))
+				hs.Body = truncateBody(r.body, keys)
+			}
+			return fmt.Errorf("worldtree: %s: %w", cl.action, err)
+		}
+	}
+	_, path := c.endpoint(cl.segments, nil)
+	return fmt.Errorf("worldtree: %s: %w", cl.action, &SessionAPIFailedError{
+		Method: cl.method,
+		Path:   path,
+		Status: r.status,
+		Code:   string(redactKeys([]byte(info.code), keys)),
+		Body:   truncateBody(r.body, keys),
+	})
+}
+
+// decodeJSON checks that a success reply declares JSON (when it declares a type at all) and
+// decodes it into v. The whole body must be one JSON value.
+func decodeJSON(cl call, r *reply, v any) error {
+	if ct := r.header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return fmt.Errorf("worldtree: %s: %w %q (want application/json)",
+				cl.action, ErrUnexpectedContentType, truncateString(ct, 64))
+		}
+	}
+	if err := json.Unmarshal(r.body, v); err != nil {
+		return fmt.Errorf("worldtree: %s: %w: %w", cl.action, ErrMalformedResponse, err)
+	}
+	return nil
+}
+
+// getObject runs cl, expects status want and a JSON object, and returns it verbatim (the
+// contract's passthrough reads).
+func (c *Client) getObject(ctx context.Context, cl call, want int, classify func(int, errorInfo) error) (map[string]any, error) {
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status != want {
+		return nil, c.failure(cl, r, classify)
+	}
+	var obj map[string]any
+	if err := decodeJSON(cl, r, &obj); err != nil {
+		return nil, err
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("worldtree: %s: %w: expected a JSON object, got null", cl.action, ErrMalformedResponse)
+	}
+	return obj, nil
+}
+
+// expectNoContent runs cl and expects exactly status want (204 for the contract's None results).
+func (c *Client) expectNoContent(ctx context.Context, cl call, want int) error {
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if r.status != want {
+		return c.failure(cl, r, nil)
+	}
+	return nil
+}
+
+// requireID is the non-empty id precondition. "." and ".." are refused too: as path segments
+// they would address a different resource.
+func requireID(action, what, id string) error {
+	switch id {
+	case "":
+		return fmt.Errorf("worldtree: %s: %w: %s is empty", action, ErrInvalidArgument, what)
+	case ".", "..":
+		return fmt.Errorf("worldtree: %s: %w: %s %q is not a valid path segment", action, ErrInvalidArgument, what, id)
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+// Package worldtree is a client for the Worldtree session API, the multi-agent conversation
+// server that the Ratatoskr client targets.
+//
+// It implements §3 of shared/reference/worldtree-contract.md (derived from Ratatoskr's
+// tests/test_sessions.py): one method per endpoint, exact request bodies (keys omitted versus
+// sent as null), exact success statuses, defaults for null fields, preconditions checked before
+// any request, and typed errors usable with errors.As / errors.Is.
+//
+// # Credentials
+//
+// A Client carries one default bearer key. Two calls replace it for that request only, and never
+// fall back to it:
+//   - CreateSession with a Bifrost binding sends the consumer key (WithBifrost);
+//   - GetSessionBifrost (an /admin endpoint) sends the admin key.
+//
+// Every request builds its own Authorization header; the shared *http.Client holds no auth
+// state, so an override cannot leak into a later or concurrent request.
+//
+// # Safety
+//
+//   - Redirects are never followed. A 3xx answer is returned as a *SessionAPIFailedError. The
+//     API is plain REST, so a redirect means a misconfigured base URL (http vs https, a proxy
+//     login page); following it could carry the key to another host or downgrade it to
+//     plaintext.
+//   - Every call runs under a deadline (WithTimeout, default 30 s) on top of the caller's ctx.
+//   - Response bodies are read through an io.LimitReader (WithMaxResponseBytes, default 4 MiB);
+//     a larger body fails with ErrResponseTooLarge.
+//   - No key appears in an error string or a log line: errors carry method, path, status and
+//     a sanitized error code; raw bodies are kept in fields (truncated to 1024 bytes, with any
+//     key used on the request redacted) and never in Error(). The Client's String/GoString and
+//     slog value do not print the key, and base URLs with user info are refused.
+//
+// # Mapping to the contract's Python names
+//
+//	SessionApiFailed           *SessionAPIFailedError (Status, Body ≤ 1024 bytes, Code)
+//	AgentNotFound              *AgentNotFoundError
+//	AgentNotAvailable          *AgentNotAvailableError
+//	PersonaNotConfigured       *PersonaNotConfiguredError
+//	AuthScopeDenied            *AuthScopeDeniedError (Scope)
+//	InvalidCursor              *InvalidCursorError (Raw)
+//	BifrostConsumerKeyMissing  *BifrostConsumerKeyMissingError / ErrBifrostConsumerKeyMissing
+//	BifrostHandshakeFailed     *BifrostHandshakeFailedError (BifrostError, Body)
+//	AssertionError             ErrInvalidArgument (returned, never panicked; no request sent)
+//	ValueError (planes)        ErrUnknownPlane
+package worldtree
