@@ -1,0 +1,193 @@
+// Package templates holds the admin UI's templ components: one shared layout,
+// small reusable building blocks (page header, card, field, alert, empty
+// state, pagination, tables) and the pages built from them. Components take
+// plain view structs; they never touch the store or echo.
+//
+// Generate with `go tool templ generate`; the *_templ.go files are committed.
+package templates
+
+import "time"
+
+// Chrome is the per-request data every page's layout needs.
+type Chrome struct {
+	Title   string // page title (without the product suffix)
+	Active  string // NavItem.Key of the current section
+	User    string // signed-in admin; empty on the sign-in pages
+	CSRF    string // token for the hidden _csrf field of every form
+	Assets  Assets
+	Version string
+	Flashes []Flash
+}
+
+// Assets holds content-hashed URLs of the static files.
+type Assets struct {
+	CSS  string
+	Icon string
+}
+
+// Flash kinds.
+const (
+	FlashSuccess = "success"
+	FlashError   = "error"
+	FlashInfo    = "info"
+	FlashWarning = "warning"
+)
+
+// Flash is a one-line notice shown above the page content.
+type Flash struct {
+	Kind    string
+	Message string
+}
+
+// NavItem is one entry of the main navigation.
+type NavItem struct {
+	Key   string
+	Label string
+	Href  string
+	Soon  bool // section not built yet; still navigable, shows what it will hold
+}
+
+// Nav lists the main navigation in order.
+var Nav = []NavItem{
+	{Key: "overview", Label: "Overview", Href: "/"},
+	{Key: "modules", Label: "Modules", Href: "/modules", Soon: true},
+	{Key: "proposals", Label: "Proposals", Href: "/proposals", Soon: true},
+	{Key: "results", Label: "Results", Href: "/results", Soon: true},
+	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
+	{Key: "discord", Label: "Discord", Href: "/discord", Soon: true},
+	{Key: "audit", Label: "Audit log", Href: "/audit"},
+	{Key: "settings", Label: "Settings", Href: "/settings"},
+}
+
+// Field describes one labelled form input.
+type Field struct {
+	ID           string
+	Name         string
+	Label        string
+	Type         string // text, password, search…
+	Value        string // never set for passwords
+	Autocomplete string
+	Hint         string
+	Error        string
+	Required     bool
+	Autofocus    bool
+	MinLength    int
+	MaxLength    int
+	Pattern      string
+}
+
+// Stat is one labelled value on a summary card.
+type Stat struct {
+	Label  string
+	Value  string
+	Hint   string
+	TestID string
+}
+
+// SetupForm is the first-run form's state.
+type SetupForm struct {
+	Token     string
+	Username  string
+	Errors    map[string]string // by field name
+	FormError string
+	MinLen    int
+	MaxBytes  int
+}
+
+// SetupBlocked explains why the set-up form cannot be shown.
+type SetupBlocked struct {
+	Reason string // "missing" or "invalid"
+}
+
+// LoginForm is the sign-in form's state.
+type LoginForm struct {
+	Username string
+	Next     string
+	Error    string
+}
+
+// Overview is the dashboard's data.
+type Overview struct {
+	Version       string
+	Commit        string
+	StartedAt     time.Time
+	Uptime        string
+	DBPath        string
+	DBSize        string
+	DataDir       string
+	LastBackup    string // human text, e.g. "2026-11-29 15:04 UTC (12 MB)"; empty = never
+	LastBackupAgo string
+	Discord       string // "not configured" for now
+	ModuleCount   int
+	Modules       []Module
+	SchemaVersion string
+	GoVersion     string
+}
+
+// Module is a loaded module's name and version.
+type Module struct {
+	Name    string
+	Version string
+}
+
+// AuditRow is one rendered audit-log entry.
+type AuditRow struct {
+	ID     int64
+	At     string // RFC 3339, UTC
+	AtText string // "2026-11-29 15:04:05"
+	Actor  string
+	Action string
+	Target string
+	Detail string
+	IP     string
+}
+
+// AuditView is the audit page's data.
+type AuditView struct {
+	Rows      []AuditRow
+	Actions   []string
+	Actor     string
+	Action    string
+	Query     string
+	Filtered  bool
+	NextURL   string // older entries; empty on the last page
+	FirstURL  string // newest entries; empty on the first page
+	PageLimit int
+}
+
+// SessionRow is one active session on the settings page.
+type SessionRow struct {
+	Current   bool
+	Created   string
+	LastSeen  string
+	IP        string
+	UserAgent string
+}
+
+// SettingsView is the settings page's data.
+type SettingsView struct {
+	Username       string
+	PasswordErrors map[string]string
+	MinLen         int
+	MaxBytes       int
+	Sessions       []SessionRow
+	LastBackup     string
+	DBSize         string
+}
+
+// Placeholder describes a section that later work fills in.
+type Placeholder struct {
+	Title    string
+	Lead     string
+	Features []string
+	Hint     string
+}
+
+// ErrorView is the content of an error page.
+type ErrorView struct {
+	Status    int
+	Title     string
+	Message   string
+	RequestID string
+	SignedIn  bool
+}
