@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Audit field bounds: a row is a record, not a dump.
+const (
+	auditFieldMax  = 200
+	auditDetailMax = 2000
+	// AuditPageMax bounds ListAudit's page size.
+	AuditPageMax = 200
+)
+
+// AuditEntry is one audit-log row: who did what to which thing, when, from where.
+type AuditEntry struct {
+	ID     int64
+	At     time.Time
+	Actor  string // the admin username, "system", "cli" or a module name
+	Action string // a dotted key such as "auth.login" or "settings.password"
+	Target string // what was acted on, if anything
+	Detail string // a short human-readable detail; never a secret
+	IP     string // the client address for HTTP actions
+}
+
+// Audit records e in its own transaction. A zero At means now.
+func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
+	return s.Write(ctx, func(tx *sql.Tx) error { return AuditTx(ctx, tx, e) })
+}
+
+// AuditTx records e inside the caller's write transaction, so the audit row
+// commits or rolls back with the change it describes.
+func AuditTx(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
+	if strings.TrimSpace(e.Actor) == "" || strings.TrimSpace(e.Action) == "" {
+		return errors.New("store: audit: actor and action are required")
+	}
+	at := e.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO audit_log (at_ms, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?)`,
+		at.UnixMilli(), clip(e.Actor, auditFieldMax), clip(e.Action, auditFieldMax),
+		clip(e.Target, auditFieldMax), clip(e.Detail, auditDetailMax), clip(e.IP, auditFieldMax))
+	if err != nil {
+		return fmt.Errorf("store: audit %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+// AuditFilter selects audit rows. Empty fields match everything.
+type AuditFilter struct {
+	Actor  string // exact actor (case-insensitive)
+	Action string // exact action, or a prefix ending in "." such as "auth."
+	Query  string // substring of target or detail
+	Before int64  // return rows with id < Before; 0 starts at the newest
+	Limit  int    // page size, default 50, at most AuditPageMax
+}
+
+// ListAudit returns one page of audit rows, newest first, and the cursor for
+// the next page (0 when this is the last).
+func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, int64, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	limit = min(limit, AuditPageMax)
+	var where []string
+	var args []any
+	if f.Before > 0 {
+		where = append(where, "id < ?")
+		args = append(args, f.Before)
+	}
+	if f.Actor != "" {
+		where = append(where, "actor = ? COLLATE NOCASE")
+		args = append(args, f.Actor)
+	}
+	if f.Action != "" {
+		if strings.HasSuffix(f.Action, ".") {
+			where = append(where, "substr(action, 1, ?) = ?")
+			args = append(args, len(f.Action), f.Action)
+		} else {
+			where = append(where, "action = ?")
+			args = append(args, f.Action)
+		}
+	}
+	if f.Query != "" {
+		where = append(where, "(instr(lower(target), lower(?)) > 0 OR instr(lower(detail), lower(?)) > 0)")
+		args = append(args, f.Query, f.Query)
+	}
+	q := `SELECT id, at_ms, actor, action, target, detail, ip FROM audit_log`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit+1)
+	rows, err := s.reader.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list audit: %w", err)
+	}
+	defer rows.Close()
+	var out []AuditEntry
+	for rows.Next() {
+		var e AuditEntry
+		var ms int64
+		if err := rows.Scan(&e.ID, &ms, &e.Actor, &e.Action, &e.Target, &e.Detail, &e.IP); err != nil {
+			return nil, 0, fmt.Errorf("store: list audit: %w", err)
+		}
+		e.At = time.UnixMilli(ms).UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("store: list audit: %w", err)
+	}
+	var next int64
+	if len(out) > limit {
+		out = out[:limit]
+		next = out[limit-1].ID
+	}
+	return out, next, nil
+}
+
+// AuditActions returns the distinct recorded actions, sorted, for filters.
+func (s *Store) AuditActions(ctx context.Context) ([]string, error) {
+	rows, err := s.reader.QueryContext(ctx, `SELECT DISTINCT action FROM audit_log ORDER BY action`)
+	if err != nil {
+		return nil, fmt.Errorf("store: audit actions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return nil, fmt.Errorf("store: audit actions: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// clip bounds s to n bytes without splitting a UTF-8 sequence.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,50 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Setting returns the value stored under key and whether it exists.
+func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.reader.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("store: read setting %q: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// SetSetting stores value under key, replacing any previous value.
+func (s *Store) SetSetting(ctx context.Context, key, value string) error {
+	return s.Write(ctx, func(tx *sql.Tx) error { return SetSettingTx(ctx, tx, key, value) })
+}
+
+// SetSettingTx stores value under key inside the caller's write transaction.
+func SetSettingTx(ctx context.Context, tx *sql.Tx, key, value string) error {
+	if key == "" {
+		return errors.New("store: set setting: empty key")
+	}
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+		 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		key, value, time.Now().Unix())
+	if err != nil {
+		return fmt.Errorf("store: set setting %q: %w", key, err)
+	}
+	return nil
+}
+
+// DeleteSettingTx removes key inside the caller's write transaction.
+func DeleteSettingTx(ctx context.Context, tx *sql.Tx, key string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key); err != nil {
+		return fmt.Errorf("store: delete setting %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+-- Core schema of the Kimi appliance. Times are unix seconds (INTEGER) unless
+-- the column name ends in _ms (unix milliseconds). Never store Go time strings.
+
+-- +goose Up
+CREATE TABLE settings (
+    key        TEXT PRIMARY KEY NOT NULL,
+    value      TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE audit_log (
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    at_ms  INTEGER NOT NULL,
+    actor  TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL DEFAULT '',
+    detail TEXT NOT NULL DEFAULT '',
+    ip     TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX audit_log_action ON audit_log (action, id);
+CREATE INDEX audit_log_actor ON audit_log (actor, id);
+
+CREATE TABLE admins (
+    id                  INTEGER PRIMARY KEY AUTOINCREMENT,
+    username            TEXT NOT NULL UNIQUE COLLATE NOCASE,
+    password_hash       TEXT NOT NULL,
+    created_at          INTEGER NOT NULL,
+    password_changed_at INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+    id           TEXT PRIMARY KEY NOT NULL,
+    secret_hash  BLOB NOT NULL,
+    admin_id     INTEGER NOT NULL REFERENCES admins (id) ON DELETE CASCADE,
+    csrf_token   TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    last_seen_at INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL,
+    ip           TEXT NOT NULL DEFAULT '',
+    user_agent   TEXT NOT NULL DEFAULT ''
+) STRICT;
+CREATE INDEX sessions_admin ON sessions (admin_id);
+CREATE INDEX sessions_expires ON sessions (expires_at);
+
+CREATE TABLE setup_tokens (
+    token_hash BLOB PRIMARY KEY NOT NULL,
+    expires_at INTEGER NOT NULL
+) STRICT;
+
+-- +goose Down
+DROP TABLE setup_tokens;
+DROP TABLE sessions;
+DROP TABLE admins;
+DROP TABLE audit_log;
+DROP TABLE settings;
