@@ -1,0 +1,280 @@
+package worldtree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// DefaultMaxPersonaAgents bounds how many agents Overview reads persona state for, so a server
+// with many agents cannot turn one page view into hundreds of requests.
+const DefaultMaxPersonaAgents = 25
+
+// personaFetchers is how many persona-state requests Overview runs at once.
+const personaFetchers = 4
+
+// OverviewOptions selects what Overview gathers.
+type OverviewOptions struct {
+	// Cursor is the session page to show; "" is the first page.
+	Cursor string
+	// Limit is the session page size, 1..MaxSessionsLimit; 0 leaves it to the server.
+	Limit int
+	// IncludeArchived lists archived sessions too.
+	IncludeArchived bool
+	// MaxPersonaAgents bounds the persona-state reads (0 = DefaultMaxPersonaAgents; negative =
+	// none). Agents beyond it are listed without persona state.
+	MaxPersonaAgents int
+}
+
+// Identity is the typed view of GET /me.
+type Identity struct {
+	UserID   string
+	Tier     string
+	KeyID    string
+	KeyLabel string
+	Scopes   []string
+}
+
+// HasScope reports whether the key has scope.
+func (i Identity) HasScope(scope string) bool {
+	for _, s := range i.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// EphemeralTemplate is one entry of GET /capabilities "ephemeral_templates".
+type EphemeralTemplate struct {
+	Name                 string
+	AllowedModels        []string
+	DefaultModel         string
+	SystemPromptMaxBytes int
+}
+
+// PAD is a pleasure/arousal/dominance reading.
+type PAD struct {
+	Pleasure, Arousal, Dominance float64
+}
+
+// PersonaView is the typed view of an agent's persona snapshot; State keeps the snapshot verbatim.
+type PersonaView struct {
+	State           map[string]any
+	PAD             *PAD // nil when the snapshot has no well-formed pad object
+	BaselinePAD     *PAD
+	DominantEmotion string
+	LastUpdatedAt   string
+}
+
+// AgentOverview is one agent with its persona state where configured.
+type AgentOverview struct {
+	Agent AgentInfo
+	// Persona is the live persona state; nil when not configured, not read, or failed.
+	Persona *PersonaView
+	// PersonaConfigured is false when Worldtree answered persona_not_configured.
+	PersonaConfigured bool
+	// PersonaSkipped is true when the agent was beyond OverviewOptions.MaxPersonaAgents.
+	PersonaSkipped bool
+	// PersonaErr is the failure of the persona read (not persona_not_configured); show it with
+	// DescribeError.
+	PersonaErr error
+}
+
+// OverviewData is everything the admin Worldtree page shows. Each section carries its own error
+// so one failing endpoint (a missing scope, say) does not blank the page.
+type OverviewData struct {
+	Me       map[string]any
+	Identity Identity
+	MeErr    error
+
+	Capabilities    map[string]any
+	Templates       []EphemeralTemplate // sorted by name
+	CapabilitiesErr error
+
+	Agents    []AgentOverview
+	AgentsErr error
+
+	Sessions    SessionPage
+	SessionsErr error
+}
+
+// Overview gathers /me, /capabilities, the agents with their persona state, and one session page,
+// concurrently. Section failures are reported in the data; the error is non-nil only for invalid
+// options or a done ctx.
+func Overview(ctx context.Context, c *Client, opts OverviewOptions) (OverviewData, error) {
+	var data OverviewData
+	if c == nil {
+		return data, fmt.Errorf("worldtree: overview: %w: client is nil", ErrInvalidArgument)
+	}
+	var listOpts []ListSessionsOption
+	if opts.IncludeArchived {
+		listOpts = append(listOpts, WithIncludeArchived())
+	}
+	if opts.Cursor != "" {
+		listOpts = append(listOpts, WithCursor(opts.Cursor))
+	}
+	if opts.Limit != 0 {
+		if opts.Limit < 1 || opts.Limit > MaxSessionsLimit {
+			return data, fmt.Errorf("worldtree: overview: %w: limit must be 1..%d, got %d",
+				ErrInvalidArgument, MaxSessionsLimit, opts.Limit)
+		}
+		listOpts = append(listOpts, WithLimit(opts.Limit))
+	}
+	maxPersona := opts.MaxPersonaAgents
+	if maxPersona == 0 {
+		maxPersona = DefaultMaxPersonaAgents
+	}
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		data.Me, data.MeErr = c.GetMe(ctx)
+		if data.MeErr == nil {
+			data.Identity = identityFromMe(data.Me)
+		}
+	})
+	wg.Go(func() {
+		data.Capabilities, data.CapabilitiesErr = c.GetCapabilities(ctx)
+		if data.CapabilitiesErr == nil {
+			data.Templates = templatesFromCapabilities(data.Capabilities)
+		}
+	})
+	wg.Go(func() {
+		data.Sessions, data.SessionsErr = c.ListSessions(ctx, listOpts...)
+	})
+	wg.Go(func() {
+		var agents []AgentInfo
+		agents, data.AgentsErr = c.ListAgents(ctx)
+		if data.AgentsErr == nil {
+			data.Agents = personaOverview(ctx, c, agents, maxPersona)
+		}
+	})
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return data, fmt.Errorf("worldtree: overview: %w", err)
+	}
+	return data, nil
+}
+
+// personaOverview reads persona state for the first limit agents, a few at a time. Once the key is
+// known to lack persona.read, the remaining reads are not sent: they would all be denied.
+func personaOverview(ctx context.Context, c *Client, agents []AgentInfo, limit int) []AgentOverview {
+	out := make([]AgentOverview, len(agents))
+	var (
+		mu     sync.Mutex
+		denied error
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, personaFetchers)
+	)
+	for i, a := range agents {
+		out[i] = AgentOverview{Agent: a, PersonaConfigured: true}
+		if i >= limit {
+			out[i].PersonaSkipped = true
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			mu.Lock()
+			prior := denied
+			mu.Unlock()
+			if prior != nil {
+				out[i].PersonaErr = prior
+				return
+			}
+			state, err := c.GetPersonaState(ctx, a.AgentID)
+			var notConfigured *PersonaNotConfiguredError
+			var scope *AuthScopeDeniedError
+			switch {
+			case err == nil:
+				out[i].Persona = personaView(state)
+			case errors.As(err, &notConfigured):
+				out[i].PersonaConfigured = false
+			default:
+				out[i].PersonaErr = err
+				if errors.As(err, &scope) {
+					mu.Lock()
+					denied = err
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// identityFromMe reads the typed fields of a /me answer; absent or mistyped fields stay zero.
+func identityFromMe(me map[string]any) Identity {
+	id := Identity{
+		UserID:   stringField(me, "user_id"),
+		Tier:     stringField(me, "tier"),
+		KeyID:    stringField(me, "key_id"),
+		KeyLabel: stringField(me, "key_label"),
+	}
+	if list, ok := me["scopes"].([]any); ok {
+		for _, s := range list {
+			if str, ok := s.(string); ok {
+				id.Scopes = append(id.Scopes, str)
+			}
+		}
+	}
+	return id
+}
+
+// templatesFromCapabilities reads "ephemeral_templates", sorted by name.
+func templatesFromCapabilities(caps map[string]any) []EphemeralTemplate {
+	raw, _ := caps["ephemeral_templates"].(map[string]any)
+	out := make([]EphemeralTemplate, 0, len(raw))
+	for name, v := range raw {
+		m, _ := v.(map[string]any)
+		t := EphemeralTemplate{Name: name, DefaultModel: stringField(m, "default_model")}
+		if list, ok := m["allowed_models"].([]any); ok {
+			for _, s := range list {
+				if str, ok := s.(string); ok {
+					t.AllowedModels = append(t.AllowedModels, str)
+				}
+			}
+		}
+		if n, ok := m["system_prompt_max_bytes"].(float64); ok {
+			t.SystemPromptMaxBytes = int(n)
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// personaView reads the typed fields of a persona snapshot.
+func personaView(state map[string]any) *PersonaView {
+	return &PersonaView{
+		State:           state,
+		PAD:             padFromAny(state["pad"]),
+		BaselinePAD:     padFromAny(state["baseline_pad"]),
+		DominantEmotion: stringField(state, "dominant_emotion"),
+		LastUpdatedAt:   stringField(state, "last_updated_at"),
+	}
+}
+
+// padFromAny reads {"pleasure": p, "arousal": a, "dominance": d}; anything else is nil.
+func padFromAny(v any) *PAD {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	p, ok1 := m["pleasure"].(float64)
+	a, ok2 := m["arousal"].(float64)
+	d, ok3 := m["dominance"].(float64)
+	if !ok1 || !ok2 || !ok3 {
+		return nil
+	}
+	return &PAD{Pleasure: p, Arousal: a, Dominance: d}
+}
+
+// stringField returns m[key] if it is a string, else "".
+func stringField(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
