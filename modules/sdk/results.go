@@ -1,0 +1,133 @@
+package sdk
+
+import (
+	"context"
+	"time"
+)
+
+// Scheduled-result limits (SDK 2.4).
+const (
+	// MaxResultFileBytes bounds one attachment read (8 MiB).
+	MaxResultFileBytes = 8 << 20
+	// MaxResultTotalFileBytes bounds all reads of one invocation (16 MiB),
+	// repeated reads included.
+	MaxResultTotalFileBytes = 16 << 20
+	// MaxResultEmbedJSONBytes bounds ScheduledResultMessage.EmbedJSON.
+	MaxResultEmbedJSONBytes = 32 << 10
+	// ResultRetention is how long notifications are kept.
+	ResultRetention = 30 * 24 * time.Hour
+	// ResultHandlerTimeout bounds one handler invocation.
+	ResultHandlerTimeout = 30 * time.Second
+)
+
+// ScheduledResults is the durable subscription port to published scheduled
+// task output (SDK 2.4): nil unless the module declares
+// Permissions.ScheduledResults and the host advertises scheduled_results.v1.
+// Subscribe on every Start; subscriptions survive downtime, but a new one
+// never replays history. Delivery is at least once: use the notification id
+// to make your own writes idempotent.
+type ScheduledResults interface {
+	// Subscribe registers handler for a declared name in one guild. The
+	// same name may be subscribed in several guilds.
+	Subscribe(ctx context.Context, name string, guildID uint64, handler ScheduledResultHandler) error
+	// Unsubscribe forgets the subscription and its notifications.
+	Unsubscribe(ctx context.Context, name string, guildID uint64) error
+}
+
+// ScheduledResultHandler processes one notification. Returning nil
+// acknowledges it; an error retries later with the same NotificationID.
+// files is valid only until the handler returns.
+type ScheduledResultHandler func(ctx context.Context, result ScheduledResult, files ScheduledResultFiles) error
+
+// ScheduledResultFiles reads this notification's attachments during its
+// handler invocation, at most MaxResultFileBytes each and
+// MaxResultTotalFileBytes in total.
+type ScheduledResultFiles interface {
+	// Read returns an attachment's bytes; maxBytes must be within
+	// 1..MaxResultFileBytes ("attachment read limit must be between 1 byte
+	// and 8 MiB"). Larger files fail; nothing is truncated.
+	Read(ctx context.Context, attachmentID string, maxBytes int64) ([]byte, error)
+}
+
+// ResultOutcome is a run outcome; only completed runs notify.
+type ResultOutcome string
+
+// ResultCompleted is the only outcome delivered to subscribers.
+const ResultCompleted ResultOutcome = "completed"
+
+// ScheduledResult is one published task run, as delivered to a subscriber.
+type ScheduledResult struct {
+	// NotificationID is stable across retries: the idempotency key.
+	NotificationID string
+	Subscription   string
+	TaskID         string
+	RunID          string
+	Revision       int
+	GuildID        uint64
+	OwnerID        uint64
+	PublishedAt    time.Time
+	ExpiresAt      time.Time
+	Messages       []ScheduledResultMessage
+	// Outcome is always ResultCompleted.
+	Outcome ResultOutcome
+}
+
+// AttachmentIDs returns the ids of every attachment of every message.
+func (r ScheduledResult) AttachmentIDs() []string {
+	var ids []string
+	for _, m := range r.Messages {
+		for _, a := range m.Attachments {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
+
+// ScheduledResultMessage is one posted message of the run.
+type ScheduledResultMessage struct {
+	Message     MessageRef
+	Content     string
+	Attachments []ScheduledResultAttachment
+	// EmbedJSON is the published embed (≤ 32 KiB), "" when none or omitted;
+	// EmbedUnavailableReason then says why it was omitted.
+	EmbedJSON              string
+	EmbedUnavailableReason string
+}
+
+// ScheduledResultAttachment describes a published file.
+type ScheduledResultAttachment struct {
+	ID          string
+	Filename    string
+	SizeBytes   int64
+	Description string
+}
+
+// ValidScheduledResultName reports whether name is 1–64 of `[a-z0-9_]`.
+func ValidScheduledResultName(name string) bool { return resultNameRE.MatchString(name) }
+
+// ValidateResultSubscription checks a subscription: name 1–64 of
+// `[a-z0-9_]` ("scheduled-result names use 1-64 lowercase letters, digits
+// or _") and a guild id 0 < id < 2^64 ("scheduled-result subscriptions
+// require a positive guild ID").
+func ValidateResultSubscription(name string, guildID uint64) error {
+	if !resultNameRE.MatchString(name) {
+		return contractErrorf("scheduled-result names use 1-64 lowercase letters, digits or _")
+	}
+	return ValidateGuildID(guildID)
+}
+
+// ValidateResultReadLimit checks 1 ≤ maxBytes ≤ MaxResultFileBytes; the
+// error is a *ScheduledResultAccessError "attachment read limit must be
+// between 1 byte and 8 MiB".
+func ValidateResultReadLimit(maxBytes int64) error {
+	if maxBytes < 1 || maxBytes > MaxResultFileBytes {
+		return NewScheduledResultAccessError("attachment read limit must be between 1 byte and 8 MiB")
+	}
+	return nil
+}
+
+// NewResultSubscriptionClosed builds the error of a closed or undeclared
+// view: "Scheduled-result subscription is closed or undeclared".
+func NewResultSubscriptionClosed() *ScheduledResultAccessError {
+	return NewScheduledResultAccessError("Scheduled-result subscription is closed or undeclared")
+}

@@ -1,0 +1,182 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"time"
+	"unicode/utf8"
+)
+
+// Scheduler limits.
+const (
+	// MaxJobKeyLength bounds job keys (1..128 characters).
+	MaxJobKeyLength = 128
+	// MaxHandlerNameLength bounds handler names (1..64 characters).
+	MaxHandlerNameLength = 64
+	// MaxJobErrorLength bounds JobInfo.LastError ("<Type>: <msg>").
+	MaxJobErrorLength = 300
+)
+
+// Scheduler is the durable job port. Jobs are rows that survive restarts;
+// handlers are registered on every Start. Delivery is at least once: make
+// handlers idempotent (JobRun.JobID and Attempt help). At most one job of a
+// module runs at a time.
+type Scheduler interface {
+	// Register binds a handler name (1..64 characters) to a function.
+	// Call it in Start, before scheduling jobs for that name.
+	Register(handlerName string, handler JobHandler) error
+	// RunAt schedules (or replaces) a one-shot job. payload must marshal to
+	// a JSON object or be nil.
+	RunAt(ctx context.Context, key string, when time.Time, handlerName string, payload any) error
+	// RunEvery schedules (or replaces) a periodic job that first runs now,
+	// then interval (> 0) plus up to opts.Jitter after each success; a
+	// failure retries after opts.Backoff.
+	RunEvery(ctx context.Context, key string, interval time.Duration, handlerName string, payload any, opts EveryOptions) error
+	// Cancel deletes a job; false when there was none.
+	Cancel(ctx context.Context, key string) (bool, error)
+	// List returns the module's jobs.
+	List(ctx context.Context) ([]JobInfo, error)
+}
+
+// JobHandler runs one job execution; an error (or panic) schedules a retry.
+type JobHandler func(ctx context.Context, run JobRun) error
+
+// EveryOptions qualify a periodic job.
+type EveryOptions struct {
+	// Jitter adds up to this much random delay after each success (≥ 0).
+	Jitter time.Duration
+	// Backoff for failures; nil means DefaultBackoff.
+	Backoff *Backoff
+}
+
+// JobRun is one execution of a job.
+type JobRun struct {
+	// JobID is stable for the job ("<module>:<key>").
+	JobID string
+	Key   string
+	// Payload is the job's JSON object ("{}" when none).
+	Payload json.RawMessage
+	// Attempt counts executions since the last success, starting at 1.
+	Attempt      int
+	ScheduledFor time.Time
+}
+
+// Decode unmarshals the payload into v.
+func (r JobRun) Decode(v any) error { return json.Unmarshal(r.Payload, v) }
+
+// JobInfo describes a scheduled job.
+type JobInfo struct {
+	Key       string
+	Handler   string
+	NextRunAt time.Time
+	// Interval is 0 for one-shot jobs.
+	Interval time.Duration
+	Attempt  int
+	// LastError is "" after a success.
+	LastError string
+}
+
+// Backoff is the retry delay policy of a failed job: the n-th consecutive
+// failure waits min(Max, Base·Multiplier^(n-1)).
+type Backoff struct {
+	Base       time.Duration
+	Max        time.Duration
+	Multiplier float64
+}
+
+// DefaultBackoff is 30 s doubling up to one hour.
+var DefaultBackoff = Backoff{Base: 30 * time.Second, Max: time.Hour, Multiplier: 2}
+
+// Validate checks Base > 0, Max > 0, Multiplier finite and ≥ 1. Messages:
+// "backoff base_seconds must be positive", "backoff max_seconds must be
+// positive", "backoff multiplier must be finite", "backoff multiplier must
+// be at least 1".
+func (b Backoff) Validate() error {
+	if b.Base <= 0 {
+		return contractErrorf("backoff base_seconds must be positive")
+	}
+	if b.Max <= 0 {
+		return contractErrorf("backoff max_seconds must be positive")
+	}
+	if math.IsNaN(b.Multiplier) || math.IsInf(b.Multiplier, 0) {
+		return contractErrorf("backoff multiplier must be finite")
+	}
+	if b.Multiplier < 1 {
+		return contractErrorf("backoff multiplier must be at least 1")
+	}
+	return nil
+}
+
+// Delay returns the wait before retrying after the attempt-th consecutive
+// failure (attempt ≥ 1): Max if Base ≥ Max; Base for the first attempt or a
+// multiplier of 1; otherwise min(Max, Base·Multiplier^(attempt-1)), computed
+// through logarithms so huge attempts never overflow. An invalid Backoff
+// uses DefaultBackoff.
+func (b Backoff) Delay(attempt int) time.Duration {
+	if b.Validate() != nil {
+		b = DefaultBackoff
+	}
+	exponent := attempt - 1
+	if exponent < 0 {
+		exponent = 0
+	}
+	if b.Base >= b.Max {
+		return b.Max
+	}
+	if exponent == 0 || b.Multiplier == 1 {
+		return b.Base
+	}
+	growth := float64(exponent) * math.Log(b.Multiplier)
+	if growth >= math.Log(float64(b.Max))-math.Log(float64(b.Base)) {
+		return b.Max
+	}
+	d := time.Duration(math.Exp(math.Log(float64(b.Base)) + growth))
+	if d > b.Max || d <= 0 {
+		return b.Max
+	}
+	return d
+}
+
+// ValidateJobKey checks 1..128 characters ("invalid job key").
+func ValidateJobKey(key string) error {
+	if n := utf8.RuneCountInString(key); n < 1 || n > MaxJobKeyLength {
+		return contractErrorf("invalid job key %s", pyRepr(key))
+	}
+	return nil
+}
+
+// ValidateHandlerName checks 1..64 characters ("invalid handler name").
+func ValidateHandlerName(name string) error {
+	if n := utf8.RuneCountInString(name); n < 1 || n > MaxHandlerNameLength {
+		return contractErrorf("invalid handler name %s", pyRepr(name))
+	}
+	return nil
+}
+
+// ValidateInterval checks a periodic interval is positive.
+func ValidateInterval(interval time.Duration) error {
+	if interval <= 0 {
+		return contractErrorf("interval_seconds must be positive")
+	}
+	return nil
+}
+
+// EncodeJobPayload marshals a job payload: nil becomes "{}"; anything else
+// must marshal to a JSON object.
+func EncodeJobPayload(payload any) (json.RawMessage, error) {
+	if payload == nil {
+		return json.RawMessage("{}"), nil
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return nil, &ModuleContractError{Message: "job payload must be JSON-serializable: " + err.Error(), Err: err}
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		if string(raw) == "null" {
+			return json.RawMessage("{}"), nil
+		}
+		return nil, contractErrorf("job payload must be a JSON object")
+	}
+	return raw, nil
+}

@@ -1,0 +1,50 @@
+package sdk
+
+import "fmt"
+
+// Validate runs the static preflight checks the host runs on a spec before
+// any module code: API version ("Kimi module 'x' requires module API N; core
+// provides 2"), a Create function, then the declarations — name, settings,
+// permissions, services, guild-settings schema — each wrapped as
+// "Kimi module 'x' has an invalid declaration: <msg>" (the cause is
+// available through errors.Unwrap / errors.As). Checks that need the whole
+// selection (dependencies active, capabilities, consumes matched by a
+// provider) are the host's.
+func (s Spec) Validate() error {
+	if s.APIVersion != APIVersion {
+		return contractErrorf("Kimi module %s requires module API %d; core provides %d", pyRepr(s.Name), s.APIVersion, APIVersion)
+	}
+	if err := s.validateDeclarations(); err != nil {
+		return &ModuleContractError{
+			Message: fmt.Sprintf("Kimi module %s has an invalid declaration: %s", pyRepr(s.Name), err.Error()),
+			Err:     err,
+		}
+	}
+	return nil
+}
+
+func (s Spec) validateDeclarations() error {
+	if err := ValidateModuleName(s.Name); err != nil {
+		return err
+	}
+	if s.Create == nil {
+		return contractErrorf("module %s has no create function", pyRepr(s.Name))
+	}
+	if s.Settings != nil {
+		if err := s.Settings.Validate(s.Name); err != nil {
+			return err
+		}
+	}
+	if err := ValidatePermissions(s.Name, s.Permissions); err != nil {
+		return err
+	}
+	if err := ValidateServices(s.Name, s.Dependencies, s.Provides, s.Consumes); err != nil {
+		return err
+	}
+	if s.GuildSettings != nil {
+		if err := ValidateGuildSettingsSchema(s.Name, *s.GuildSettings); err != nil {
+			return err
+		}
+	}
+	return nil
+}
