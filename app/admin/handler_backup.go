@@ -1,0 +1,61 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// ActionBackupDownload is the audit action of a backup downloaded from the UI.
+const ActionBackupDownload = "backup.download"
+
+// downloadBackup takes a consistent online snapshot (store.Backup) into a
+// temporary file beside the database — same filesystem, so no tmpfs RAM is
+// spent on a large database — streams it as an attachment and removes it.
+func (s *Server) downloadBackup(c echo.Context) error {
+	ctx, cancel := withTimeout(c, 10*time.Minute)
+	defer cancel()
+	sess := sessionOf(c)
+	tmpDir, err := os.MkdirTemp(filepath.Dir(s.opts.Store.Path()), ".kimi-download-")
+	if err != nil {
+		return fmt.Errorf("admin: backup: temp dir: %w", err)
+	}
+	defer func() {
+		if err := os.RemoveAll(tmpDir); err != nil {
+			s.log.Warn("admin: remove backup temp dir", "err", err)
+		}
+	}()
+	name := "kimi-backup-" + time.Now().UTC().Format("20060102T150405Z") + ".db"
+	dest := filepath.Join(tmpDir, name)
+	if err := s.opts.Store.Backup(ctx, dest, nil); err != nil {
+		s.log.Error("admin: backup failed", "err", err, "request_id", requestIDOf(c))
+		return echo.NewHTTPError(http.StatusInternalServerError, msgBackupFailed).SetInternal(err)
+	}
+	f, err := os.Open(dest)
+	if err != nil {
+		return fmt.Errorf("admin: backup: open: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("admin: backup: stat: %w", err)
+	}
+	if err := s.opts.Store.Audit(ctx, store.AuditEntry{
+		At: time.Now(), Actor: sess.Username, Action: ActionBackupDownload, Target: name,
+		Detail: humanBytes(fi.Size()), IP: c.RealIP(),
+	}); err != nil {
+		return fmt.Errorf("admin: backup: audit: %w", err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
+	h.Set(echo.HeaderContentType, "application/vnd.sqlite3")
+	h.Set(echo.HeaderContentLength, strconv.FormatInt(fi.Size(), 10))
+	return c.Stream(http.StatusOK, "application/vnd.sqlite3", f)
+}

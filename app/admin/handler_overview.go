@@ -1,0 +1,96 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// overview renders the dashboard: version, uptime, database, last backup,
+// Discord and modules.
+func (s *Server) overview(c echo.Context) error {
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	now := time.Now()
+	o := templates.Overview{
+		Version:     s.opts.Version,
+		Commit:      s.opts.Commit,
+		StartedAt:   s.opts.StartedAt,
+		Uptime:      humanDuration(now.Sub(s.opts.StartedAt)),
+		DBPath:      s.opts.Store.Path(),
+		DataDir:     s.opts.DataDir,
+		Discord:     "not configured",
+		ModuleCount: len(s.opts.Modules),
+		GoVersion:   runtime.Version(),
+	}
+	for _, m := range s.opts.Modules {
+		o.Modules = append(o.Modules, templates.Module{Name: m.Name, Version: m.Version})
+	}
+	if n, err := s.opts.Store.Size(); err == nil {
+		o.DBSize = humanBytes(n)
+	} else {
+		s.log.Warn("admin: database size", "err", err)
+		o.DBSize = "unknown"
+	}
+	if cur, latest, err := s.opts.Store.SchemaVersion(ctx); err == nil {
+		o.SchemaVersion = fmt.Sprintf("%d", cur)
+		if cur != latest {
+			o.SchemaVersion = fmt.Sprintf("%d (binary knows %d)", cur, latest)
+		}
+	} else {
+		s.log.Warn("admin: schema version", "err", err)
+		o.SchemaVersion = "unknown"
+	}
+	info, ok, err := s.opts.Store.LastBackup(ctx)
+	if err != nil {
+		return fmt.Errorf("admin: overview: %w", err)
+	}
+	if ok {
+		o.LastBackup = fmt.Sprintf("%s · %s", info.At.UTC().Format("2006-01-02 15:04 UTC"), humanBytes(info.Bytes))
+		o.LastBackupAgo = humanDuration(now.Sub(info.At)) + " ago"
+	}
+	return render(c, http.StatusOK, templates.OverviewPage(s.chrome(c, "Overview", "overview"), o))
+}
+
+// humanDuration renders an uptime such as "3d 4h", "2h 5m" or "42s".
+func humanDuration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Round(time.Second)
+	days := d / (24 * time.Hour)
+	d -= days * 24 * time.Hour
+	h := d / time.Hour
+	d -= h * time.Hour
+	m := d / time.Minute
+	sec := (d - m*time.Minute) / time.Second
+	switch {
+	case days > 0:
+		return fmt.Sprintf("%dd %dh", days, h)
+	case h > 0:
+		return fmt.Sprintf("%dh %dm", h, m)
+	case m > 0:
+		return fmt.Sprintf("%dm %ds", m, sec)
+	default:
+		return fmt.Sprintf("%ds", sec)
+	}
+}
+
+// humanBytes renders a size in binary units ("1.5 MiB").
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for v := n / unit; v >= unit; v /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,67 @@
+package admin
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// placeholderPage is a section that later work builds; until then it says
+// what it will hold instead of being a broken link.
+type placeholderPage struct {
+	path, key string
+	view      templates.Placeholder
+}
+
+var placeholders = []placeholderPage{
+	{path: "/modules", key: "modules", view: templates.Placeholder{
+		Title: "Modules", Lead: "The modules compiled into this build and their state.",
+		Features: []string{
+			"Every module with its version, API version, health and last error",
+			"Enable or disable a module per guild",
+			"Module settings, validated against the module's schema",
+			"Capabilities and Discord permissions each module asks for",
+		},
+	}},
+	{path: "/proposals", key: "proposals", view: templates.Placeholder{
+		Title: "Proposals", Lead: "Configuration changes waiting for your approval.",
+		Features: []string{
+			"Pending proposals with a readable diff of what would change",
+			"Approve, reject or roll back, each recorded in the audit log",
+			"History of applied proposals and their revisions",
+		},
+	}},
+	{path: "/results", key: "results", view: templates.Placeholder{
+		Title: "Results", Lead: "Scheduled results published by tasks and modules.",
+		Features: []string{
+			"Subscriptions: which channel receives which scheduled result",
+			"The delivery outbox with attempts, errors and retries",
+			"Recently published results",
+		},
+	}},
+	{path: "/tasks", key: "tasks", view: templates.Placeholder{
+		Title: "Tasks", Lead: "Scheduled work and its runs.",
+		Features: []string{
+			"Scheduled tasks with their next and last run",
+			"Run history with duration and outcome",
+			"Run a task now, pause or resume it",
+		},
+	}},
+	{path: "/discord", key: "discord", view: templates.Placeholder{
+		Title: "Discord", Lead: "The bot's connection to Discord.",
+		Features: []string{
+			"Bot token set-up and the invite link with the right permissions",
+			"Gateway status, last heartbeat and fatal close codes (bad token, disallowed intents)",
+			"Guilds the bot is in and the slash commands it registered",
+		},
+		Hint: "Discord is not configured yet; the overview shows its status.",
+	}},
+}
+
+func (s *Server) placeholder(p placeholderPage) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return render(c, http.StatusOK, templates.PlaceholderPage(s.chrome(c, p.view.Title, p.key), p.view))
+	}
+}

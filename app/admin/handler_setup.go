@@ -1,0 +1,109 @@
+package admin
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// setupForm shows the first-run form for a live token, explains what to do
+// without one, and is gone (redirect to sign-in) once an admin exists.
+func (s *Server) setupForm(c echo.Context) error {
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	token := c.QueryParam("token")
+	err := s.opts.Auth.CheckSetupToken(ctx, token)
+	switch {
+	case errors.Is(err, auth.ErrAdminExists):
+		return c.Redirect(http.StatusSeeOther, "/login")
+	case errors.Is(err, auth.ErrInvalidSetupToken):
+		return s.renderSetupBlocked(c, token)
+	case err != nil:
+		return err
+	}
+	return render(c, http.StatusOK, templates.SetupPage(s.chrome(c, "Set up", ""), s.setupFormView(token, "")))
+}
+
+func (s *Server) renderSetupBlocked(c echo.Context, token string) error {
+	reason, status := "invalid", http.StatusForbidden
+	if token == "" {
+		reason, status = "missing", http.StatusOK
+	}
+	return render(c, status, templates.SetupBlockedPage(s.chrome(c, "Set up", ""), templates.SetupBlocked{Reason: reason}))
+}
+
+func (s *Server) setupFormView(token, username string) templates.SetupForm {
+	return templates.SetupForm{
+		Token: token, Username: username, Errors: map[string]string{},
+		MinLen: auth.MinPasswordLength, MaxBytes: auth.MaxPasswordBytes,
+	}
+}
+
+// setupSubmit burns the token, creates the admin and signs them in.
+func (s *Server) setupSubmit(c echo.Context) error {
+	if !s.limiter.allow(c.RealIP(), time.Now()) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	}
+	ctx, cancel := withTimeout(c, 15*time.Second)
+	defer cancel()
+	token := c.FormValue("token")
+	username := c.FormValue("username")
+	password := c.FormValue("password")
+	confirm := c.FormValue("confirm")
+
+	view := s.setupFormView(token, username)
+	if err := auth.ValidateUsername(username); err != nil {
+		view.Errors["username"] = userMessage(err)
+	}
+	if err := auth.ValidatePassword(username, password); err != nil {
+		view.Errors["password"] = userMessage(err)
+	} else if password != confirm {
+		view.Errors["confirm"] = userMessage(auth.ErrPasswordsDoNotMatch)
+	}
+	if len(view.Errors) > 0 {
+		if err := s.opts.Auth.CheckSetupToken(ctx, token); err != nil {
+			return s.setupFailed(c, token, err)
+		}
+		return render(c, http.StatusUnprocessableEntity, templates.SetupPage(s.chrome(c, "Set up", ""), view))
+	}
+	issued, err := s.opts.Auth.CompleteSetup(ctx, token, username, password, clientMeta(c))
+	if err != nil {
+		return s.setupFailed(c, token, err)
+	}
+	s.setSessionCookie(c, issued)
+	s.clearCookie(c, csrfCookie)
+	s.setFlash(c, flashWelcome)
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+func (s *Server) setupFailed(c echo.Context, token string, err error) error {
+	switch {
+	case errors.Is(err, auth.ErrAdminExists):
+		return c.Redirect(http.StatusSeeOther, "/login")
+	case errors.Is(err, auth.ErrInvalidSetupToken):
+		if token == "" {
+			token = "-" // a POST without a token is an invalid token, not a missing link
+		}
+		return s.renderSetupBlocked(c, token)
+	}
+	return err
+}
+
+// userMessage strips the "auth: " prefix of a validation error for display.
+func userMessage(err error) string {
+	msg := err.Error()
+	const prefix = "auth: "
+	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+		msg = msg[len(prefix):]
+	}
+	if msg != "" {
+		msg = strings.ToUpper(msg[:1]) + msg[1:]
+	}
+	return msg + "."
+}

@@ -1,0 +1,93 @@
+package admin
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// metrics is a private Prometheus registry (no global state): Go runtime and
+// process collectors, HTTP counters and latency histograms by route pattern,
+// and database pool stats plus file size.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	handler  http.Handler
+}
+
+func newMetrics(st *store.Store) *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kimi_http_requests_total",
+			Help: "HTTP requests served by the admin server, by route pattern, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "kimi_http_request_duration_seconds",
+			Help:    "Latency of admin HTTP requests, by route pattern and method.",
+			Buckets: []float64{.001, .0025, .005, .01, .02, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route", "method"}),
+	}
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(st.Writer(), "writer"),
+		collectors.NewDBStatsCollector(st.Reader(), "reader"),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kimi_db_size_bytes",
+			Help: "Size of the SQLite database file plus its write-ahead log.",
+		}, func() float64 {
+			n, err := st.Size()
+			if err != nil {
+				return -1
+			}
+			return float64(n)
+		}),
+		m.requests, m.latency,
+	)
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	return m
+}
+
+func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// metricsHandler serves /metrics to an admin session or a scraper presenting
+// the configured bearer token (compared in constant time on hashes, so the
+// token's length does not leak either).
+func (s *Server) metricsHandler(c echo.Context) error {
+	if sessionOf(c) == nil && !s.metricsTokenOK(c.Request().Header.Get(echo.HeaderAuthorization)) {
+		return echo.NewHTTPError(http.StatusUnauthorized,
+			"Metrics need an admin session or the metrics bearer token.")
+	}
+	c.Response().Header().Del("Content-Security-Policy")
+	s.metrics.handler.ServeHTTP(c.Response(), c.Request())
+	return nil
+}
+
+func (s *Server) metricsTokenOK(header string) bool {
+	if s.opts.MetricsToken == "" {
+		return false
+	}
+	scheme, tok, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	want := sha256.Sum256([]byte(s.opts.MetricsToken))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}

@@ -1,0 +1,287 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/kimiapp/kimi/app/auth"
+)
+
+// Cookie names.
+const (
+	sessionCookie = "kimi_session"
+	csrfCookie    = "kimi_csrf" // pre-session CSRF token for the sign-in and set-up forms
+	flashCookie   = "kimi_flash"
+)
+
+const (
+	ctxSession   = "kimi.session"
+	ctxRequestID = "kimi.request_id"
+	csrfField    = "_csrf"
+	csrfHeader   = "X-CSRF-Token"
+)
+
+var requestIDRE = regexp.MustCompile(`\A[A-Za-z0-9._-]{1,64}\z`)
+
+// requestID adopts a well-formed incoming X-Request-Id or makes one, and
+// echoes it in the response, so logs and error pages can be correlated.
+func (s *Server) requestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id := c.Request().Header.Get(echo.HeaderXRequestID)
+		if !requestIDRE.MatchString(id) {
+			var b [8]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		c.Set(ctxRequestID, id)
+		c.Response().Header().Set(echo.HeaderXRequestID, id)
+		return next(c)
+	}
+}
+
+func requestIDOf(c echo.Context) string {
+	id, _ := c.Get(ctxRequestID).(string)
+	return id
+}
+
+// observe renders errors at once (so the final status is known), then
+// records metrics and writes the access log. Only the path is logged — never
+// the query (it may carry the setup token), cookies or Authorization.
+func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		elapsed := time.Since(start)
+		req, res := c.Request(), c.Response()
+		route := c.Path()
+		if route == "" || res.Status == http.StatusNotFound && route == "/*" {
+			route = "unmatched"
+		}
+		s.metrics.observe(route, req.Method, res.Status, elapsed)
+		level := slog.LevelInfo
+		switch {
+		case res.Status >= 500:
+			level = slog.LevelError
+		case route == "/healthz" || route == "/readyz" || route == "/static/*" || route == "/metrics":
+			level = slog.LevelDebug
+		}
+		s.log.LogAttrs(req.Context(), level, "http request",
+			slog.String("method", req.Method),
+			slog.String("path", req.URL.Path),
+			slog.String("route", route),
+			slog.Int("status", res.Status),
+			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
+			slog.Int64("bytes", res.Size),
+			slog.String("ip", c.RealIP()),
+			slog.String("request_id", requestIDOf(c)),
+		)
+		return nil
+	}
+}
+
+// recoverPanic turns a handler panic into a logged 500.
+func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				err = fmt.Errorf("admin: panic: %v\n%s", r, debug.Stack())
+			}
+		}()
+		return next(c)
+	}
+}
+
+// securityHeaders sets the hardening headers and a strict CSP on every
+// response. Pages are never cached (they show session-specific data); the
+// static handler overrides Cache-Control for hashed assets.
+func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", s.csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		if s.secure {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		h.Set("Cache-Control", "no-store")
+		return next(c)
+	}
+}
+
+func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {
+	return middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: fmt.Sprintf("%dB", n)})
+}
+
+// crossOrigin rejects cross-site state changes (Go's CrossOriginProtection:
+// Sec-Fetch-Site, else Origin vs Host; the BaseURL origin is trusted).
+func (s *Server) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := s.origin.Check(c.Request()); err != nil {
+			s.log.Warn("admin: cross-origin request refused", "path", c.Request().URL.Path,
+				"origin", c.Request().Header.Get("Origin"), "sec_fetch_site", c.Request().Header.Get("Sec-Fetch-Site"),
+				"request_id", requestIDOf(c))
+			return echo.NewHTTPError(http.StatusForbidden, msgCrossOrigin)
+		}
+		return next(c)
+	}
+}
+
+// loadSession resolves the session cookie, if any. Invalid or expired
+// cookies are cleared; the request continues signed out.
+func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		p := c.Request().URL.Path
+		if p == "/healthz" || p == "/readyz" || strings.HasPrefix(p, "/static/") {
+			return next(c)
+		}
+		ck, err := c.Cookie(sessionCookie)
+		if err != nil || ck.Value == "" {
+			return next(c)
+		}
+		sess, err := s.opts.Auth.Authenticate(c.Request().Context(), ck.Value)
+		switch {
+		case err == nil:
+			c.Set(ctxSession, &sess)
+		case errors.Is(err, auth.ErrSessionInvalid), errors.Is(err, auth.ErrSessionExpired):
+			s.clearCookie(c, sessionCookie)
+			if errors.Is(err, auth.ErrSessionExpired) && c.Request().Method == http.MethodGet {
+				s.setFlash(c, flashSessionExpired)
+			}
+		default:
+			return fmt.Errorf("admin: load session: %w", err)
+		}
+		return next(c)
+	}
+}
+
+func sessionOf(c echo.Context) *auth.Session {
+	sess, _ := c.Get(ctxSession).(*auth.Session)
+	return sess
+}
+
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// checkCSRF requires the _csrf form field (or X-CSRF-Token header) on every
+// state-changing request: the session's token when signed in, else the
+// pre-session cookie's token (double submit), so sign-in and set-up are
+// covered too. Compared in constant time; a mismatch is a 403 before any
+// handler runs.
+func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if safeMethod(c.Request().Method) {
+			return next(c)
+		}
+		got := c.Request().Header.Get(csrfHeader)
+		if got == "" {
+			got = c.FormValue(csrfField)
+		}
+		var want string
+		if sess := sessionOf(c); sess != nil {
+			want = sess.CSRFToken
+		} else if ck, err := c.Cookie(csrfCookie); err == nil {
+			want = ck.Value
+		}
+		if want == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			s.log.Warn("admin: CSRF token missing or wrong", "path", c.Request().URL.Path,
+				"ip", c.RealIP(), "request_id", requestIDOf(c))
+			return echo.NewHTTPError(http.StatusForbidden, msgCSRF)
+		}
+		return next(c)
+	}
+}
+
+// requireAdmin guards every non-public route: page requests are redirected
+// to the sign-in page (coming back afterwards), anything else gets 401.
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if sessionOf(c) != nil {
+			return next(c)
+		}
+		return s.toLogin(c)
+	}
+}
+
+func (s *Server) toLogin(c echo.Context) error {
+	req := c.Request()
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		target := "/login"
+		if uri := req.URL.RequestURI(); uri != "/" && uri != "" {
+			target += "?next=" + url.QueryEscape(localRedirect(uri))
+		}
+		return c.Redirect(http.StatusSeeOther, target)
+	}
+	return echo.NewHTTPError(http.StatusUnauthorized, msgSignIn)
+}
+
+// cookieSecure reports whether cookies must carry the Secure attribute.
+func (s *Server) cookieSecure(c echo.Context) bool {
+	if s.secure || c.Request().TLS != nil {
+		return true
+	}
+	return s.opts.TrustProxy && strings.EqualFold(c.Request().Header.Get(echo.HeaderXForwardedProto), "https")
+}
+
+func (s *Server) setCookie(c echo.Context, name, value string, maxAge time.Duration, sameSite http.SameSite) {
+	c.SetCookie(&http.Cookie{
+		Name: name, Value: value, Path: "/", HttpOnly: true, Secure: s.cookieSecure(c),
+		SameSite: sameSite, MaxAge: int(maxAge / time.Second),
+	})
+}
+
+func (s *Server) clearCookie(c echo.Context, name string) {
+	c.SetCookie(&http.Cookie{Name: name, Value: "", Path: "/", HttpOnly: true, Secure: s.cookieSecure(c),
+		SameSite: http.SameSiteLaxMode, MaxAge: -1})
+}
+
+func (s *Server) setSessionCookie(c echo.Context, issued auth.IssuedSession) {
+	s.setCookie(c, sessionCookie, issued.Cookie, s.opts.Auth.Options().SessionAbsolute, http.SameSiteLaxMode)
+}
+
+// preSessionToken returns the pre-session CSRF token, issuing the cookie on
+// first use.
+func (s *Server) preSessionToken(c echo.Context) string {
+	if ck, err := c.Cookie(csrfCookie); err == nil && len(ck.Value) >= 16 && len(ck.Value) <= 64 {
+		return ck.Value
+	}
+	tok := rand.Text()
+	s.setCookie(c, csrfCookie, tok, 12*time.Hour, http.SameSiteStrictMode)
+	return tok
+}
+
+// csrfToken is the token forms on this page must carry.
+func (s *Server) csrfToken(c echo.Context) string {
+	if sess := sessionOf(c); sess != nil {
+		return sess.CSRFToken
+	}
+	return s.preSessionToken(c)
+}
+
+// withTimeout bounds the store work of one request.
+func withTimeout(c echo.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request().Context(), d)
+}

@@ -1,0 +1,61 @@
+package admin
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// ipLimiter is a token bucket per client IP for sign-in and set-up attempts.
+// Buckets idle for a while are forgotten by gc, so memory stays bounded.
+type ipLimiter struct {
+	every time.Duration
+	burst int
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	lim  *rate.Limiter
+	last time.Time
+}
+
+// maxBuckets caps memory under a spray of addresses; past it, unknown IPs
+// share one bucket (fail closed rather than grow without bound).
+const maxBuckets = 10000
+
+func newIPLimiter(every time.Duration, burst int) *ipLimiter {
+	return &ipLimiter{every: every, burst: burst, buckets: map[string]*bucket{}}
+}
+
+// allow takes one token for ip and reports whether the attempt may proceed.
+func (l *ipLimiter) allow(ip string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[ip]
+	if b == nil {
+		if len(l.buckets) >= maxBuckets {
+			ip = "overflow"
+			b = l.buckets[ip]
+		}
+		if b == nil {
+			b = &bucket{lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
+			l.buckets[ip] = b
+		}
+	}
+	b.last = now
+	return b.lim.AllowN(now, 1)
+}
+
+// gc drops buckets unused for longer than idle (they would be full again).
+func (l *ipLimiter) gc(now time.Time, idle time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ip, b := range l.buckets {
+		if now.Sub(b.last) > idle {
+			delete(l.buckets, ip)
+		}
+	}
+}

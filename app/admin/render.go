@@ -1,0 +1,169 @@
+package admin
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// User-facing messages of refused requests.
+const (
+	msgCSRF         = "This form has expired or did not come from this site. Go back, reload the page and try again."
+	msgCrossOrigin  = "This request came from another site and was refused to protect your account."
+	msgSignIn       = "Please sign in first."
+	msgRateLimited  = "Too many attempts from your address. Wait a minute, then try again."
+	msgNotFound     = "There is nothing at this address. Check the link or use the navigation."
+	msgServerError  = "Something went wrong on our side. The error was logged; quote the request ID below when reporting it."
+	msgTooLarge     = "The request was too large."
+	msgBadRequest   = "The request could not be understood."
+	msgUnavailable  = "The service is temporarily unavailable. Try again shortly."
+	msgNotAllowed   = "That action is not available at this address."
+	msgBackupFailed = "The backup could not be created. The error was logged."
+)
+
+// Flash codes carried across a redirect in a short-lived cookie. Only codes
+// travel, never text, so a cookie cannot inject content.
+const (
+	flashSessionExpired  = "expired"
+	flashSignedOut       = "signedout"
+	flashWelcome         = "welcome"
+	flashSignedIn        = "signedin"
+	flashPasswordChanged = "pwchanged"
+	flashSessionsRevoked = "revoked"
+)
+
+var flashes = map[string]templates.Flash{
+	flashSessionExpired:  {Kind: templates.FlashInfo, Message: "Your session expired. Please sign in again."},
+	flashSignedOut:       {Kind: templates.FlashSuccess, Message: "You have been signed out."},
+	flashWelcome:         {Kind: templates.FlashSuccess, Message: "Welcome! Your admin account is ready and you are signed in."},
+	flashSignedIn:        {Kind: templates.FlashSuccess, Message: "Signed in."},
+	flashPasswordChanged: {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},
+	flashSessionsRevoked: {Kind: templates.FlashSuccess, Message: "All other sessions were signed out."},
+}
+
+func (s *Server) setFlash(c echo.Context, code string) {
+	s.setCookie(c, flashCookie, code, time.Minute, http.SameSiteLaxMode)
+}
+
+// takeFlash reads and clears the pending flash.
+func (s *Server) takeFlash(c echo.Context) []templates.Flash {
+	ck, err := c.Cookie(flashCookie)
+	if err != nil {
+		return nil
+	}
+	s.clearCookie(c, flashCookie)
+	if f, ok := flashes[ck.Value]; ok {
+		return []templates.Flash{f}
+	}
+	return nil
+}
+
+// chrome builds the layout data of a page.
+func (s *Server) chrome(c echo.Context, title, active string) templates.Chrome {
+	ch := templates.Chrome{
+		Title:   title,
+		Active:  active,
+		CSRF:    s.csrfToken(c),
+		Assets:  templates.Assets{CSS: s.assets.url("app.css"), Icon: s.assets.url("favicon.svg")},
+		Version: s.opts.Version,
+		Flashes: s.takeFlash(c),
+	}
+	if sess := sessionOf(c); sess != nil {
+		ch.User = sess.Username
+	}
+	return ch
+}
+
+// render writes a component into a pooled buffer first, so a template error
+// still becomes a clean error page rather than half a 200.
+func render(c echo.Context, status int, cmp templ.Component) error {
+	buf := templ.GetBuffer()
+	defer templ.ReleaseBuffer(buf)
+	if err := cmp.Render(c.Request().Context(), buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// handleError is echo's error handler: it logs server errors with the
+// request ID and renders a friendly page; raw errors never reach the client.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := http.StatusInternalServerError
+	message := ""
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		status = he.Code
+		if m, ok := he.Message.(string); ok && he.Internal == nil {
+			message = m
+		}
+	}
+	if status >= 500 {
+		s.log.Error("admin: request failed", "err", err, "method", c.Request().Method,
+			"path", c.Request().URL.Path, "request_id", requestIDOf(c))
+	}
+	// Unknown addresses look the same as protected ones to a stranger.
+	if status == http.StatusNotFound && sessionOf(c) == nil && c.Request().Method == http.MethodGet &&
+		!isPublicPrefix(c.Request().URL.Path) {
+		if rerr := s.toLogin(c); rerr == nil {
+			return
+		}
+	}
+	title, fallback := statusText(status)
+	if message == "" || status >= 500 || message == http.StatusText(status) {
+		message = fallback
+	}
+	if status == http.StatusTooManyRequests {
+		c.Response().Header().Set("Retry-After", "60")
+	}
+	if status == http.StatusUnauthorized {
+		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="kimi"`)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	view := templates.ErrorView{
+		Status: status, Title: title, Message: message, RequestID: requestIDOf(c), SignedIn: sessionOf(c) != nil,
+	}
+	if rerr := render(c, status, templates.ErrorPage(s.chrome(c, title, ""), view)); rerr != nil {
+		s.log.Error("admin: render error page", "err", rerr, "request_id", requestIDOf(c))
+		_ = c.String(status, title)
+	}
+}
+
+func isPublicPrefix(path string) bool {
+	return len(path) >= 8 && path[:8] == "/static/"
+}
+
+func statusText(status int) (title, message string) {
+	switch status {
+	case http.StatusBadRequest:
+		return "Bad request", msgBadRequest
+	case http.StatusUnauthorized:
+		return "Sign-in required", msgSignIn
+	case http.StatusForbidden:
+		return "Request refused", msgCSRF
+	case http.StatusNotFound:
+		return "Page not found", msgNotFound
+	case http.StatusMethodNotAllowed:
+		return "Not allowed", msgNotAllowed
+	case http.StatusRequestEntityTooLarge:
+		return "Too large", msgTooLarge
+	case http.StatusTooManyRequests:
+		return "Slow down", msgRateLimited
+	case http.StatusServiceUnavailable:
+		return "Unavailable", msgUnavailable
+	}
+	if status >= 500 {
+		return "Something went wrong", msgServerError
+	}
+	return http.StatusText(status), http.StatusText(status)
+}
