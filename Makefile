@@ -1,0 +1,63 @@
+# Kimi — developer entry points. A fresh clone needs only Go: `make run`, `make test`.
+
+GO        ?= go
+BIN       ?= bin/kimi
+DATA_DIR  ?= ./kimi-data
+TESTFLAGS ?=
+# Benchmarks: every Go benchmark in the module, long enough for stable p99s.
+BENCHTIME ?= 2s
+BENCHPKGS ?= ./...
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+STAMP   := github.com/kimiapp/kimi/app/buildinfo
+LDFLAGS := -s -w -X $(STAMP).Version=$(VERSION) -X $(STAMP).Commit=$(COMMIT) -X $(STAMP).Date=$(DATE)
+
+.PHONY: help build run test test-race lint generate bench e2e check-libc clean
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## static CGO-free binary with version stamp -> bin/kimi
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kimi
+
+run: build ## build and run `kimi serve` with data in ./kimi-data
+	KIMI_DATA_DIR="$${KIMI_DATA_DIR:-$(DATA_DIR)}" ./$(BIN) serve
+
+test: ## all tests (unit, HTTP, browser when chromium is present, built binary)
+	$(GO) test -count=1 $(TESTFLAGS) ./...
+
+test-race: ## the store's tests under the race detector
+	$(GO) test -count=1 -race ./app/store/...
+
+lint: ## gofmt (fails on any unformatted file) and go vet
+	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+generate: ## regenerate templ components (commit the *_templ.go files)
+	$(GO) tool templ generate
+
+bench: ## budgets: binary size, ready time, idle RSS, / p99 under 50 concurrent requests
+	@mkdir -p bin
+	$(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) $(BENCHPKGS) | tee bin/bench.txt
+	@echo; echo "Budgets (figure / limit):"
+	@awk '{ for (i = 3; i < NF; i++) { \
+	    if ($$(i+1) == "binary-MB")   printf "  static binary size    %8.2f MB  / 40 MB\n", $$i; \
+	    if ($$(i+1) == "ready-ms")    printf "  ready on empty dir    %8.1f ms  / 1000 ms\n", $$i; \
+	    if ($$(i+1) == "idle-RSS-MB") printf "  idle RSS              %8.1f MB  / 40 MB\n", $$i; \
+	    if ($$(i+1) == "p99-ms")      printf "  %-21s %8.2f ms  / 20 ms (p99)\n", $$1, $$i; \
+	  } }' bin/bench.txt
+
+e2e: ## browser tests only (chromedp + /usr/bin/chromium, headless)
+	$(GO) test -count=1 -run 'Browser' ./app/admin/...
+
+check-libc: ## modernc.org/libc must equal the version modernc.org/sqlite pins
+	@have="$$($(GO) list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' modernc.org/libc)"; \
+	want="$$(awk '$$1 == "modernc.org/libc" {print $$2}' "$$($(GO) list -m -f '{{.Dir}}' modernc.org/sqlite)/go.mod")"; \
+	if [ -z "$$want" ] || [ "$$have" != "$$want" ]; then \
+	  echo "check-libc: modernc.org/libc is $$have but modernc.org/sqlite requires $$want; pin it with a replace in go.mod"; exit 1; \
+	fi; echo "check-libc: modernc.org/libc $$have matches modernc.org/sqlite's pin"
+
+clean: ## remove build output (never the data directory)
+	rm -rf bin

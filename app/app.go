@@ -1,0 +1,232 @@
+// Package app composes the appliance: it wires configuration, the store, auth
+// and the admin UI together and implements the `kimi` command line. cmd/kimi
+// is a thin main that calls Main; a custom build calls Main the same way.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kimiapp/kimi/app/buildinfo"
+	"github.com/kimiapp/kimi/app/config"
+)
+
+// Exit codes of the kimi command.
+const (
+	ExitOK      = 0 // success
+	ExitFailure = 1 // the command ran and failed (or doctor found problems)
+	ExitUsage   = 2 // bad command line or invalid settings
+)
+
+// errUsage marks an error in how the command was invoked; Main exits 2.
+var errUsage = errors.New("usage")
+
+// usageError wraps a message as a usage error.
+func usageError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// cli carries the process environment of one Main call. Tests build it
+// directly to inject the environment and standard input.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            config.Env
+	environ        func() []string
+	// stdinTerminal reports whether stdin is an interactive terminal (for the
+	// password prompt); readPassword reads a line from it without echo.
+	stdinTerminal func() bool
+	readPassword  func() (string, error)
+	started       time.Time
+}
+
+// command is one `kimi` subcommand.
+type command struct {
+	name     string
+	synopsis string // one line for the command list
+	usage    string // argument summary after the name
+	help     string // longer description for -h
+	run      func(ctx context.Context, c *cli, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{name: "serve", synopsis: "run the appliance (default when no command is given)", usage: "[flags]", help: serveHelp, run: runServe},
+		{name: "migrate", synopsis: "show or apply database migrations", usage: "status|up [flags]", help: migrateHelp, run: runMigrate},
+		{name: "backup", synopsis: "write a consistent copy of the database while it runs", usage: "[flags] FILE", help: backupHelp, run: runBackup},
+		{name: "restore", synopsis: "replace the database with a verified backup (server stopped)", usage: "[flags] FILE", help: restoreHelp, run: runRestore},
+		{name: "doctor", synopsis: "check database integrity, libc pin, settings and permissions", usage: "[flags]", help: doctorHelp, run: runDoctor},
+		{name: "admin", synopsis: "create an admin or reset an admin's password", usage: "create|reset-password [flags]", help: adminHelp, run: runAdmin},
+		{name: "version", synopsis: "print version, commit, Go version and build date", usage: "", help: "Print the build information of this binary.", run: runVersion},
+	}
+}
+
+func findCommand(name string) (command, bool) {
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			return cmd, true
+		}
+	}
+	return command{}, false
+}
+
+// Main runs the kimi command line with args (without the program name) and
+// returns the process exit code: 0 on success, 1 when the command failed, 2
+// for a bad command line or invalid settings. `kimi serve` returns when ctx is
+// cancelled or on SIGINT/SIGTERM, after a graceful shutdown.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c := &cli{
+		stdin:         os.Stdin,
+		stdout:        stdout,
+		stderr:        stderr,
+		env:           config.OSEnv(),
+		environ:       os.Environ,
+		stdinTerminal: func() bool { return isTerminal(os.Stdin) },
+		readPassword:  func() (string, error) { return readPasswordNoEcho(os.Stdin) },
+		started:       time.Now(),
+	}
+	return c.main(ctx, args)
+}
+
+func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		c.printCommands(c.stdout)
+		return ExitOK
+	}
+	name, rest := "serve", args // flags alone (`kimi --addr :9000`) mean serve
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, rest = args[0], args[1:]
+	}
+	if name == "help" {
+		if len(rest) == 0 {
+			c.printCommands(c.stdout)
+			return ExitOK
+		}
+		name, rest = rest[0], []string{"-h"}
+	}
+	cmd, ok := findCommand(name)
+	if !ok {
+		fmt.Fprintf(c.stderr, "kimi: unknown command %q\nRun 'kimi help' for the list of commands.\n", name)
+		return ExitUsage
+	}
+	err := cmd.run(ctx, c, rest)
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(c.stderr, "kimi %s: %s\nRun 'kimi %s -h' for usage.\n", cmd.name, strings.TrimPrefix(err.Error(), errUsage.Error()+": "), cmd.name)
+		return ExitUsage
+	case isConfigError(err):
+		fmt.Fprintln(c.stderr, err)
+		return ExitUsage
+	default:
+		fmt.Fprintf(c.stderr, "kimi %s: %v\n", cmd.name, err)
+		return ExitFailure
+	}
+}
+
+func isConfigError(err error) bool {
+	var ce *config.Error
+	return errors.As(err, &ce)
+}
+
+func (c *cli) printCommands(w io.Writer) {
+	fmt.Fprintf(w, "kimi %s: a self-hosted Discord assistant appliance\n\nUsage:\n  kimi [command] [flags]\n\nCommands:\n", buildinfo.Get().Version)
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", cmd.name, cmd.synopsis)
+	}
+	fmt.Fprintf(w, "\nRun 'kimi <command> -h' for a command's flags. Settings are read from flags, then\nKIMI_* environment variables, then defaults:\n\n")
+	printSettings(w)
+}
+
+func printSettings(w io.Writer) {
+	for _, s := range config.Settings() {
+		env := s.Env
+		if s.Secret {
+			env += " / " + s.FileEnv()
+		}
+		def := s.Default
+		if def == "" {
+			def = "-"
+		}
+		fmt.Fprintf(w, "  %-48s --%-21s default %s\n", env, s.Flag(), def)
+	}
+}
+
+// newFlagSet returns a flag set whose -h output names the command and lists
+// its flags; parse errors are reported by Main, not by the flag package.
+func (c *cli) newFlagSet(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet("kimi "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args allowing flags after positional arguments
+// (`kimi backup FILE --force`), prints help on -h, and returns the
+// positional arguments.
+func (c *cli) parse(fs *flag.FlagSet, cmd command, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.printUsage(fs, cmd)
+				return nil, err
+			}
+			return nil, usageError("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func (c *cli) printUsage(fs *flag.FlagSet, cmd command) {
+	w := c.stdout
+	fmt.Fprintf(w, "Usage: kimi %s %s\n\n%s\n", cmd.name, cmd.usage, strings.TrimSpace(cmd.help))
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprintf(w, "\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// loadConfig resolves the settings bound to fs after parsing.
+func (c *cli) loadConfig(f *config.Flags) (config.Config, error) {
+	return f.Load(c.env)
+}
+
+func runVersion(_ context.Context, c *cli, args []string) error {
+	cmd, _ := findCommand("version")
+	fs := c.newFlagSet("version")
+	pos, err := c.parse(fs, cmd, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected argument %q", pos[0])
+	}
+	bi := buildinfo.Get()
+	commit := bi.Commit
+	if bi.Modified {
+		commit += " (modified)"
+	}
+	fmt.Fprintf(c.stdout, "kimi %s\ncommit: %s\nbuilt:  %s\ngo:     %s\n", bi.Version, commit, bi.Date, bi.GoVersion)
+	return nil
+}

@@ -1,0 +1,214 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/store"
+)
+
+const doctorHelp = `
+Check the installation and print one line per check:
+  config       every setting is valid (the same validation as 'kimi serve'),
+               no unknown KIMI_* variables (typos)
+  data dir     exists, is writable, and is not open to other users
+  database     PRAGMA integrity_check and foreign_key_check pass, and the
+               schema is not newer than this binary
+  libc         modernc.org/libc matches the version modernc.org/sqlite pins
+  disk         free space in the data directory
+Accepts the same flags as 'kimi serve', so a start command can be checked
+before it is used. Exits 1 when any check fails; warnings alone exit 0.`
+
+// lowDiskBytes is the free space below which doctor warns.
+const lowDiskBytes = 256 << 20
+
+type checkLevel int
+
+const (
+	levelOK checkLevel = iota
+	levelWarn
+	levelFail
+)
+
+func (l checkLevel) String() string {
+	return [...]string{"ok", "warn", "FAIL"}[l]
+}
+
+// doctorReport collects check results and prints them as they come.
+type doctorReport struct {
+	w               io.Writer
+	warnings, fails int
+}
+
+func (r *doctorReport) add(level checkLevel, check, format string, args ...any) {
+	switch level {
+	case levelWarn:
+		r.warnings++
+	case levelFail:
+		r.fails++
+	}
+	fmt.Fprintf(r.w, "%-5s %-9s %s\n", level, check, fmt.Sprintf(format, args...))
+}
+
+func runDoctor(ctx context.Context, c *cli, args []string) error {
+	cmd, _ := findCommand("doctor")
+	fs := c.newFlagSet("doctor")
+	flags := config.Bind(fs)
+	pos, err := c.parse(fs, cmd, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected argument %q", pos[0])
+	}
+	r := &doctorReport{w: c.stdout}
+	cfg, cfgErr := c.loadConfig(flags)
+	checkConfig(r, cfg, cfgErr, c.environ())
+	if cfg.DataDir != "" {
+		if checkDataDir(r, cfg.DataDir) {
+			checkDatabase(ctx, r, cfg.DBPath())
+			checkDisk(r, cfg.DataDir)
+		}
+	}
+	checkLibc(r)
+	switch {
+	case r.fails > 0:
+		fmt.Fprintf(c.stdout, "\n%d problem(s), %d warning(s)\n", r.fails, r.warnings)
+		return errDoctorFailed
+	case r.warnings > 0:
+		fmt.Fprintf(c.stdout, "\nno problems, %d warning(s)\n", r.warnings)
+	default:
+		fmt.Fprintf(c.stdout, "\nno problems found\n")
+	}
+	return nil
+}
+
+// errDoctorFailed is returned when a check failed; the report already says why.
+var errDoctorFailed = errors.New("problems found")
+
+func checkConfig(r *doctorReport, cfg config.Config, err error, environ []string) {
+	if err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			r.add(levelFail, "config", "%s", line)
+		}
+	} else {
+		r.add(levelOK, "config", "settings are valid (data dir %s, addr %s)", cfg.DataDir, cfg.Addr)
+	}
+	for _, name := range config.UnknownEnv(environ) {
+		r.add(levelWarn, "config", "unknown environment variable %s (a typo?)", name)
+	}
+}
+
+// checkDataDir reports on the data directory; false means there is nothing
+// further to check in it.
+func checkDataDir(r *doctorReport, dir string) bool {
+	abs, _ := filepath.Abs(dir)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		r.add(levelWarn, "data dir", "%s does not exist yet; 'kimi serve' creates it", abs)
+		return false
+	case err != nil:
+		r.add(levelFail, "data dir", "%v", err)
+		return false
+	case !fi.IsDir():
+		r.add(levelFail, "data dir", "%s is not a directory", abs)
+		return false
+	}
+	perm := fi.Mode().Perm()
+	switch {
+	case perm&0o022 != 0:
+		r.add(levelFail, "data dir", "%s (mode %#o) is writable by other users; run chmod 700 %s", abs, perm, abs)
+	case perm&0o077 != 0:
+		r.add(levelWarn, "data dir", "%s (mode %#o) is readable by other users; consider chmod 700 %s", abs, perm, abs)
+	default:
+		r.add(levelOK, "data dir", "%s (mode %#o)", abs, perm)
+	}
+	probe, err := os.CreateTemp(dir, ".doctor-*")
+	if err != nil {
+		r.add(levelFail, "data dir", "%s is not writable: %v", abs, err)
+		return true
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return true
+}
+
+func checkDatabase(ctx context.Context, r *doctorReport, dbPath string) {
+	fi, err := os.Stat(dbPath)
+	if errors.Is(err, os.ErrNotExist) {
+		r.add(levelWarn, "database", "no database at %s yet; 'kimi serve' creates it", dbPath)
+		return
+	}
+	if err != nil {
+		r.add(levelFail, "database", "%v", err)
+		return
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		r.add(levelFail, "database", "%s (mode %#o) is accessible to other users (it holds password hashes); run chmod 600 %s", dbPath, perm, dbPath)
+	}
+	rep, err := store.Check(ctx, dbPath)
+	if err != nil {
+		r.add(levelFail, "database", "%v", err)
+		return
+	}
+	if len(rep.Integrity) == 1 && rep.Integrity[0] == "ok" {
+		r.add(levelOK, "database", "integrity check ok (%s)", dbPath)
+	} else {
+		r.add(levelFail, "database", "integrity check failed: %s; restore a backup with 'kimi restore'", strings.Join(rep.Integrity, "; "))
+	}
+	if rep.ForeignKeyViolations == 0 {
+		r.add(levelOK, "database", "foreign key check ok")
+	} else {
+		r.add(levelFail, "database", "%d foreign key violation(s)", rep.ForeignKeyViolations)
+	}
+	switch {
+	case rep.SchemaVersion > rep.Latest:
+		r.add(levelFail, "schema", "version %d is newer than this binary (%d); upgrade Kimi or restore an older backup", rep.SchemaVersion, rep.Latest)
+	case rep.SchemaVersion < rep.Latest:
+		r.add(levelWarn, "schema", "version %d, %d pending; 'kimi serve' or 'kimi migrate up' applies them", rep.SchemaVersion, rep.Latest-rep.SchemaVersion)
+	default:
+		r.add(levelOK, "schema", "version %d (up to date)", rep.SchemaVersion)
+	}
+	if lock, err := store.AcquireLock(dbPath); err == nil {
+		lock.Release()
+		r.add(levelOK, "server", "not running on this data directory")
+	} else if errors.Is(err, store.ErrLocked) {
+		r.add(levelOK, "server", "a 'kimi serve' holds this data directory")
+	} else {
+		r.add(levelWarn, "server", "cannot check the database lock: %v", err)
+	}
+}
+
+func checkDisk(r *doctorReport, dir string) {
+	var fs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &fs); err != nil {
+		r.add(levelWarn, "disk", "cannot read free space: %v", err)
+		return
+	}
+	free := int64(fs.Bavail) * int64(fs.Bsize)
+	if free < lowDiskBytes {
+		r.add(levelWarn, "disk", "only %d MiB free in %s; backups and migrations need room", free>>20, dir)
+		return
+	}
+	r.add(levelOK, "disk", "%d MiB free", free>>20)
+}
+
+func checkLibc(r *doctorReport) {
+	have, want, ok := store.LibcPin()
+	switch {
+	case ok:
+		r.add(levelOK, "libc", "modernc.org/libc %s matches modernc.org/sqlite's pin", have)
+	case want == "":
+		r.add(levelWarn, "libc", "cannot verify modernc.org/libc %q: sqlite version unknown to this build", have)
+	default:
+		r.add(levelFail, "libc", "modernc.org/libc %s does not match %s pinned by modernc.org/sqlite; rebuild with the pin", have, want)
+	}
+}

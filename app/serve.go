@@ -1,0 +1,262 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/kimiapp/kimi/app/admin"
+	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/buildinfo"
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/store"
+)
+
+const serveHelp = `
+Run the appliance: open (or create) the data directory, migrate the database
+(writing an automatic backup first when migrations are pending on a non-empty
+database), and serve the admin UI.
+
+While no admin exists, one line is logged with a one-time set-up link:
+  Open http://127.0.0.1:8080/setup?token=... to create the admin (expires in 30m)
+Set KIMI_ADMIN_PASSWORD (or KIMI_ADMIN_PASSWORD_FILE) to create the admin
+headlessly instead.
+
+SIGINT or SIGTERM shut down gracefully: stop accepting connections, finish
+in-flight requests (up to 15s), checkpoint and close the database, exit 0.
+The server holds <data dir>/kimi.db.lock while it runs, so 'kimi restore' and
+'kimi migrate up' refuse to run alongside it.`
+
+// shutdownTimeout bounds how long in-flight requests may take after a signal.
+const shutdownTimeout = 15 * time.Second
+
+// bootstrapActor is the audit actor of admins created from the environment.
+const bootstrapActor = "bootstrap"
+
+func runServe(ctx context.Context, c *cli, args []string) error {
+	cmd, _ := findCommand("serve")
+	fs := c.newFlagSet("serve")
+	flags := config.Bind(fs)
+	pos, err := c.parse(fs, cmd, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected argument %q", pos[0])
+	}
+	cfg, err := c.loadConfig(flags)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(c.stderr, cfg)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, stop, c, cfg, logger)
+}
+
+// serve runs the appliance until ctx is done. stop, called once shutdown
+// begins, restores default signal handling so a second Ctrl-C kills at once.
+func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *slog.Logger) (err error) {
+	bi := buildinfo.Get()
+	logger.Info("kimi: starting", "version", bi.Version, "commit", bi.Commit, "config", cfg)
+	warnLibcPin(logger)
+
+	if err := ensureDataDir(cfg.DataDir, logger); err != nil {
+		return err
+	}
+	lock, err := store.AcquireLock(cfg.DBPath())
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	defer lock.Release()
+
+	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: logger.With("component", "store")})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		} else {
+			logger.Info("kimi: database checkpointed and closed", "path", st.Path())
+		}
+	}()
+	rep, err := st.Migrate(ctx)
+	if err != nil {
+		return err
+	}
+	if rep.BackupPath != "" {
+		logger.Info("kimi: pre-migration backup written", "path", rep.BackupPath, "from_version", rep.From, "to_version", rep.To)
+	}
+
+	authSvc := auth.New(st, logger, auth.Options{})
+	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("app: listen on %s (KIMI_ADDR): %w", cfg.Addr, err)
+	}
+	baseURL := cfg.ResolveBaseURL(ln.Addr().String())
+	adminSrv, err := admin.New(admin.Options{
+		Store: st, Auth: authSvc, Logger: logger.With("component", "admin"),
+		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
+		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(),
+	})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("app: admin: %w", err)
+	}
+	defer adminSrv.Close()
+
+	srv := &http.Server{
+		Handler:           adminSrv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		// Requests keep their own context: a signal must let them finish.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	if needSetup {
+		if err := logSetupLink(ctx, authSvc, baseURL, logger); err != nil {
+			shutdown(srv, logger)
+			return err
+		}
+	}
+	logger.Info("kimi: ready", "addr", ln.Addr().String(), "url", baseURL,
+		"elapsed_ms", time.Since(c.started).Milliseconds())
+
+	select {
+	case <-ctx.Done():
+		stop()
+		logger.Info("kimi: shutting down", "reason", context.Cause(ctx))
+		return shutdown(srv, logger)
+	case err := <-served:
+		return fmt.Errorf("app: serve: %w", err)
+	}
+}
+
+// shutdown stops accepting connections and waits for in-flight requests, up
+// to shutdownTimeout; then it closes whatever is left.
+func shutdown(srv *http.Server, logger *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("kimi: in-flight requests did not finish in time; closing them", "timeout", shutdownTimeout, "err", err)
+		_ = srv.Close()
+	}
+	return nil
+}
+
+// bootstrapAdmin creates the admin from KIMI_ADMIN_PASSWORD(_FILE) when no
+// admin exists. It reports whether set-up through the browser is still needed.
+func bootstrapAdmin(ctx context.Context, a *auth.Service, cfg config.Config, logger *slog.Logger) (needSetup bool, err error) {
+	has, err := a.HasAdmin(ctx)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case has && cfg.AdminPassword != "":
+		logger.Warn("kimi: an admin exists, so the admin password from the environment is ignored; remove it, and use 'kimi admin reset-password' to change a password",
+			"source", cfg.Origins[config.KeyAdminPassword])
+		return false, nil
+	case has:
+		return false, nil
+	case cfg.AdminPassword == "":
+		return true, nil
+	}
+	err = a.CreateAdmin(ctx, cfg.AdminUsername, cfg.AdminPassword.Reveal(), bootstrapActor)
+	switch {
+	case err == nil:
+	case errors.Is(err, auth.ErrInvalidUsername):
+		return false, &config.Error{Source: cfg.Origins[config.KeyAdminUsername], Msg: err.Error()}
+	case isPasswordRuleError(err):
+		return false, &config.Error{Source: cfg.Origins[config.KeyAdminPassword], Msg: err.Error()}
+	default:
+		return false, fmt.Errorf("app: create admin from the environment: %w", err)
+	}
+	logger.Info("kimi: admin created from the environment", "username", cfg.AdminUsername,
+		"source", cfg.Origins[config.KeyAdminPassword])
+	return false, nil
+}
+
+func isPasswordRuleError(err error) bool {
+	return errors.Is(err, auth.ErrWeakPassword) || errors.Is(err, auth.ErrPasswordTooLong) || errors.Is(err, auth.ErrPasswordIsUsername)
+}
+
+// logSetupLink mints a fresh one-time set-up token and logs the one line that
+// tells the operator where to go.
+func logSetupLink(ctx context.Context, a *auth.Service, baseURL string, logger *slog.Logger) error {
+	token, expires, err := a.NewSetupToken(ctx)
+	if errors.Is(err, auth.ErrAdminExists) {
+		return nil // created in the meantime (kimi admin create)
+	}
+	if err != nil {
+		return err
+	}
+	ttl := time.Until(expires).Round(time.Minute)
+	logger.Info(fmt.Sprintf("Open %s/setup?token=%s to create the admin (expires in %s)", baseURL, token, formatMinutes(ttl)))
+	return nil
+}
+
+// formatMinutes renders a whole-minute duration as "30m" or "1h30m".
+func formatMinutes(d time.Duration) string {
+	s := d.Round(time.Minute).String() // e.g. "30m0s", "1h30m0s"
+	if len(s) > 2 && s[len(s)-2:] == "0s" {
+		s = s[:len(s)-2]
+	}
+	if len(s) > 3 && s[len(s)-3:] == "h0m" {
+		s = s[:len(s)-2]
+	}
+	return s
+}
+
+// ensureDataDir creates the data directory (0700) and warns when an existing
+// one is open to other users: it holds password hashes and session hashes.
+func ensureDataDir(dir string, logger *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("app: create data directory (KIMI_DATA_DIR) %s: %w", dir, err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("app: data directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("app: data directory (KIMI_DATA_DIR) %s is not a directory", dir)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		logger.Warn("kimi: the data directory is accessible to other users; consider chmod 700", "path", dir, "mode", fmt.Sprintf("%#o", perm))
+	}
+	return nil
+}
+
+func warnLibcPin(logger *slog.Logger) {
+	have, want, ok := store.LibcPin()
+	if !ok && want != "" {
+		logger.Warn("kimi: modernc.org/libc does not match the version modernc.org/sqlite requires; the database may crash", "have", have, "want", want)
+	}
+}
+
+// newLogger builds the process logger from the settings.
+func newLogger(w io.Writer, cfg config.Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
