@@ -1,0 +1,26 @@
+// Package sdktest provides a fake for every port of the module SDK, so a
+// module's tests need nothing but Go: no host, no Discord, no database
+// server.
+//
+// Each fake behaves like the reference test kit (kimi-agent-module-api's
+// testing.py, SDK 2.4): it enforces what the host enforces at the port
+// boundary (declared Discord actions, publish namespaces, custom ids,
+// duplicate registrations, scheduled-result access) with the SDK's own
+// validators and exact messages, and it records what the module asked for
+// so a test can assert on it. Time never passes by itself: the scheduler
+// runs jobs only in RunDue, events reach handlers only in Deliver, and
+// scheduled results only in Deliver.
+//
+// Storage is real: SQLite in a file under t.TempDir() (WAL, a single
+// serialized writer with BEGIN IMMEDIATE, a query-only reader pool), with
+// Migrate applying a module's named migrations through a ledger.
+//
+// NewRuntime wires every fake for one module spec — create with a recording
+// load context, migrate, build the runtime — so a module test reads:
+//
+//	rt := sdktest.NewRuntime(t, mymodule.Spec(), sdktest.WithSettings(map[string]any{"limit": 2}))
+//	rt.Start(t)
+//	reply := rt.CallTool(t, "my_tool", map[string]any{"x": 1}, sdktest.ToolCaller{UserID: 2, GuildID: 100})
+//
+// Every fake is safe for concurrent use.
+package sdktest

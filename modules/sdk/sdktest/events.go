@@ -1,0 +1,132 @@
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// FakeEvents is an sdk.EventBus that records publications and delivers to
+// subscribers only when the test calls Deliver. Publish enforces the
+// module's namespace and Subscribe the module's declared topics, with the
+// SDK's validators and messages.
+type FakeEvents struct {
+	module string
+	perms  sdk.Permissions
+
+	mu            sync.Mutex
+	published     []sdk.Event
+	subscriptions []*fakeSubscription
+	tick          int64
+}
+
+type fakeSubscription struct {
+	pattern string
+	handler sdk.EventHandler
+}
+
+var _ sdk.EventBus = (*FakeEvents)(nil)
+
+// NewFakeEvents returns a bus for module with its permissions (the
+// declared EventTopics decide which foreign patterns it may subscribe to).
+func NewFakeEvents(module string, perms sdk.Permissions) *FakeEvents {
+	return &FakeEvents{module: module, perms: perms}
+}
+
+// clock returns a deterministic, strictly increasing publication time:
+// one second after the epoch per event, like the reference kit's counter.
+func (e *FakeEvents) clock() time.Time {
+	e.tick++
+	return time.Unix(e.tick, 0)
+}
+
+// Publish records an event under the module's own namespace.
+func (e *FakeEvents) Publish(topic string, payload any) error {
+	if err := sdk.ValidatePublishTopic(e.module, topic); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.published = append(e.published, sdk.Event{Topic: topic, Payload: payload, SourceModule: e.module, PublishedAt: e.clock()})
+	return nil
+}
+
+// Subscribe registers handler for a topic or "<namespace>.*" pattern the
+// module may subscribe to; closing the registration removes it.
+func (e *FakeEvents) Subscribe(pattern string, handler sdk.EventHandler) (sdk.Registration, error) {
+	if err := sdk.ValidateSubscription(e.module, e.perms, pattern); err != nil {
+		return nil, err
+	}
+	if handler == nil {
+		return nil, &sdk.ModuleContractError{Message: "event handler for " + reprString(pattern) + " is nil"}
+	}
+	sub := &fakeSubscription{pattern: pattern, handler: handler}
+	e.mu.Lock()
+	e.subscriptions = append(e.subscriptions, sub)
+	e.mu.Unlock()
+	return newRegistration(func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.subscriptions = slices.DeleteFunc(e.subscriptions, func(s *fakeSubscription) bool { return s == sub })
+	}), nil
+}
+
+// Published returns every event the module published, oldest first.
+func (e *FakeEvents) Published() []sdk.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.published)
+}
+
+// Subscriptions returns the live subscription patterns in subscription
+// order.
+func (e *FakeEvents) Subscriptions() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, len(e.subscriptions))
+	for i, s := range e.subscriptions {
+		out[i] = s.pattern
+	}
+	return out
+}
+
+// Deliver pushes one event from core (source "core") through every
+// matching subscriber, in subscription order, and returns how many
+// handlers ran. Handler errors do not stop later handlers (the host logs
+// and counts them); they are returned joined.
+func (e *FakeEvents) Deliver(ctx context.Context, topic string, payload any) (int, error) {
+	return e.DeliverFrom(ctx, sdk.CoreSourceModule, topic, payload)
+}
+
+// DeliverFrom is Deliver with an explicit source module.
+func (e *FakeEvents) DeliverFrom(ctx context.Context, source, topic string, payload any) (int, error) {
+	e.mu.Lock()
+	event := sdk.Event{Topic: topic, Payload: payload, SourceModule: source, PublishedAt: e.clock()}
+	subs := slices.Clone(e.subscriptions)
+	e.mu.Unlock()
+	count := 0
+	var errs []error
+	for _, s := range subs {
+		if !sdk.MatchTopic(s.pattern, topic) {
+			continue
+		}
+		count++
+		if err := callEventHandler(ctx, s.handler, event); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return count, errors.Join(errs...)
+}
+
+func callEventHandler(ctx context.Context, h sdk.EventHandler, ev sdk.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError(r)
+		}
+	}()
+	return h(ctx, ev)
+}

@@ -1,0 +1,122 @@
+package sdktest
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// HealthReport is one recorded call of a FakeHealth: Key is "" for an
+// unkeyed report.
+type HealthReport struct {
+	Key    string
+	Health sdk.ModuleHealth
+}
+
+// FakeHealth is an sdk.Health that records every report. Current is the
+// latest unkeyed report, Keyed the latest live report per key (a keyed
+// healthy report with no detail and no metrics clears its key, as in the
+// host), and State the worst of both — what the host would show for the
+// module. Details and metrics are bounded with the SDK's helpers, so a
+// test sees what an operator would.
+type FakeHealth struct {
+	mu      sync.Mutex
+	history []HealthReport
+	reports []sdk.ModuleHealth
+	keyed   map[string]sdk.ModuleHealth
+}
+
+var _ sdk.Health = (*FakeHealth)(nil)
+
+// NewFakeHealth returns a reporter with no reports.
+func NewFakeHealth() *FakeHealth { return &FakeHealth{keyed: map[string]sdk.ModuleHealth{}} }
+
+// record builds the report; UpdatedAt counts reports (one second each since
+// the epoch) so order is visible and deterministic.
+func (h *FakeHealth) record(key string, state sdk.HealthState, detail string, metrics map[string]float64) sdk.ModuleHealth {
+	health := sdk.ModuleHealth{
+		State:     state,
+		Detail:    sdk.BoundHealthDetail(detail),
+		Metrics:   sdk.BoundHealthMetrics(metrics),
+		UpdatedAt: time.Unix(int64(len(h.history)), 0),
+	}
+	h.history = append(h.history, HealthReport{Key: key, Health: health})
+	return health
+}
+
+// Report records the module's unkeyed state.
+func (h *FakeHealth) Report(state sdk.HealthState, detail string, metrics map[string]float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reports = append(h.reports, h.record("", state, detail, metrics))
+}
+
+// ReportKey records one keyed concern; a healthy report with no detail and
+// no metrics clears the key.
+func (h *FakeHealth) ReportKey(key string, state sdk.HealthState, detail string, metrics map[string]float64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	health := h.record(key, state, detail, metrics)
+	if sdk.ClearsKey(state, detail, metrics) {
+		delete(h.keyed, key)
+		return
+	}
+	h.keyed[key] = health
+}
+
+// Current returns the latest unkeyed report; ok is false when there is none.
+func (h *FakeHealth) Current() (health sdk.ModuleHealth, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.reports) == 0 {
+		return sdk.ModuleHealth{}, false
+	}
+	return h.reports[len(h.reports)-1], true
+}
+
+// Keyed returns the live report for key.
+func (h *FakeHealth) Keyed(key string) (health sdk.ModuleHealth, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	health, ok = h.keyed[key]
+	return health, ok
+}
+
+// Keys returns the live keys, sorted.
+func (h *FakeHealth) Keys() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Sorted(maps.Keys(h.keyed))
+}
+
+// Reports returns every unkeyed report, oldest first.
+func (h *FakeHealth) Reports() []sdk.ModuleHealth {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.reports)
+}
+
+// History returns every call, keyed and unkeyed, oldest first.
+func (h *FakeHealth) History() []HealthReport {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.history)
+}
+
+// State returns the worst state across the current unkeyed report and every
+// live keyed report; healthy when there are none.
+func (h *FakeHealth) State() sdk.HealthState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	states := make([]sdk.HealthState, 0, len(h.keyed)+1)
+	for _, k := range h.keyed {
+		states = append(states, k.State)
+	}
+	if len(h.reports) > 0 {
+		states = append(states, h.reports[len(h.reports)-1].State)
+	}
+	return sdk.WorstHealthState(states...)
+}

@@ -1,0 +1,140 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// FakeRequest is one request recorded by a FakeHTTP. Body is the JSON of a
+// PostJSON payload (nil for GET).
+type FakeRequest struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// RouteFunc answers a request matched by prefix.
+type RouteFunc func(req FakeRequest) (*sdk.HTTPResponse, error)
+
+type fakeRoute struct {
+	prefix string
+	answer RouteFunc
+}
+
+// FakeHTTP is an sdk.HTTP answering from routes matched by URL prefix, in
+// the order they were added; a URL no route matches fails with
+// *sdk.HostNotAllowed ("no fake route for 'url'"). Bodies over the
+// request's limit fail with *sdk.ResponseTooLarge, as in the host.
+type FakeHTTP struct {
+	mu       sync.Mutex
+	routes   []fakeRoute
+	requests []FakeRequest
+}
+
+var _ sdk.HTTP = (*FakeHTTP)(nil)
+
+// NewFakeHTTP returns a client with no routes.
+func NewFakeHTTP() *FakeHTTP { return &FakeHTTP{} }
+
+// Route answers URLs starting with prefix with fn.
+func (f *FakeHTTP) Route(prefix string, fn RouteFunc) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.routes = append(f.routes, fakeRoute{prefix: prefix, answer: fn})
+}
+
+// RouteBytes answers URLs starting with prefix with status 200 and body.
+func (f *FakeHTTP) RouteBytes(prefix string, body []byte) {
+	f.RouteResponse(prefix, &sdk.HTTPResponse{Status: http.StatusOK, Header: http.Header{}, Body: body})
+}
+
+// RouteResponse answers URLs starting with prefix with a copy of resp.
+func (f *FakeHTTP) RouteResponse(prefix string, resp *sdk.HTTPResponse) {
+	f.Route(prefix, func(FakeRequest) (*sdk.HTTPResponse, error) {
+		c := *resp
+		c.Header = resp.Header.Clone()
+		c.Body = bytes.Clone(resp.Body)
+		return &c, nil
+	})
+}
+
+// Requests returns every request, oldest first.
+func (f *FakeHTTP) Requests() []FakeRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests)
+}
+
+func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.RequestOption) (*sdk.HTTPResponse, error) {
+	o := sdk.ApplyRequestOptions(sdk.DefaultHTTPTimeout, opts...)
+	req := FakeRequest{Method: method, URL: rawURL, Header: o.Header, Body: body}
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	var answer RouteFunc
+	for _, r := range f.routes {
+		if strings.HasPrefix(rawURL, r.prefix) {
+			answer = r.answer
+			break
+		}
+	}
+	f.mu.Unlock()
+	if answer == nil {
+		host := rawURL
+		if u, err := url.Parse(rawURL); err == nil {
+			host = u.Hostname()
+		}
+		return nil, sdk.NewHostNotAllowed(host, "no fake route for "+reprString(rawURL))
+	}
+	resp, err := answer(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("sdktest: route for %s returned no response", rawURL)
+	}
+	if int64(len(resp.Body)) > o.MaxBytes {
+		return nil, sdk.NewResponseTooLarge(0, o.MaxBytes)
+	}
+	if resp.Header == nil {
+		resp.Header = http.Header{}
+	}
+	return resp, nil
+}
+
+// Get answers a GET.
+func (f *FakeHTTP) Get(ctx context.Context, rawURL string, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
+	return f.resolve(http.MethodGet, rawURL, nil, opts)
+}
+
+// PostJSON answers a POST; payload must marshal to JSON.
+func (f *FakeHTTP) PostJSON(ctx context.Context, rawURL string, payload any, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, &sdk.ModuleContractError{Message: "payload must be JSON-serializable: " + err.Error(), Err: err}
+	}
+	return f.resolve(http.MethodPost, rawURL, body, opts)
+}
+
+// Download answers a GET and returns its body; a non-200 status fails
+// ("download returned HTTP N").
+func (f *FakeHTTP) Download(ctx context.Context, rawURL string, opts ...sdk.RequestOption) (io.ReadCloser, error) {
+	resp, err := f.resolve(http.MethodGet, rawURL, nil, opts)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status != http.StatusOK {
+		return nil, fmt.Errorf("download returned HTTP %d", resp.Status)
+	}
+	return io.NopCloser(bytes.NewReader(resp.Body)), nil
+}

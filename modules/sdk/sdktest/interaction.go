@@ -1,0 +1,175 @@
+package sdktest
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// ResponseKind says which Interaction method produced a FakeResponse.
+type ResponseKind string
+
+// Response kinds, named as in the reference kit.
+const (
+	ResponseRespond  ResponseKind = "respond"
+	ResponseEdit     ResponseKind = "edit"
+	ResponseFollowUp ResponseKind = "follow_up"
+)
+
+// FakeResponse is one recorded reply.
+type FakeResponse struct {
+	sdk.Response
+	Kind ResponseKind
+}
+
+// InteractionInput is what a FakeInteraction reports to the handler. Zero
+// values are used as given: GuildID 0 is an interaction outside a guild.
+// Module, when set, makes replies validate their controls and layout as
+// the host does (custom ids built for that module).
+type InteractionInput struct {
+	Module     string
+	GuildID    uint64
+	ChannelID  uint64
+	UserID     uint64
+	GuildName  string
+	Options    sdk.Options
+	CustomID   string
+	Values     []string
+	TextValues map[string]string
+	Message    *sdk.MessageRef
+}
+
+// FakeInteraction is an sdk.Interaction that records every reply, deferral
+// and modal, for calling command and component handlers in a test.
+type FakeInteraction struct {
+	in InteractionInput
+
+	mu        sync.Mutex
+	responses []FakeResponse
+	deferred  *bool
+	modals    []sdk.ModalSpec
+}
+
+var _ sdk.Interaction = (*FakeInteraction)(nil)
+
+// NewInteraction returns an interaction reporting in.
+func NewInteraction(in InteractionInput) *FakeInteraction {
+	in.Options = maps.Clone(in.Options)
+	in.Values = slices.Clone(in.Values)
+	in.TextValues = maps.Clone(in.TextValues)
+	return &FakeInteraction{in: in}
+}
+
+// GuildID returns the guild (0 outside a guild).
+func (f *FakeInteraction) GuildID() uint64 { return f.in.GuildID }
+
+// ChannelID returns the channel.
+func (f *FakeInteraction) ChannelID() uint64 { return f.in.ChannelID }
+
+// UserID returns the invoking user.
+func (f *FakeInteraction) UserID() uint64 { return f.in.UserID }
+
+// GuildName returns the guild's name.
+func (f *FakeInteraction) GuildName() string { return f.in.GuildName }
+
+// Options returns a copy of the option values.
+func (f *FakeInteraction) Options() sdk.Options { return maps.Clone(f.in.Options) }
+
+// CustomID returns the component's custom id.
+func (f *FakeInteraction) CustomID() string { return f.in.CustomID }
+
+// Values returns the chosen select values.
+func (f *FakeInteraction) Values() []string { return slices.Clone(f.in.Values) }
+
+// TextValues returns the modal inputs.
+func (f *FakeInteraction) TextValues() map[string]string { return maps.Clone(f.in.TextValues) }
+
+// Message returns the component's message.
+func (f *FakeInteraction) Message() *sdk.MessageRef { return f.in.Message }
+
+func (f *FakeInteraction) add(r sdk.Response, kind ResponseKind) error {
+	if f.in.Module != "" {
+		if err := validateControls(f.in.Module, r.Components, r.Layout); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r.Components = slices.Clone(r.Components)
+	f.responses = append(f.responses, FakeResponse{Response: r, Kind: kind})
+	return nil
+}
+
+// Respond records a reply.
+func (f *FakeInteraction) Respond(ctx context.Context, r sdk.Response) error {
+	return f.add(r, ResponseRespond)
+}
+
+// Defer records the deferral and its visibility.
+func (f *FakeInteraction) Defer(ctx context.Context, ephemeral bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deferred = &ephemeral
+	return nil
+}
+
+// ShowModal validates and records the modal.
+func (f *FakeInteraction) ShowModal(ctx context.Context, modal sdk.ModalSpec) error {
+	if err := sdk.ValidateModalSpec(modal); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.modals = append(f.modals, modal)
+	return nil
+}
+
+// EditOriginal records an edit of the original reply (never ephemeral).
+func (f *FakeInteraction) EditOriginal(ctx context.Context, r sdk.Response) error {
+	r.Ephemeral = false
+	return f.add(r, ResponseEdit)
+}
+
+// FollowUp records a follow-up (components and layouts are not sent with
+// follow-ups, as in the reference).
+func (f *FakeInteraction) FollowUp(ctx context.Context, r sdk.Response) error {
+	r.Components, r.Layout = nil, nil
+	return f.add(r, ResponseFollowUp)
+}
+
+// Responses returns every recorded reply, oldest first.
+func (f *FakeInteraction) Responses() []FakeResponse {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.responses)
+}
+
+// Last returns the latest reply; ok is false when there is none.
+func (f *FakeInteraction) Last() (r FakeResponse, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.responses) == 0 {
+		return FakeResponse{}, false
+	}
+	return f.responses[len(f.responses)-1], true
+}
+
+// Deferred reports whether Defer was called, and with which visibility.
+func (f *FakeInteraction) Deferred() (called, ephemeral bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.deferred == nil {
+		return false, false
+	}
+	return true, *f.deferred
+}
+
+// Modals returns the modals shown, oldest first.
+func (f *FakeInteraction) Modals() []sdk.ModalSpec {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.modals)
+}

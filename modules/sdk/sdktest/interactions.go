@@ -1,0 +1,210 @@
+package sdktest
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// RegisteredCommand is a command registered on a FakeInteractions.
+type RegisteredCommand struct {
+	Spec         sdk.CommandSpec
+	Handler      sdk.CommandHandler
+	Autocomplete sdk.AutocompleteHandler
+}
+
+// ComponentID identifies a registered component: its kind and key.
+type ComponentID struct {
+	Kind sdk.ComponentKind
+	Key  string
+}
+
+// RegisteredComponent is a component registered on a FakeInteractions.
+type RegisteredComponent struct {
+	Handler sdk.ComponentHandler
+	Options sdk.ComponentOptions
+}
+
+// MinTier is the tier a clicker needs (the registration's, default member).
+func (c RegisteredComponent) MinTier() sdk.TrustTier { return c.Options.EffectiveMinTier() }
+
+// FakeInteractions is an sdk.Interactions that records command, component
+// and per-guild command registrations; tests invoke the handlers through
+// RunCommand and Press (or directly). Registering a command or component
+// that is already registered fails, as does an invalid component kind or
+// key; CustomID uses the SDK's builder.
+type FakeInteractions struct {
+	module string
+
+	mu            sync.Mutex
+	commands      map[string]RegisteredCommand
+	components    map[ComponentID]RegisteredComponent
+	guildCommands map[uint64][]sdk.GuildCommand
+	// SyncError, when set, is returned by ReplaceGuildCommands after
+	// staging, as a failed live sync would be.
+	SyncError error
+}
+
+var _ sdk.Interactions = (*FakeInteractions)(nil)
+
+// NewFakeInteractions returns an empty router for module.
+func NewFakeInteractions(module string) *FakeInteractions {
+	return &FakeInteractions{
+		module:        module,
+		commands:      map[string]RegisteredCommand{},
+		components:    map[ComponentID]RegisteredComponent{},
+		guildCommands: map[uint64][]sdk.GuildCommand{},
+	}
+}
+
+// AddCommand registers a command under its qualified name ("group.name");
+// a name already registered fails with "module 'm' command 'q' is already
+// registered".
+func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandHandler, autocomplete sdk.AutocompleteHandler) (sdk.Registration, error) {
+	if handler == nil {
+		return nil, &sdk.ModuleContractError{Message: "command " + reprString(spec.QualifiedName()) + " has no handler"}
+	}
+	if err := validateCommandSpec(spec); err != nil {
+		return nil, err
+	}
+	qualified := spec.QualifiedName()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, exists := f.commands[qualified]; exists {
+		return nil, &sdk.ModuleContractError{Message: "module " + reprString(f.module) + " command " + reprString(qualified) + " is already registered"}
+	}
+	f.commands[qualified] = RegisteredCommand{Spec: spec, Handler: handler, Autocomplete: autocomplete}
+	return newRegistration(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.commands, qualified)
+	}), nil
+}
+
+// ReplaceGuildCommands replaces the module's command set for one guild
+// (an empty slice removes it) and then returns SyncError.
+func (f *FakeInteractions) ReplaceGuildCommands(ctx context.Context, guildID uint64, commands []sdk.GuildCommand) error {
+	for _, c := range commands {
+		if err := validateCommandSpec(c.Spec); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(commands) == 0 {
+		delete(f.guildCommands, guildID)
+	} else {
+		f.guildCommands[guildID] = slices.Clone(commands)
+	}
+	return f.SyncError
+}
+
+// RegisterComponent registers a button, select or modal handler for key;
+// an unsupported kind ("unsupported component kind 'k'"), an invalid key
+// (the custom-id rules) or a duplicate ("module 'm' component kind/'k' is
+// already registered") fails.
+func (f *FakeInteractions) RegisterComponent(kind sdk.ComponentKind, key string, handler sdk.ComponentHandler, opts sdk.ComponentOptions) (sdk.Registration, error) {
+	if !kind.Valid() {
+		return nil, &sdk.ModuleContractError{Message: "unsupported component kind " + reprString(string(kind))}
+	}
+	if _, err := sdk.BuildCustomID(f.module, key); err != nil {
+		return nil, err
+	}
+	if handler == nil {
+		return nil, &sdk.ModuleContractError{Message: "component " + string(kind) + "/" + reprString(key) + " has no handler"}
+	}
+	if opts.MinTier != 0 && !opts.MinTier.Valid() {
+		return nil, &sdk.ModuleContractError{Message: "component " + string(kind) + "/" + reprString(key) + " has an invalid min_tier"}
+	}
+	id := ComponentID{Kind: kind, Key: key}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, exists := f.components[id]; exists {
+		return nil, &sdk.ModuleContractError{Message: "module " + reprString(f.module) + " component " + string(kind) + "/" + reprString(key) + " is already registered"}
+	}
+	f.components[id] = RegisteredComponent{Handler: handler, Options: opts}
+	return newRegistration(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		delete(f.components, id)
+	}), nil
+}
+
+// CustomID builds the module's custom id for key and parts.
+func (f *FakeInteractions) CustomID(key string, parts ...string) (string, error) {
+	return sdk.BuildCustomID(f.module, key, parts...)
+}
+
+// Command returns the command registered under a qualified name.
+func (f *FakeInteractions) Command(qualified string) (RegisteredCommand, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.commands[qualified]
+	return c, ok
+}
+
+// CommandNames returns the registered qualified command names, sorted.
+func (f *FakeInteractions) CommandNames() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Sorted(maps.Keys(f.commands))
+}
+
+// Component returns the component registered for kind and key.
+func (f *FakeInteractions) Component(kind sdk.ComponentKind, key string) (RegisteredComponent, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.components[ComponentID{kind, key}]
+	return c, ok
+}
+
+// Components returns the registered component ids, sorted by kind and key.
+func (f *FakeInteractions) Components() []ComponentID {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := slices.Collect(maps.Keys(f.components))
+	slices.SortFunc(ids, func(a, b ComponentID) int {
+		if a.Kind != b.Kind {
+			return cmp.Compare(a.Kind, b.Kind)
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	return ids
+}
+
+// GuildCommands returns the command set staged for a guild.
+func (f *FakeInteractions) GuildCommands(guildID uint64) []sdk.GuildCommand {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.guildCommands[guildID])
+}
+
+// RunCommand invokes the handler registered under a qualified name; a
+// missing command fails. It does not apply the host's tier gate: call the
+// handler the way a permitted user would.
+func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in sdk.Interaction) error {
+	c, ok := f.Command(qualified)
+	if !ok {
+		return &sdk.ModuleContractError{Message: "command " + reprString(qualified) + " is not registered"}
+	}
+	return c.Handler(ctx, in)
+}
+
+// Press routes a component interaction by its custom id, as the host's
+// dispatcher does: the id must be this module's (m:<module>:<key>…) and
+// the key registered for kind.
+func (f *FakeInteractions) Press(ctx context.Context, kind sdk.ComponentKind, in sdk.Interaction) error {
+	id, ok := sdk.ParseCustomID(in.CustomID())
+	if !ok || id.Module != f.module {
+		return &sdk.ModuleContractError{Message: "custom id " + reprString(in.CustomID()) + " does not belong to module " + reprString(f.module)}
+	}
+	c, ok := f.Component(kind, id.Key)
+	if !ok {
+		return &sdk.ModuleContractError{Message: "This control is no longer active."}
+	}
+	return c.Handler(ctx, in)
+}

@@ -1,0 +1,269 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// FakeScheduledResultFiles is the invocation-scoped attachment reader a
+// FakeScheduledResults hands a handler, with the host's limits: each read
+// within 1 byte..8 MiB (sdk.ValidateResultReadLimit), a 16 MiB budget per
+// invocation charged again by repeated reads, only the result's own
+// attachments, and nothing once closed (when the handler returns) or once
+// the subscription is no longer available.
+type FakeScheduledResultFiles struct {
+	mu        sync.Mutex
+	files     map[string][]byte
+	available func() bool
+	open      bool
+	remaining int64
+}
+
+var _ sdk.ScheduledResultFiles = (*FakeScheduledResultFiles)(nil)
+
+// NewFakeScheduledResultFiles returns an open reader over files; available,
+// when non-nil, is re-checked on every read (the host re-checks access).
+func NewFakeScheduledResultFiles(files map[string][]byte, available func() bool) *FakeScheduledResultFiles {
+	if available == nil {
+		available = func() bool { return true }
+	}
+	return &FakeScheduledResultFiles{files: files, available: available, open: true, remaining: sdk.MaxResultTotalFileBytes}
+}
+
+// Read returns an attachment's bytes. An invalid limit fails with "attachment
+// read limit must be between 1 byte and 8 MiB"; anything else that stops
+// the read (closed, unavailable, budget used, unknown id, larger than the
+// limit or the remaining budget) fails with "Result file unavailable or
+// read limit exceeded". Both are *sdk.ScheduledResultAccessError.
+func (r *FakeScheduledResultFiles) Read(ctx context.Context, attachmentID string, maxBytes int64) ([]byte, error) {
+	if err := sdk.ValidateResultReadLimit(maxBytes); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	data, ok := r.files[attachmentID]
+	if !r.open || !r.available() || r.remaining <= 0 || !ok || int64(len(data)) > min(maxBytes, r.remaining) {
+		return nil, sdk.NewScheduledResultAccessError("Result file unavailable or read limit exceeded")
+	}
+	r.remaining -= int64(len(data))
+	return bytes.Clone(data), nil
+}
+
+// Close ends the invocation; later reads fail.
+func (r *FakeScheduledResultFiles) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.open = false
+}
+
+// Remaining returns the unused read budget in bytes.
+func (r *FakeScheduledResultFiles) Remaining() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.remaining
+}
+
+// ResultSubscription identifies a scheduled-result subscription.
+type ResultSubscription struct {
+	Name    string
+	GuildID uint64
+}
+
+// FakeScheduledResults is an sdk.ScheduledResults driven explicitly by the
+// test with Deliver: a handler that returns nil acknowledges the
+// notification id, and later deliveries of an acknowledged id are skipped;
+// a handler error propagates and the same result can be delivered again.
+// Undeclared names are refused, and so is delivery to a guild without a
+// subscription or that is inactive. Supply the original result again to
+// model a restart or a duplicate attempt. There is no background runner,
+// Discord or persistence.
+type FakeScheduledResults struct {
+	declared []string
+	active   func(uint64) bool
+
+	mu           sync.Mutex
+	handlers     map[ResultSubscription]*sdk.ScheduledResultHandler
+	acknowledged map[string]bool
+	attempts     []string
+}
+
+var _ sdk.ScheduledResults = (*FakeScheduledResults)(nil)
+
+// NewFakeScheduledResults returns a port allowing the declared names, with
+// guilds active per isGuildActive (nil: every guild is active).
+func NewFakeScheduledResults(declared []string, isGuildActive func(guildID uint64) bool) *FakeScheduledResults {
+	if isGuildActive == nil {
+		isGuildActive = func(uint64) bool { return true }
+	}
+	return &FakeScheduledResults{
+		declared:     slices.Clone(declared),
+		active:       isGuildActive,
+		handlers:     map[ResultSubscription]*sdk.ScheduledResultHandler{},
+		acknowledged: map[string]bool{},
+	}
+}
+
+func (f *FakeScheduledResults) validate(name string, guildID uint64) error {
+	if err := sdk.ValidateResultSubscription(name, guildID); err != nil {
+		return err
+	}
+	if !slices.Contains(f.declared, name) {
+		return sdk.NewScheduledResultAccessError("Undeclared scheduled-result subscription")
+	}
+	return nil
+}
+
+// Subscribe registers (or replaces) the handler for a declared name in a
+// guild.
+func (f *FakeScheduledResults) Subscribe(ctx context.Context, name string, guildID uint64, handler sdk.ScheduledResultHandler) error {
+	if err := f.validate(name, guildID); err != nil {
+		return err
+	}
+	if handler == nil {
+		return &sdk.ModuleContractError{Message: "scheduled-result handler for " + reprString(name) + " is nil"}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers[ResultSubscription{name, guildID}] = &handler
+	return nil
+}
+
+// Unsubscribe forgets the subscription.
+func (f *FakeScheduledResults) Unsubscribe(ctx context.Context, name string, guildID uint64) error {
+	if err := f.validate(name, guildID); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.handlers, ResultSubscription{name, guildID})
+	return nil
+}
+
+// DeliverOptions qualify one Deliver.
+type DeliverOptions struct {
+	// Files are attachment bytes by id; only ids among the result's
+	// messages' attachments are readable.
+	Files map[string][]byte
+	// Preview models a task preview, which never notifies subscribers.
+	Preview bool
+}
+
+// Deliver invokes the subscriber of result's subscription and guild once.
+// A preview or an already acknowledged id returns nil without a call. A
+// missing subscriber or an inactive guild fails with "Subscriber
+// unavailable in this guild" (*sdk.ScheduledResultAccessError). The
+// handler's error is returned unchanged (a panic becomes an error) and
+// leaves the id unacknowledged; nil acknowledges it. The reader is closed
+// when the handler returns.
+func (f *FakeScheduledResults) Deliver(ctx context.Context, result sdk.ScheduledResult, opts DeliverOptions) error {
+	if opts.Preview {
+		return nil
+	}
+	key := ResultSubscription{result.Subscription, result.GuildID}
+	f.mu.Lock()
+	if f.acknowledged[result.NotificationID] {
+		f.mu.Unlock()
+		return nil
+	}
+	handler := f.handlers[key]
+	f.mu.Unlock()
+	if handler == nil || !f.active(result.GuildID) {
+		return sdk.NewScheduledResultAccessError("Subscriber unavailable in this guild")
+	}
+	visible := map[string][]byte{}
+	for _, id := range result.AttachmentIDs() {
+		if data, ok := opts.Files[id]; ok {
+			visible[id] = data
+		}
+	}
+	reader := NewFakeScheduledResultFiles(visible, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.active(result.GuildID) && slices.Contains(f.declared, result.Subscription) && f.handlers[key] == handler
+	})
+	defer reader.Close()
+	f.mu.Lock()
+	f.attempts = append(f.attempts, result.NotificationID)
+	f.mu.Unlock()
+	if err := callResultHandler(ctx, *handler, result, reader); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.acknowledged[result.NotificationID] = true
+	f.mu.Unlock()
+	return nil
+}
+
+func callResultHandler(ctx context.Context, h sdk.ScheduledResultHandler, r sdk.ScheduledResult, files sdk.ScheduledResultFiles) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+	}()
+	return h(ctx, r, files)
+}
+
+// Subscriptions returns the live subscriptions, sorted by name and guild.
+func (f *FakeScheduledResults) Subscriptions() []ResultSubscription {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]ResultSubscription, 0, len(f.handlers))
+	for k := range f.handlers {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b ResultSubscription) int {
+		if a.Name != b.Name {
+			if a.Name < b.Name {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.GuildID < b.GuildID:
+			return -1
+		case a.GuildID > b.GuildID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Acknowledged reports whether a notification id was acknowledged.
+func (f *FakeScheduledResults) Acknowledged(notificationID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.acknowledged[notificationID]
+}
+
+// AcknowledgedIDs returns the acknowledged ids, sorted.
+func (f *FakeScheduledResults) AcknowledgedIDs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := make([]string, 0, len(f.acknowledged))
+	for id := range f.acknowledged {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// ForgetAcknowledgements clears every acknowledgement, modelling a host
+// that lost its ACKs (after a crash) and delivers again.
+func (f *FakeScheduledResults) ForgetAcknowledgements() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.acknowledged)
+}
+
+// Attempts returns the notification id of every handler invocation, oldest
+// first.
+func (f *FakeScheduledResults) Attempts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.attempts)
+}

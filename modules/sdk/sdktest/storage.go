@@ -1,0 +1,199 @@
+package sdktest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"testing"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver the appliance uses
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// Storage is an sdk.Storage over a real SQLite file in t.TempDir(), set up
+// like the appliance's database: WAL, busy_timeout, foreign keys, one
+// writer connection whose transactions start with BEGIN IMMEDIATE (so
+// writers serialize instead of failing with SQLITE_BUSY), and a small
+// query-only reader pool. Tests therefore exercise the module's real SQL.
+type Storage struct {
+	module string
+	path   string
+	writer *sql.DB
+	reader *sql.DB
+}
+
+var _ sdk.Storage = (*Storage)(nil)
+
+// migrationLedger is the fake's record of applied module migrations, kept
+// in the same file so a second runtime over the same Storage (a restart)
+// applies only new steps.
+const migrationLedger = "sdktest_module_migrations"
+
+// OpenStorage creates a fresh database file for module in t.TempDir() and
+// closes it when the test ends.
+func OpenStorage(t testing.TB, module string) *Storage {
+	t.Helper()
+	s, err := openStorage(filepath.Join(t.TempDir(), "module.db"), module)
+	if err != nil {
+		t.Fatalf("sdktest: open storage: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func openStorage(path, module string) (*Storage, error) {
+	dsn := func(extra string) string {
+		q := url.Values{}
+		for _, p := range []string{"busy_timeout(10000)", "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(ON)"} {
+			q.Add("_pragma", p)
+		}
+		if extra != "" {
+			q.Add("_pragma", extra)
+		}
+		q.Set("_txlock", "immediate")
+		q.Set("_time_format", "sqlite")
+		return "file:" + path + "?" + q.Encode()
+	}
+	writer, err := sql.Open("sqlite", dsn(""))
+	if err != nil {
+		return nil, fmt.Errorf("sdktest: open writer: %w", err)
+	}
+	writer.SetMaxOpenConns(1)
+	// Create the file (and switch it to WAL) before readers open it
+	// query-only.
+	if _, err := writer.Exec(`CREATE TABLE IF NOT EXISTS ` + migrationLedger + ` (
+		module TEXT NOT NULL, position INTEGER NOT NULL, name TEXT NOT NULL,
+		PRIMARY KEY (module, position))`); err != nil {
+		_ = writer.Close()
+		return nil, fmt.Errorf("sdktest: create migration ledger: %w", err)
+	}
+	reader, err := sql.Open("sqlite", dsn("query_only(1)"))
+	if err != nil {
+		_ = writer.Close()
+		return nil, fmt.Errorf("sdktest: open reader: %w", err)
+	}
+	reader.SetMaxOpenConns(4)
+	return &Storage{module: module, path: path, writer: writer, reader: reader}, nil
+}
+
+// Path returns the database file.
+func (s *Storage) Path() string { return s.path }
+
+// Module returns the module the storage is scoped to.
+func (s *Storage) Module() string { return s.module }
+
+// Table returns the quoted physical name of a logical table; it panics with
+// *sdk.ModuleContractError on an invalid name, like the host.
+func (s *Storage) Table(name string) string { return sdk.MustTableName(s.module, name) }
+
+// Reader returns the query-only pool.
+func (s *Storage) Reader() *sql.DB { return s.reader }
+
+// Writer returns the single-connection writer pool, for test fixtures that
+// need to write outside a module's own transactions.
+func (s *Storage) Writer() *sql.DB { return s.writer }
+
+type inWriteTx struct{}
+
+// WriteTx runs fn in a write transaction (BEGIN IMMEDIATE on the single
+// writer connection): committed when fn returns nil, rolled back on an
+// error or a panic (which is re-raised). Starting a writer inside fn would
+// wait for itself forever in the host; here it fails at once with an
+// error saying so.
+func (s *Storage) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
+	if ctx.Value(inWriteTx{}) != nil {
+		return errors.New("sdktest: WriteTx called inside WriteTx; a writer must never start another writer")
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sdktest: begin write transaction: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+	}()
+	if err := fn(context.WithValue(ctx, inWriteTx{}, true), tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sdktest: commit write transaction: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+// Migrate applies, in order, the migrations not yet recorded for the
+// module, each in its own write transaction together with its ledger row,
+// as the host does. The list must pass sdk.ValidateMigrations, and
+// released steps may not change: a recorded position whose name differs,
+// or a recorded step missing from the list, is refused.
+func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error {
+	if err := sdk.ValidateMigrations(s.module, migrations); err != nil {
+		return err
+	}
+	applied := map[int]string{}
+	rows, err := s.writer.QueryContext(ctx, `SELECT position, name FROM `+migrationLedger+` WHERE module = ?`, s.module)
+	if err != nil {
+		return fmt.Errorf("sdktest: read migration ledger: %w", err)
+	}
+	for rows.Next() {
+		var pos int
+		var name string
+		if err := rows.Scan(&pos, &name); err != nil {
+			_ = rows.Close()
+			return fmt.Errorf("sdktest: read migration ledger: %w", err)
+		}
+		applied[pos] = name
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("sdktest: read migration ledger: %w", err)
+	}
+	for pos, name := range applied {
+		if pos > len(migrations) {
+			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %s was applied but is no longer declared", reprString(s.module), reprString(name))}
+		}
+		if migrations[pos-1].Name != name {
+			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %d was released as %s and may not change to %s",
+				reprString(s.module), pos, reprString(name), reprString(migrations[pos-1].Name))}
+		}
+	}
+	for i, m := range migrations {
+		pos := i + 1
+		if _, done := applied[pos]; done {
+			continue
+		}
+		err := s.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			if err := runMigration(ctx, m, sdk.MigrationContext{Tx: tx, Module: s.module}); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO `+migrationLedger+` (module, position, name) VALUES (?, ?, ?)`, s.module, pos, m.Name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sdktest: module %s migration %s: %w", s.module, m.Name, err)
+		}
+	}
+	return nil
+}
+
+// runMigration runs one step, turning a panic (an invalid table name in
+// MigrationContext.Table) into an error so the step rolls back cleanly.
+func runMigration(ctx context.Context, m sdk.Migration, mc sdk.MigrationContext) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError(r)
+		}
+	}()
+	return m.Up(ctx, mc)
+}
+
+// Close closes both pools.
+func (s *Storage) Close() error {
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
