@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 )
 
@@ -40,7 +41,7 @@ func ServiceAs[T any](h ServiceHandle) (T, error) {
 	}
 	t, ok := v.(T)
 	if !ok {
-		return zero, fmt.Errorf("service %s@%d is not a %T", h.Name(), h.Version(), (*T)(nil))
+		return zero, fmt.Errorf("service %s@%d is not a %v", h.Name(), h.Version(), reflect.TypeFor[T]())
 	}
 	return t, nil
 }

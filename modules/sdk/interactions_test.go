@@ -1,0 +1,255 @@
+package sdk
+
+import (
+	"strings"
+	"testing"
+)
+
+func i64(v int64) *int64 { return &v }
+
+func TestValidateCommandSpec(t *testing.T) {
+	opt := func(mut func(*CommandOption)) CommandSpec {
+		o := CommandOption{Name: "days", Kind: OptionInteger, Description: "Window"}
+		mut(&o)
+		return CommandSpec{Name: "top", Description: "Leaderboard", Options: []CommandOption{o}}
+	}
+	many := make([]CommandOption, 26)
+	for i := range many {
+		many[i] = CommandOption{Name: strings.Repeat("o", i+1), Kind: OptionString, Description: "d"}
+	}
+	choices := make([]Choice, 26)
+	for i := range choices {
+		choices[i] = Choice{Name: "c", Value: int64(i)}
+	}
+	tests := []struct {
+		name string
+		spec CommandSpec
+		want string
+	}{
+		{"ok", CommandSpec{Name: "give", Description: "Give kudos", Group: "kudos", GroupDescription: "Kudos", MinTier: TierMember,
+			Options: []CommandOption{{Name: "member", Kind: OptionUser, Description: "Who", Required: true}, {Name: "reason", Kind: OptionString, Description: "Why", Required: true}}}, ""},
+		{"bounds ok", opt(func(o *CommandOption) { o.MinValue, o.MaxValue = i64(1), i64(365) }), ""},
+		{"no description", CommandSpec{Name: "x"}, "a command description must contain 1 to 100 characters"},
+		{"long description", CommandSpec{Name: "x", Description: strings.Repeat("d", 101)}, "a command description must contain 1 to 100 characters"},
+		{"group description", CommandSpec{Name: "x", Description: "d", Group: "g", GroupDescription: strings.Repeat("d", 101)}, "a command group description cannot exceed 100 characters"},
+		{"too many options", CommandSpec{Name: "x", Description: "d", Options: many}, "a command cannot declare more than 25 options"},
+		{"tier", CommandSpec{Name: "x", Description: "d", MinTier: 9}, "invalid command min_tier"},
+		{"option name", opt(func(o *CommandOption) { o.Name = "" }), "invalid command option name ''"},
+		{"option name long", opt(func(o *CommandOption) { o.Name = strings.Repeat("n", 33) }), "invalid command option name '" + strings.Repeat("n", 33) + "'"},
+		{"duplicate", CommandSpec{Name: "x", Description: "d", Options: []CommandOption{{Name: "a", Kind: OptionString, Description: "d"}, {Name: "a", Kind: OptionString, Description: "d"}}}, "command option names must be unique"},
+		{"kind", opt(func(o *CommandOption) { o.Kind = "number" }), "unsupported command option kind 'number'"},
+		{"option description", opt(func(o *CommandOption) { o.Description = "" }), "the description for option 'days' must contain 1 to 100 characters"},
+		{"choices and autocomplete", opt(func(o *CommandOption) { o.Choices = []Choice{{"a", 1}}; o.Autocomplete = true }), "option 'days' cannot use choices and autocomplete together"},
+		{"autocomplete on bool", opt(func(o *CommandOption) { o.Kind = OptionBoolean; o.Autocomplete = true }), "option 'days' cannot use choices or autocomplete on a boolean option"},
+		{"too many choices", opt(func(o *CommandOption) { o.Choices = choices }), "option 'days' cannot declare more than 25 choices"},
+		{"choice name", opt(func(o *CommandOption) { o.Choices = []Choice{{"", 1}} }), "invalid choice name '' on option 'days'"},
+		{"choice value bool", opt(func(o *CommandOption) { o.Choices = []Choice{{"a", true}} }), "invalid choice value True on option 'days'"},
+		{"choice value float", opt(func(o *CommandOption) { o.Choices = []Choice{{"a", 1.5}} }), "invalid choice value 1.5 on option 'days'"},
+		{"choice value empty", opt(func(o *CommandOption) { o.Kind = OptionString; o.Choices = []Choice{{"a", ""}} }), "a choice value on option 'days' must contain 1 to 100 characters"},
+		{"choice values unique", opt(func(o *CommandOption) { o.Choices = []Choice{{"a", 1}, {"b", int64(1)}} }), "choice values on option 'days' must be unique"},
+		{"bounds on string", opt(func(o *CommandOption) { o.Kind = OptionString; o.MinValue = i64(1) }), "option 'days' cannot set min_value or max_value on a string option"},
+		{"min over max", opt(func(o *CommandOption) { o.MinValue, o.MaxValue = i64(5), i64(1) }), "option 'days' min_value cannot exceed max_value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, ValidateCommandSpec(tt.spec), tt.want) })
+	}
+}
+
+func TestCommandSpecDefaults(t *testing.T) {
+	s := CommandSpec{Name: "setup", Group: "kudos"}
+	if s.QualifiedName() != "kudos.setup" || (CommandSpec{Name: "x"}).QualifiedName() != "x" {
+		t.Error("QualifiedName")
+	}
+	if s.EffectiveMinTier() != TierStaff {
+		t.Error("commands default to staff")
+	}
+	if (ComponentOptions{}).EffectiveMinTier() != TierMember || (ComponentOptions{MinTier: TierStaff}).EffectiveMinTier() != TierStaff {
+		t.Error("components default to member")
+	}
+	if !ComponentModal.Valid() || ComponentKind("link").Valid() {
+		t.Error("ComponentKind.Valid")
+	}
+}
+
+func TestValidateButtonSpec(t *testing.T) {
+	checkErr(t, ValidateButtonSpec("m", ButtonSpec{Key: "thank_back", Label: "Thank back", Style: ButtonSuccess, Parts: []string{"1"}}), "")
+	checkErr(t, ValidateButtonSpec("m", ButtonSpec{Key: "k", Style: "blurple"}), "invalid button style 'blurple'")
+	checkErr(t, ValidateButtonSpec("m", ButtonSpec{Key: "K"}), "invalid component key 'K'")
+	var c Component = ButtonSpec{Key: "a"}
+	if c.ComponentKey() != "a" || c.componentKind() != ComponentButton {
+		t.Error("button component")
+	}
+	c = SelectSpec{Key: "b"}
+	if c.ComponentKey() != "b" || c.componentKind() != ComponentSelect {
+		t.Error("select component")
+	}
+}
+
+func TestValidateSelectSpec(t *testing.T) {
+	base := func(mut func(*SelectSpec)) SelectSpec {
+		s := SelectSpec{Key: "pick", Options: []SelectOption{{Label: "A", Value: "a"}, {Label: "B", Value: "b", Description: "bee"}}}
+		mut(&s)
+		return s
+	}
+	many := make([]SelectOption, 26)
+	for i := range many {
+		many[i] = SelectOption{Label: "l", Value: strings.Repeat("v", i+1)}
+	}
+	tests := []struct {
+		name string
+		spec SelectSpec
+		want string
+	}{
+		{"ok", base(func(*SelectSpec) {}), ""},
+		{"multi", base(func(s *SelectSpec) { s.MinValues, s.MaxValues = 0, 2 }), ""},
+		{"key", base(func(s *SelectSpec) { s.Key = "Pick" }), "invalid select key 'Pick'"},
+		{"parts", base(func(s *SelectSpec) { s.Parts = []string{"a:b"} }), "select custom_id parts must be strings without ':'"},
+		{"placeholder", base(func(s *SelectSpec) { s.Placeholder = strings.Repeat("p", 151) }), "a select placeholder cannot exceed 150 characters"},
+		{"no options", base(func(s *SelectSpec) { s.Options = nil }), "a select must contain between one and 25 options"},
+		{"many options", base(func(s *SelectSpec) { s.Options = many }), "a select must contain between one and 25 options"},
+		{"label", base(func(s *SelectSpec) { s.Options[0].Label = "" }), "a select option label must contain 1 to 100 characters"},
+		{"value", base(func(s *SelectSpec) { s.Options[0].Value = strings.Repeat("v", 101) }), "a select option value must contain 1 to 100 characters"},
+		{"unique", base(func(s *SelectSpec) { s.Options[1].Value = "a" }), "select option values must be unique"},
+		{"description", base(func(s *SelectSpec) { s.Options[1].Description = strings.Repeat("d", 101) }), "a select option description must contain 1 to 100 characters"},
+		{"min", base(func(s *SelectSpec) { s.MinValues, s.MaxValues = -1, 1 }), "select min_values must be between 0 and 25"},
+		{"max", base(func(s *SelectSpec) { s.MinValues, s.MaxValues = 1, 26 }), "select max_values must be between 1 and 25"},
+		{"max zero", base(func(s *SelectSpec) { s.MinValues, s.MaxValues = 1, 0 }), "select max_values must be between 1 and 25"},
+		{"min over max", base(func(s *SelectSpec) { s.MinValues, s.MaxValues = 3, 2 }), "select min_values cannot exceed max_values"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, ValidateSelectSpec(tt.spec), tt.want) })
+	}
+	if lo, hi := (SelectSpec{}).Bounds(); lo != 1 || hi != 1 {
+		t.Error("default bounds")
+	}
+}
+
+func TestValidateModalSpec(t *testing.T) {
+	base := func(mut func(*ModalSpec)) ModalSpec {
+		m := ModalSpec{Key: "note", Title: "Add a note", Inputs: []TextInputSpec{{Key: "text", Label: "Text", Style: TextInputParagraph, MaxLength: 200}}}
+		mut(&m)
+		return m
+	}
+	six := make([]TextInputSpec, 6)
+	for i := range six {
+		six[i] = TextInputSpec{Key: "k" + strings.Repeat("x", i), Label: "l"}
+	}
+	tests := []struct {
+		name string
+		spec ModalSpec
+		want string
+	}{
+		{"ok", base(func(*ModalSpec) {}), ""},
+		{"key", base(func(m *ModalSpec) { m.Key = "" }), "invalid modal key ''"},
+		{"parts", base(func(m *ModalSpec) { m.Parts = []string{":"} }), "modal custom_id parts must be strings without ':'"},
+		{"title", base(func(m *ModalSpec) { m.Title = strings.Repeat("t", 46) }), "a modal title must contain between one and 45 characters"},
+		{"no inputs", base(func(m *ModalSpec) { m.Inputs = nil }), "a modal must contain between one and five text inputs"},
+		{"six inputs", base(func(m *ModalSpec) { m.Inputs = six }), "a modal must contain between one and five text inputs"},
+		{"input key", base(func(m *ModalSpec) { m.Inputs[0].Key = "Text" }), "invalid modal text input key 'Text'"},
+		{"input dup", base(func(m *ModalSpec) { m.Inputs = append(m.Inputs, m.Inputs[0]) }), "modal text input keys must be unique"},
+		{"label", base(func(m *ModalSpec) { m.Inputs[0].Label = "" }), "a modal text input label must contain between one and 45 characters"},
+		{"style", base(func(m *ModalSpec) { m.Inputs[0].Style = "long" }), "invalid modal text input style 'long'"},
+		{"placeholder", base(func(m *ModalSpec) { m.Inputs[0].Placeholder = strings.Repeat("p", 101) }), "a modal text input placeholder cannot exceed 100 characters"},
+		{"default", base(func(m *ModalSpec) { m.Inputs[0].Default = strings.Repeat("d", 4001) }), "a modal text input default cannot exceed 4000 characters"},
+		{"min", base(func(m *ModalSpec) { m.Inputs[0].MinLength = 4001 }), "modal text input min_length must be between 0 and 4000"},
+		{"max", base(func(m *ModalSpec) { m.Inputs[0].MaxLength = 4001 }), "modal text input max_length must be between 1 and 4000"},
+		{"min over max", base(func(m *ModalSpec) { m.Inputs[0].MinLength = 300 }), "modal text input min_length cannot exceed max_length"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, ValidateModalSpec(tt.spec), tt.want) })
+	}
+}
+
+type bogusItem struct{}
+
+func (bogusItem) layoutItem() {}
+
+func TestValidateOutgoingLayout(t *testing.T) {
+	accent := func(v int) *int { return &v }
+	items := func(n int) []LayoutItem {
+		out := make([]LayoutItem, n)
+		for i := range out {
+			out[i] = LayoutSeparator{}
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		layout OutgoingLayout
+		want   string
+	}{
+		{"ok", OutgoingLayout{Items: []LayoutItem{LayoutText{"hi"}, LayoutSeparator{Spacing: SpacingLarge}, LayoutGallery{[]string{"https://x/y.png"}}, LayoutSection{[]string{"a"}, "https://x/t.png"}}, AccentColor: accent(0)}, ""},
+		{"empty", OutgoingLayout{}, "a layout must contain between one and 40 items"},
+		{"41 items", OutgoingLayout{Items: items(41)}, "a layout must contain between one and 40 items"},
+		{"accent", OutgoingLayout{Items: items(1), AccentColor: accent(0x1000000)}, "layout accent_color must be between 0 and 0xFFFFFF"},
+		{"accent negative", OutgoingLayout{Items: items(1), AccentColor: accent(-1)}, "layout accent_color must be between 0 and 0xFFFFFF"},
+		{"empty text", OutgoingLayout{Items: []LayoutItem{LayoutText{}}}, "layout text must contain between one and 4000 characters"},
+		{"spacing", OutgoingLayout{Items: []LayoutItem{LayoutSeparator{Spacing: "huge"}}}, "invalid layout separator spacing 'huge'"},
+		{"gallery empty", OutgoingLayout{Items: []LayoutItem{LayoutGallery{}}}, "a layout gallery must contain between one and 10 URLs"},
+		{"gallery url", OutgoingLayout{Items: []LayoutItem{LayoutGallery{[]string{""}}}}, "layout gallery URLs must be non-empty strings"},
+		{"section texts", OutgoingLayout{Items: []LayoutItem{LayoutSection{[]string{"a", "b", "c", "d"}, "u"}}}, "a layout section must contain between one and 3 texts"},
+		{"section text", OutgoingLayout{Items: []LayoutItem{LayoutSection{[]string{""}, "u"}}}, "layout section text must contain between one and 4000 characters"},
+		{"thumbnail", OutgoingLayout{Items: []LayoutItem{LayoutSection{[]string{"a"}, ""}}}, "a layout section thumbnail URL must be non-empty"},
+		{"unsupported", OutgoingLayout{Items: []LayoutItem{bogusItem{}}}, "unsupported layout item sdk.bogusItem"},
+		{"total", OutgoingLayout{Items: []LayoutItem{LayoutText{strings.Repeat("a", 4000)}, LayoutText{"b"}}}, "layout text cannot exceed 4000 characters in total"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, ValidateOutgoingLayout(tt.layout), tt.want) })
+	}
+}
+
+type bogusComponent struct{ ButtonSpec }
+
+func TestValidateLayoutComponents(t *testing.T) {
+	buttons := func(n int) []Component {
+		out := make([]Component, n)
+		for i := range out {
+			out[i] = ButtonSpec{Key: "b"}
+		}
+		return out
+	}
+	sel := SelectSpec{Key: "s"}
+	checkErr(t, ValidateLayoutComponents(buttons(25), nil), "")
+	checkErr(t, ValidateLayoutComponents(buttons(26), nil), "layout controls cannot require more than five action rows")
+	checkErr(t, ValidateLayoutComponents([]Component{sel, sel, sel, sel, sel, &ButtonSpec{}}, nil), "layout controls cannot require more than five action rows")
+	checkErr(t, ValidateLayoutComponents([]Component{ButtonSpec{}, sel, ButtonSpec{}, &sel}, nil), "")
+	checkErr(t, ValidateLayoutComponents([]Component{bogusComponent{}}, nil), "unsupported component sdk.bogusComponent")
+	// 1 container + 1 row + 1 button + 37 text items = 40: allowed; one more item is not.
+	items := make([]LayoutItem, 37)
+	for i := range items {
+		items[i] = LayoutText{"x"}
+	}
+	layout := &OutgoingLayout{Items: items}
+	checkErr(t, ValidateLayoutComponents(buttons(1), layout), "")
+	layout.Items = append(layout.Items, LayoutText{"y"})
+	checkErr(t, ValidateLayoutComponents(buttons(1), layout), "a layout cannot exceed 40 components in total")
+	// A section counts its texts plus two.
+	checkErr(t, ValidateLayoutComponents(nil, &OutgoingLayout{Items: []LayoutItem{LayoutSection{Texts: make([]string, 38)}}}), "a layout cannot exceed 40 components in total")
+}
+
+func TestOptions(t *testing.T) {
+	o := Options{"s": "x", "n": int64(4), "i": 5, "b": true, "u": uint64(7), "neg": int64(-1)}
+	if v, ok := o.String("s"); !ok || v != "x" {
+		t.Error("String")
+	}
+	if v, ok := o.Int("n"); !ok || v != 4 {
+		t.Error("Int")
+	}
+	if v, ok := o.Bool("b"); !ok || !v {
+		t.Error("Bool")
+	}
+	for name, want := range map[string]uint64{"u": 7, "n": 4, "i": 5} {
+		if v, ok := o.ID(name); !ok || v != want {
+			t.Errorf("ID(%s) = %d, %v", name, v, ok)
+		}
+	}
+	if _, ok := o.ID("neg"); ok {
+		t.Error("negative id accepted")
+	}
+	if _, ok := o.ID("s"); ok {
+		t.Error("string id accepted")
+	}
+	if _, ok := o.Int("missing"); ok {
+		t.Error("missing int")
+	}
+}
