@@ -22,7 +22,7 @@ func (c *Client) ListAgents(ctx context.Context) ([]AgentInfo, error) {
 		return nil, c.failure(cl, r, nil)
 	}
 	var wire *[]wireAgent
-	if err := decodeJSON(cl, r, &wire); err != nil {
+	if err := c.decodeJSON(cl, r, &wire); err != nil {
 		return nil, err
 	}
 	if wire == nil {

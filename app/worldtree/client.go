@@ -207,13 +207,14 @@ type call struct {
 
 // reply is a fully read response.
 type reply struct {
-	status int
-	header http.Header
-	body   []byte
+	status    int
+	header    http.Header
+	body      []byte
+	truncated bool // the body went over the cap; body holds its first maxBytes bytes
 }
 
-// do sends c and reads the whole (capped) response. It returns an error only for transport
-// failures, context expiry and oversized bodies; status handling is the caller's.
+// do sends cl and reads the response body up to the cap. It returns an error only for transport
+// failures and context expiry; status and size handling are the caller's.
 func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 	u, path := c.endpoint(cl.segments, cl.query)
 	var body io.Reader
@@ -256,17 +257,28 @@ func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 	if err != nil {
 		return nil, fmt.Errorf("worldtree: %s: %s %s: read response: %w", cl.action, cl.method, path, err)
 	}
+	r := &reply{status: resp.StatusCode, header: resp.Header, body: data}
 	if int64(len(data)) > c.maxBytes {
+		// The rest is not read. An error status still yields its status and first bytes; a
+		// success status fails with ErrResponseTooLarge when the body is checked.
+		r.body, r.truncated = data[:c.maxBytes], true
 		c.log.LogAttrs(ctx, slog.LevelWarn, "worldtree response too large",
 			slog.String("method", cl.method), slog.String("path", path),
 			slog.Int("status", resp.StatusCode), slog.Int64("limit_bytes", c.maxBytes))
-		return nil, fmt.Errorf("worldtree: %s: %s %s: %w (over %d bytes)",
-			cl.action, cl.method, path, ErrResponseTooLarge, c.maxBytes)
 	}
 	c.log.LogAttrs(ctx, slog.LevelDebug, "worldtree request",
 		slog.String("method", cl.method), slog.String("path", path),
 		slog.Int("status", resp.StatusCode), slog.Duration("duration", time.Since(start)))
-	return &reply{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	return r, nil
+}
+
+// checkSize fails a success reply whose body went over the cap.
+func (c *Client) checkSize(cl call, r *reply) error {
+	if !r.truncated {
+		return nil
+	}
+	_, path := c.endpoint(cl.segments, nil)
+	return fmt.Errorf("worldtree: %s: %s %s: %w (over %d bytes)", cl.action, cl.method, path, ErrResponseTooLarge, c.maxBytes)
 }
 
 // endpoint builds the request URL from escaped segments and returns it with its escaped path
@@ -322,7 +334,10 @@ func (c *Client) failure(cl call, r *reply, classify func(status int, info error
 
 // decodeJSON checks that a success reply declares JSON (when it declares a type at all) and
 // decodes it into v. The whole body must be one JSON value.
-func decodeJSON(cl call, r *reply, v any) error {
+func (c *Client) decodeJSON(cl call, r *reply, v any) error {
+	if err := c.checkSize(cl, r); err != nil {
+		return err
+	}
 	if ct := r.header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
@@ -347,7 +362,7 @@ func (c *Client) getObject(ctx context.Context, cl call, want int, classify func
 		return nil, c.failure(cl, r, classify)
 	}
 	var obj map[string]any
-	if err := decodeJSON(cl, r, &obj); err != nil {
+	if err := c.decodeJSON(cl, r, &obj); err != nil {
 		return nil, err
 	}
 	if obj == nil {
@@ -365,7 +380,7 @@ func (c *Client) expectNoContent(ctx context.Context, cl call, want int) error {
 	if r.status != want {
 		return c.failure(cl, r, nil)
 	}
-	return nil
+	return c.checkSize(cl, r)
 }
 
 // requireID is the non-empty id precondition. "." and ".." are refused too: as path segments

@@ -104,7 +104,7 @@ func (c *Client) CreateSession(ctx context.Context, agentID string, opts ...Crea
 		})
 	}
 	var w wireSession
-	if err := decodeJSON(cl, r, &w); err != nil {
+	if err := c.decodeJSON(cl, r, &w); err != nil {
 		return SessionInfo{}, err
 	}
 	s, err := w.info()
@@ -197,7 +197,7 @@ func (c *Client) ListSessions(ctx context.Context, opts ...ListSessionsOption) (
 		})
 	}
 	var w wireSessionPage
-	if err := decodeJSON(cl, r, &w); err != nil {
+	if err := c.decodeJSON(cl, r, &w); err != nil {
 		return SessionPage{}, err
 	}
 	if w.Items == nil {
