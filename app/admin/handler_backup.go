@@ -43,6 +43,11 @@ func (s *Server) downloadBackup(c echo.Context) error {
 		return fmt.Errorf("admin: backup: open: %w", err)
 	}
 	defer f.Close()
+	// Unlink now: the open descriptor keeps the data readable on Unix, and
+	// nothing is left behind even if the client disconnects mid-download.
+	if err := os.RemoveAll(tmpDir); err != nil {
+		s.log.Warn("admin: remove backup temp dir", "err", err)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("admin: backup: stat: %w", err)

@@ -1,0 +1,464 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kimiapp/kimi/app/auth"
+)
+
+// TestEveryRouteRequiresAuth walks echo's registered routes, so a route added
+// later is covered without editing this test.
+func TestEveryRouteRequiresAuth(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+
+	wantPublic := []string{
+		"GET /healthz", "HEAD /healthz", "GET /readyz", "HEAD /readyz", "GET /static/*", "HEAD /static/*",
+		"GET /robots.txt", "GET /setup", "POST /setup", "GET /login", "POST /login", "GET /metrics",
+	}
+	var gotPublic []string
+	for k := range h.srv.publicPath {
+		gotPublic = append(gotPublic, k)
+	}
+	slices.Sort(gotPublic)
+	slices.Sort(wantPublic)
+	if !slices.Equal(gotPublic, wantPublic) {
+		t.Fatalf("public routes changed:\n got %v\nwant %v", gotPublic, wantPublic)
+	}
+
+	anon := h.newClient()
+	anon.get("/login") // obtain a valid pre-session CSRF token, so POSTs reach the auth check
+	protected := 0
+	for _, r := range h.srv.echo.Routes() {
+		if h.srv.isPublic(r.Method, r.Path) || r.Method == "echo_route_not_found" {
+			continue
+		}
+		path := strings.NewReplacer(":name", "x", ":id", "1", "*", "x").Replace(r.Path)
+		protected++
+		t.Run(r.Method+" "+r.Path, func(t *testing.T) {
+			switch r.Method {
+			case http.MethodGet, http.MethodHead:
+				res := anon.get(path)
+				wantStatus(t, res, http.StatusSeeOther)
+				if loc := res.Header.Get("Location"); !strings.HasPrefix(loc, "/login") {
+					t.Errorf("redirect to %q, want /login…", loc)
+				}
+			default:
+				res := anon.post(path, url.Values{})
+				wantStatus(t, res, http.StatusUnauthorized)
+			}
+		})
+	}
+	if protected < 10 {
+		t.Errorf("only %d protected routes found; route walk broken?", protected)
+	}
+	// And a signed-in admin reaches every protected GET page.
+	admin := h.newClient()
+	admin.login(testUser, testPassword)
+	for _, r := range h.srv.echo.Routes() {
+		if r.Method != http.MethodGet || h.srv.isPublic(r.Method, r.Path) {
+			continue
+		}
+		if res := admin.get(r.Path); res.StatusCode != http.StatusOK {
+			t.Errorf("signed in GET %s = %d", r.Path, res.StatusCode)
+		}
+	}
+}
+
+func TestLoginNextRedirect(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	res := c.get("/audit?actor=admin")
+	wantStatus(t, res, http.StatusSeeOther)
+	if got, want := res.Header.Get("Location"), "/login?next=%2Faudit%3Factor%3Dadmin"; got != want {
+		t.Fatalf("Location = %q, want %q", got, want)
+	}
+	page := c.get(res.Header.Get("Location"))
+	wantBody(t, page, `name="next" value="/audit?actor=admin"`)
+	res = c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}, "next": {"/audit?actor=admin"}})
+	wantStatus(t, res, http.StatusSeeOther)
+	if got := res.Header.Get("Location"); got != "/audit?actor=admin" {
+		t.Errorf("after login Location = %q", got)
+	}
+
+	for _, evil := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/ok\r\nX: y"} {
+		c2 := h.newClient()
+		c2.get("/login")
+		res := c2.post("/login", url.Values{"username": {testUser}, "password": {testPassword}, "next": {evil}})
+		wantStatus(t, res, http.StatusSeeOther)
+		if got := res.Header.Get("Location"); got != "/" {
+			t.Errorf("next=%q redirected to %q, want /", evil, got)
+		}
+	}
+}
+
+func TestLocalRedirect(t *testing.T) {
+	tests := map[string]string{
+		"":               "/",
+		"/":              "/",
+		"/audit":         "/audit",
+		"/audit?q=a%20b": "/audit?q=a%20b",
+		"//evil":         "/",
+		"/\\evil":        "/",
+		"http://x/":      "/",
+		"audit":          "/",
+		"/a\nb":          "/",
+	}
+	for in, want := range tests {
+		if got := localRedirect(in); got != want {
+			t.Errorf("localRedirect(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCSRFRejection(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	c.get("/settings")
+	goodToken := c.csrf
+	change := func(csrf string, headers ...string) *response {
+		return c.post("/settings/password", url.Values{
+			"_csrf": {csrf}, "current_password": {testPassword},
+			"new_password": {"another password"}, "confirm_password": {"another password"},
+		}, headers...)
+	}
+	tests := []struct {
+		name    string
+		csrf    string
+		headers []string
+	}{
+		{"missing token", "-", nil},
+		{"wrong token", "not-the-token", nil},
+		{"token of another session", "", nil}, // filled below
+		{"cross-origin Origin", goodToken, []string{"Origin", "http://evil.example"}},
+		{"cross-site Sec-Fetch-Site", goodToken, []string{"Sec-Fetch-Site", "cross-site"}},
+		{"same-site Sec-Fetch-Site", goodToken, []string{"Sec-Fetch-Site", "same-site"}},
+	}
+	other := h.newClient()
+	other.login(testUser, testPassword)
+	other.get("/settings")
+	tests[2].csrf = other.csrf
+
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := h.auditCount(auth.ActionPasswordChange)
+			res := change(tt.csrf, tt.headers...)
+			wantStatus(t, res, http.StatusForbidden)
+			wantBody(t, res, "Request refused")
+			if h.auditCount(auth.ActionPasswordChange) != before {
+				t.Error("password change audited despite 403")
+			}
+			if _, err := h.auth.Login(context.Background(), testUser, testPassword, auth.ClientMeta{}, ""); err != nil {
+				t.Errorf("password changed despite 403: %v", err)
+			}
+		})
+	}
+	// Logout without a token keeps the session.
+	wantStatus(t, c.post("/logout", url.Values{"_csrf": {"-"}}), http.StatusForbidden)
+	wantStatus(t, c.get("/"), http.StatusOK)
+	// Same-origin with the right token works.
+	res := change(goodToken, "Origin", h.ts.URL, "Sec-Fetch-Site", "same-origin")
+	wantStatus(t, res, http.StatusSeeOther)
+}
+
+func TestLoginCSRF(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	tests := []struct {
+		name  string
+		setup func(c *client) url.Values
+	}{
+		{"no pre-session cookie", func(c *client) url.Values {
+			return url.Values{"_csrf": {"forged-token-forged-token"}}
+		}},
+		{"cookie but no field", func(c *client) url.Values {
+			c.get("/login")
+			return url.Values{"_csrf": {"-"}}
+		}},
+		{"cookie and a different field", func(c *client) url.Values {
+			c.get("/login")
+			return url.Values{"_csrf": {"forged-token-forged-token"}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := h.newClient()
+			form := tt.setup(c)
+			form.Set("username", testUser)
+			form.Set("password", testPassword)
+			res := c.post("/login", form)
+			wantStatus(t, res, http.StatusForbidden)
+			if c.cookie(sessionCookie) != "" || h.sessionCount() != 0 {
+				t.Error("a session was created despite the CSRF failure")
+			}
+		})
+	}
+}
+
+func TestSessionRotationOnLogin(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	first := c.cookie(sessionCookie)
+	if first == "" {
+		t.Fatal("no session cookie after login")
+	}
+	// Signing in again (e.g. from a stale login tab) replaces the session.
+	c.get("/logout") // GET is not a route: 404 page in the layout, session intact
+	c.get("/settings")
+	res := c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}})
+	wantStatus(t, res, http.StatusSeeOther)
+	second := c.cookie(sessionCookie)
+	if second == "" || second == first {
+		t.Fatalf("session not rotated: %q -> %q", first, second)
+	}
+	stale := h.newClient()
+	stale.setCookie(sessionCookie, first)
+	res = stale.get("/")
+	wantStatus(t, res, http.StatusSeeOther)
+	if h.sessionCount() != 1 {
+		t.Errorf("sessions = %d, want 1", h.sessionCount())
+	}
+	// A fixated (planted) cookie is dropped at login, not adopted.
+	victim := h.newClient()
+	victim.setCookie(sessionCookie, second)
+	victim.get("/login") // already signed in with the planted cookie -> redirected
+	victim.setCookie(sessionCookie, "planted.value")
+	victim.login(testUser, testPassword)
+	if got := victim.cookie(sessionCookie); got == "planted.value" || got == second {
+		t.Errorf("login kept a planted cookie %q", got)
+	}
+}
+
+func TestExpiredAndInvalidSessions(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	opts := h.auth.Options()
+	tests := []struct {
+		name    string
+		prepare func(c *client)
+		flash   bool
+	}{
+		{"idle", func(c *client) { h.clk.Add(opts.SessionIdle + time.Second) }, true},
+		{"absolute", func(c *client) {
+			for range int(opts.SessionAbsolute/(opts.SessionIdle/2)) + 1 {
+				h.clk.Add(opts.SessionIdle / 2)
+				c.get("/") // keeps it from idling out
+			}
+		}, true},
+		{"tampered secret", func(c *client) {
+			v := c.cookie(sessionCookie)
+			c.setCookie(sessionCookie, v[:len(v)-1]+"A")
+		}, false},
+		{"garbage", func(c *client) { c.setCookie(sessionCookie, "garbage") }, false},
+		{"deleted on the server", func(c *client) {
+			if _, err := h.st.Writer().Exec(`DELETE FROM sessions`); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := h.newClient()
+			c.login(testUser, testPassword)
+			tt.prepare(c)
+			res := c.get("/settings")
+			wantStatus(t, res, http.StatusSeeOther)
+			if loc := res.Header.Get("Location"); loc != "/login?next=%2Fsettings" {
+				t.Errorf("Location = %q", loc)
+			}
+			if c.cookie(sessionCookie) != "" {
+				t.Error("invalid session cookie was not cleared")
+			}
+			page := c.get("/login?next=%2Fsettings")
+			if tt.flash {
+				wantBody(t, page, "Your session expired")
+			}
+		})
+	}
+}
+
+func TestSetupFlow(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	token, _, err := h.auth.NewSetupToken(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := h.newClient()
+	wantBody(t, c.get("/login"), "No admin account exists yet")
+	res := c.get("/setup")
+	wantStatus(t, res, http.StatusOK)
+	wantBody(t, res, "Set-up link needed", "/setup?token=")
+	res = c.get("/setup?token=wrong")
+	wantStatus(t, res, http.StatusForbidden)
+	wantBody(t, res, "not valid")
+
+	res = c.get("/setup?token=" + token)
+	wantStatus(t, res, http.StatusOK)
+	wantBody(t, res, "Create the admin account", `name="token" value="`+token+`"`)
+
+	submit := func(user, pw, confirm, tok string) *response {
+		return c.post("/setup", url.Values{"token": {tok}, "username": {user}, "password": {pw}, "confirm": {confirm}})
+	}
+	res = submit(testUser, testPassword, "something else", token)
+	wantStatus(t, res, http.StatusUnprocessableEntity)
+	wantBody(t, res, "The passwords do not match")
+	res = submit("bad name", "short", "short", token)
+	wantStatus(t, res, http.StatusUnprocessableEntity)
+	wantBody(t, res, "Username must be", "Password must be at least 8 characters")
+	res = submit(testUser, testPassword, testPassword, "wrong")
+	wantStatus(t, res, http.StatusForbidden)
+
+	res = submit(testUser, testPassword, testPassword, token)
+	wantStatus(t, res, http.StatusSeeOther)
+	if res.Header.Get("Location") != "/" {
+		t.Fatalf("setup redirected to %q", res.Header.Get("Location"))
+	}
+	page := c.get("/")
+	wantStatus(t, page, http.StatusOK)
+	wantBody(t, page, "Welcome!", `data-testid="current-user">admin<`)
+
+	// Single use: the token is burnt and /setup is gone.
+	other := h.newClient()
+	other.get("/login")
+	res = other.post("/setup", url.Values{"token": {token}, "username": {"second"}, "password": {testPassword}, "confirm": {testPassword}})
+	wantStatus(t, res, http.StatusSeeOther)
+	if loc := res.Header.Get("Location"); loc != "/login" {
+		t.Errorf("reused token Location = %q", loc)
+	}
+	res = other.get("/setup?token=" + token)
+	wantStatus(t, res, http.StatusSeeOther)
+	var admins int
+	if err := h.st.Reader().QueryRow(`SELECT COUNT(*) FROM admins`).Scan(&admins); err != nil || admins != 1 {
+		t.Errorf("admins = %d (%v), want 1", admins, err)
+	}
+	if n := h.auditCount(auth.ActionSetup); n != 1 {
+		t.Errorf("setup audit rows = %d", n)
+	}
+}
+
+func TestSetupTokenExpiryHTTP(t *testing.T) {
+	h := newHarness(t)
+	token, _, err := h.auth.NewSetupToken(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Add(31 * time.Minute)
+	c := h.newClient()
+	res := c.get("/setup?token=" + token)
+	wantStatus(t, res, http.StatusForbidden)
+	wantBody(t, res, "expired")
+	res = c.post("/setup", url.Values{"token": {token}, "username": {testUser}, "password": {testPassword}, "confirm": {testPassword}})
+	wantStatus(t, res, http.StatusForbidden)
+	if has, _ := h.auth.HasAdmin(context.Background()); has {
+		t.Error("admin created with an expired token")
+	}
+}
+
+func TestLoginRateLimit(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.LoginBurst = 3; o.LoginEvery = time.Hour })
+	h.createAdmin()
+	c := h.newClient()
+	c.get("/login")
+	for i := range 3 {
+		res := c.post("/login", url.Values{"username": {testUser}, "password": {"wrong password"}})
+		wantStatus(t, res, http.StatusUnauthorized)
+		wantBody(t, res, "Invalid username or password")
+		_ = i
+	}
+	res := c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}})
+	wantStatus(t, res, http.StatusTooManyRequests)
+	wantBody(t, res, "Too many attempts")
+	if res.Header.Get("Retry-After") == "" {
+		t.Error("429 without Retry-After")
+	}
+	if c.cookie(sessionCookie) != "" {
+		t.Error("rate-limited login still signed in")
+	}
+	if n := h.auditCount(auth.ActionLoginFailed); n != 3 {
+		t.Errorf("failed-login audit rows = %d, want 3", n)
+	}
+	// Set-up shares the per-IP budget.
+	res = c.post("/setup", url.Values{"token": {"x"}})
+	wantStatus(t, res, http.StatusTooManyRequests)
+}
+
+func TestPasswordChangeRevokesOtherSessions(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	a, b := h.newClient(), h.newClient()
+	a.login(testUser, testPassword)
+	b.login(testUser, testPassword)
+	oldA := a.cookie(sessionCookie)
+	a.get("/settings")
+	res := a.post("/settings/password", url.Values{
+		"current_password": {"wrong password"}, "new_password": {"brand new secret"}, "confirm_password": {"brand new secret"},
+	})
+	wantStatus(t, res, http.StatusUnprocessableEntity)
+	wantBody(t, res, "Current password is incorrect")
+	res = a.post("/settings/password", url.Values{
+		"current_password": {testPassword}, "new_password": {"brand new secret"}, "confirm_password": {"brand new secret"},
+	})
+	wantStatus(t, res, http.StatusSeeOther)
+	if a.cookie(sessionCookie) == oldA {
+		t.Error("session not rotated on password change")
+	}
+	wantBody(t, a.get("/settings"), "Password changed")
+	wantStatus(t, b.get("/settings"), http.StatusSeeOther)
+	if n := h.auditCount(auth.ActionPasswordChange); n != 1 {
+		t.Errorf("password change audit rows = %d", n)
+	}
+	if n := h.auditCount(auth.ActionPasswordChangeFailed); n != 1 {
+		t.Errorf("failed password change audit rows = %d", n)
+	}
+	c := h.newClient()
+	c.login(testUser, "brand new secret")
+}
+
+func TestLogoutAndAuditTrail(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.get("/login")
+	wantStatus(t, c.post("/login", url.Values{"username": {"nobody"}, "password": {"guess-guess"}}), http.StatusUnauthorized)
+	c.login(testUser, testPassword)
+	res := c.post("/logout", nil)
+	wantStatus(t, res, http.StatusSeeOther)
+	if res.Header.Get("Location") != "/login" {
+		t.Errorf("logout Location = %q", res.Header.Get("Location"))
+	}
+	wantBody(t, c.get("/login"), "You have been signed out")
+	wantStatus(t, c.get("/"), http.StatusSeeOther)
+
+	entries, _, err := h.st.ListAudit(context.Background(), storeFilterAll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Action+"/"+e.Actor+"/"+e.IP)
+	}
+	want := []string{
+		auth.ActionLogout + "/admin/127.0.0.1", auth.ActionLogin + "/admin/127.0.0.1",
+		auth.ActionLoginFailed + "/nobody/127.0.0.1", auth.ActionAdminCreate + "/test/",
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("audit =\n%v\nwant\n%v", got, want)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Detail, "guess-guess") || strings.Contains(e.Detail, testPassword) {
+			t.Errorf("password in audit row %+v", e)
+		}
+	}
+}

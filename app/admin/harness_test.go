@@ -1,0 +1,253 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/store"
+)
+
+const (
+	testUser     = "admin"
+	testPassword = "correct horse battery"
+)
+
+// testClock is a settable clock for session expiry.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer collects log output from concurrent handlers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// harness is a real admin server over a migrated SQLite file in t.TempDir().
+type harness struct {
+	t    testing.TB
+	st   *store.Store
+	auth *auth.Service
+	srv  *Server
+	ts   *httptest.Server
+	clk  *testClock
+	logs *syncBuffer
+}
+
+func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := store.Open(ctx, filepath.Join(dir, "kimi.db"), store.Options{Logger: logger})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	clk := &testClock{now: time.Now()}
+	svc := auth.New(st, logger, auth.Options{BcryptCost: bcrypt.MinCost, Now: clk.Now})
+	opts := Options{
+		Store: st, Auth: svc, Logger: logger, Version: "v0.0.0-test", Commit: "abc1234",
+		StartedAt: time.Now().Add(-90 * time.Minute), DataDir: dir, MetricsToken: "metrics-secret-token",
+	}
+	for _, m := range mutate {
+		m(&opts)
+	}
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatalf("admin.New: %v", err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	h := &harness{t: t, st: st, auth: svc, srv: srv, ts: ts, clk: clk, logs: logs}
+	t.Cleanup(func() {
+		ts.Close()
+		srv.Close()
+		_ = st.Close()
+	})
+	return h
+}
+
+func (h *harness) createAdmin() {
+	h.t.Helper()
+	if err := h.auth.CreateAdmin(context.Background(), testUser, testPassword, "test"); err != nil {
+		h.t.Fatalf("CreateAdmin: %v", err)
+	}
+}
+
+// client is one browser: its own cookie jar, no automatic redirects.
+type client struct {
+	h    *harness
+	http *http.Client
+	csrf string // last _csrf seen on a page
+}
+
+type response struct {
+	*http.Response
+	body string
+}
+
+func (h *harness) newClient() *client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return &client{h: h, http: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+func (c *client) do(req *http.Request) *response {
+	c.h.t.Helper()
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.h.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.h.t.Fatal(err)
+	}
+	if m := csrfRE.FindStringSubmatch(string(b)); m != nil {
+		c.csrf = m[1]
+	}
+	return &response{Response: res, body: string(b)}
+}
+
+func (c *client) get(path string, headers ...string) *response {
+	c.h.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, c.h.ts.URL+path, nil)
+	if err != nil {
+		c.h.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return c.do(req)
+}
+
+// post submits a form. The last seen CSRF token is added unless the form
+// sets _csrf itself (use "-" to send none).
+func (c *client) post(path string, form url.Values, headers ...string) *response {
+	c.h.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	switch form.Get("_csrf") {
+	case "":
+		form.Set("_csrf", c.csrf)
+	case "-":
+		form.Del("_csrf")
+	}
+	req, err := http.NewRequest(http.MethodPost, c.h.ts.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		c.h.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return c.do(req)
+}
+
+// login signs in through the form and fails the test unless it worked.
+func (c *client) login(user, password string) {
+	c.h.t.Helper()
+	c.get("/login")
+	res := c.post("/login", url.Values{"username": {user}, "password": {password}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+		c.h.t.Fatalf("login: status %d location %q body %.300s", res.StatusCode, res.Header.Get("Location"), res.body)
+	}
+	if page := c.get("/"); page.StatusCode != http.StatusOK {
+		c.h.t.Fatalf("after login GET / = %d", page.StatusCode)
+	}
+}
+
+func (c *client) cookie(name string) string {
+	u, _ := url.Parse(c.h.ts.URL)
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == name {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+func (c *client) setCookie(name, value string) {
+	u, _ := url.Parse(c.h.ts.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: "/"}})
+}
+
+func (h *harness) auditCount(action string) int {
+	h.t.Helper()
+	entries, _, err := h.st.ListAudit(context.Background(), store.AuditFilter{Action: action, Limit: store.AuditPageMax})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return len(entries)
+}
+
+func (h *harness) sessionCount() int {
+	h.t.Helper()
+	var n int
+	if err := h.st.Reader().QueryRow(`SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+func wantStatus(t testing.TB, res *response, want int) {
+	t.Helper()
+	if res.StatusCode != want {
+		t.Fatalf("%s %s = %d, want %d; body: %.400s", res.Request.Method, res.Request.URL.Path, res.StatusCode, want, res.body)
+	}
+}
+
+func wantBody(t testing.TB, res *response, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(res.body, p) {
+			t.Errorf("%s %s: body lacks %q", res.Request.Method, res.Request.URL.Path, p)
+		}
+	}
+}
