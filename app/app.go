@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kimiapp/kimi/app/admin"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 // Exit codes of the kimi command.
@@ -44,6 +46,8 @@ type cli struct {
 	stdinTerminal func() bool
 	readPassword  func() (string, error)
 	started       time.Time
+	// specs are the modules compiled into this binary.
+	specs []sdk.Spec
 }
 
 // command is one `kimi` subcommand.
@@ -80,7 +84,10 @@ func findCommand(name string) (command, bool) {
 // returns the process exit code: 0 on success, 1 when the command failed, 2
 // for a bad command line or invalid settings. `kimi serve` returns when ctx is
 // cancelled or on SIGINT/SIGTERM, after a graceful shutdown.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+//
+// specs are the modules compiled into this binary; a custom build passes its
+// own list (see README "Custom builds").
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, specs ...sdk.Spec) int {
 	c := &cli{
 		stdin:         os.Stdin,
 		stdout:        stdout,
@@ -90,6 +97,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		stdinTerminal: func() bool { return isTerminal(os.Stdin) },
 		readPassword:  func() (string, error) { return readPasswordNoEcho(os.Stdin) },
 		started:       time.Now(),
+		specs:         specs,
 	}
 	return c.main(ctx, args)
 }
@@ -229,4 +237,22 @@ func runVersion(_ context.Context, c *cli, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "kimi %s\ncommit: %s\nbuilt:  %s\ngo:     %s\n", bi.Version, commit, bi.Date, bi.GoVersion)
 	return nil
+}
+
+// moduleInfos validates the compiled-in module specs (each valid, names
+// unique) and summarises them for the admin overview.
+func moduleInfos(specs []sdk.Spec) ([]admin.ModuleInfo, error) {
+	seen := make(map[string]bool, len(specs))
+	out := make([]admin.ModuleInfo, 0, len(specs))
+	for _, sp := range specs {
+		if err := sp.Validate(); err != nil {
+			return nil, fmt.Errorf("app: module %q: %w", sp.Name, err)
+		}
+		if seen[sp.Name] {
+			return nil, fmt.Errorf("app: module %q is registered twice", sp.Name)
+		}
+		seen[sp.Name] = true
+		out = append(out, admin.ModuleInfo{Name: sp.Name, Version: sp.Version})
+	}
+	return out, nil
 }

@@ -78,6 +78,11 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 		}
 	}
 	checkLibc(r)
+	if mods, err := moduleInfos(c.specs); err != nil {
+		r.add(levelFail, "modules", "%v", err)
+	} else {
+		r.add(levelOK, "modules", "%d module spec(s) valid", len(mods))
+	}
 	switch {
 	case r.fails > 0:
 		fmt.Fprintf(c.stdout, "\n%d problem(s), %d warning(s)\n", r.fails, r.warnings)

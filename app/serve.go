@@ -68,6 +68,10 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	bi := buildinfo.Get()
 	logger.Info("kimi: starting", "version", bi.Version, "commit", bi.Commit, "config", cfg)
 	warnLibcPin(logger)
+	modules, err := moduleInfos(c.specs)
+	if err != nil {
+		return err
+	}
 
 	if err := ensureDataDir(cfg.DataDir, logger); err != nil {
 		return err
@@ -111,7 +115,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	adminSrv, err := admin.New(admin.Options{
 		Store: st, Auth: authSvc, Logger: logger.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
-		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(),
+		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules,
 	})
 	if err != nil {
 		ln.Close()
