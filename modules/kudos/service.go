@@ -1,0 +1,32 @@
+package kudos
+
+import (
+	"context"
+	"time"
+)
+
+// Board is the "kudos.board"@1 service other modules consume:
+//
+//	h, err := rt.Services.Get("kudos.board", 1)
+//	board, err := sdk.ServiceAs[kudos.Board](h)
+//
+// Keep a provided service small and data-only. Consumers hold a handle that
+// fails with ServiceUnavailable once this module closes, so nothing here
+// hands out live objects that would outlive the module.
+type Board interface {
+	// Leaderboard ranks the receivers of the last days in a guild, at most
+	// limit entries.
+	Leaderboard(ctx context.Context, guildID uint64, days, limit int) ([]BoardEntry, error)
+}
+
+type boardService struct{ m *module }
+
+var _ Board = (*boardService)(nil)
+
+func (b *boardService) Leaderboard(ctx context.Context, guildID uint64, days, limit int) ([]BoardEntry, error) {
+	_, ledger, err := b.m.started()
+	if err != nil {
+		return nil, err
+	}
+	return ledger.top(ctx, guildID, b.m.clock().Add(-time.Duration(days)*day), limit)
+}
