@@ -129,52 +129,76 @@ func ValidateSubscription(module string, perms Permissions, pattern string) erro
 // MatchTopic reports whether topic matches a subscription pattern with
 // fnmatch-style globbing (case-sensitive): "*" matches any run of characters
 // (dots included), "?" one character, "[...]" a class ("[!...]" negated).
+// Matching is iterative with a single backtrack point, so hostile patterns
+// cannot make it exponential.
 func MatchTopic(pattern, topic string) bool {
-	return globMatch([]rune(pattern), []rune(topic))
+	return globMatch(compileGlob([]rune(pattern)), []rune(topic))
 }
 
-func globMatch(p, s []rune) bool {
-	for len(p) > 0 {
-		switch p[0] {
+// globToken is one pattern element: a star, or a one-character matcher.
+type globToken struct {
+	star  bool
+	any   bool   // '?'
+	class []rune // contents of [...] (nil when literal)
+	lit   rune
+}
+
+func (g globToken) matches(c rune) bool {
+	switch {
+	case g.any:
+		return true
+	case g.class != nil:
+		return classMatch(g.class, c)
+	}
+	return g.lit == c
+}
+
+func compileGlob(p []rune) []globToken {
+	var out []globToken
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
 		case '*':
-			for len(p) > 0 && p[0] == '*' {
-				p = p[1:]
+			if len(out) == 0 || !out[len(out)-1].star {
+				out = append(out, globToken{star: true})
 			}
-			if len(p) == 0 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if globMatch(p, s[i:]) {
-					return true
-				}
-			}
-			return false
 		case '?':
-			if len(s) == 0 {
-				return false
-			}
-			p, s = p[1:], s[1:]
+			out = append(out, globToken{any: true})
 		case '[':
-			end := classEnd(p)
-			if end < 0 { // no closing bracket: a literal '['
-				if len(s) == 0 || s[0] != '[' {
-					return false
-				}
-				p, s = p[1:], s[1:]
+			if end := classEnd(p[i:]); end >= 0 {
+				out = append(out, globToken{class: append([]rune{}, p[i+1:i+end]...)})
+				i += end
 				continue
 			}
-			if len(s) == 0 || !classMatch(p[1:end], s[0]) {
-				return false
-			}
-			p, s = p[end+1:], s[1:]
+			out = append(out, globToken{lit: '['}) // no closing bracket: literal
 		default:
-			if len(s) == 0 || s[0] != p[0] {
-				return false
-			}
-			p, s = p[1:], s[1:]
+			out = append(out, globToken{lit: p[i]})
 		}
 	}
-	return len(s) == 0
+	return out
+}
+
+func globMatch(p []globToken, s []rune) bool {
+	pi, si := 0, 0
+	starP, starS := -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && p[pi].star:
+			starP, starS = pi, si
+			pi++
+		case pi < len(p) && p[pi].matches(s[si]):
+			pi++
+			si++
+		case starP >= 0:
+			starS++
+			pi, si = starP+1, starS
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi].star {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // classEnd returns the index of the ']' closing the class that starts at

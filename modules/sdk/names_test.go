@@ -285,3 +285,13 @@ func TestPyRepr(t *testing.T) {
 		}
 	}
 }
+
+func TestMatchTopicHostilePattern(t *testing.T) {
+	pattern := strings.Repeat("*a", 40) + "b"
+	if MatchTopic(pattern, strings.Repeat("a", 200)) {
+		t.Fatal("matched")
+	}
+	if !MatchTopic(strings.Repeat("*a", 40), strings.Repeat("a", 200)) {
+		t.Fatal("did not match")
+	}
+}
