@@ -38,6 +38,7 @@ func (s *Server) downloadBackup(c echo.Context) error {
 		s.log.Error("admin: backup failed", "err", err, "request_id", requestIDOf(c))
 		return echo.NewHTTPError(http.StatusInternalServerError, msgBackupFailed).SetInternal(err)
 	}
+	s.status.invalidateBackup()
 	f, err := os.Open(dest)
 	if err != nil {
 		return fmt.Errorf("admin: backup: open: %w", err)

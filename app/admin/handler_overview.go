@@ -1,13 +1,16 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -37,16 +40,8 @@ func (s *Server) overview(c echo.Context) error {
 		s.log.Warn("admin: database size", "err", err)
 		o.DBSize = "unknown"
 	}
-	if cur, latest, err := s.opts.Store.SchemaVersion(ctx); err == nil {
-		o.SchemaVersion = fmt.Sprintf("%d", cur)
-		if cur != latest {
-			o.SchemaVersion = fmt.Sprintf("%d (binary knows %d)", cur, latest)
-		}
-	} else {
-		s.log.Warn("admin: schema version", "err", err)
-		o.SchemaVersion = "unknown"
-	}
-	info, ok, err := s.opts.Store.LastBackup(ctx)
+	o.SchemaVersion = s.status.schemaVersion(ctx, s)
+	info, ok, err := s.status.lastBackup(ctx, s)
 	if err != nil {
 		return fmt.Errorf("admin: overview: %w", err)
 	}
@@ -55,6 +50,60 @@ func (s *Server) overview(c echo.Context) error {
 		o.LastBackupAgo = humanDuration(now.Sub(info.At)) + " ago"
 	}
 	return render(c, http.StatusOK, templates.OverviewPage(s.chrome(c, "Overview", "overview"), o))
+}
+
+// statusCache keeps the overview's rarely changing facts off the database
+// for most page views: the schema version cannot change while serving once it
+// is current, and the last backup is re-read at most every backupTTL (or at
+// once after a download from this server).
+type statusCache struct {
+	mu          sync.Mutex
+	schema      string
+	schemaFinal bool
+	backup      store.BackupInfo
+	backupOK    bool
+	backupRead  time.Time
+}
+
+const backupTTL = 2 * time.Second
+
+func (sc *statusCache) schemaVersion(ctx context.Context, s *Server) string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.schemaFinal {
+		return sc.schema
+	}
+	cur, latest, err := s.opts.Store.SchemaVersion(ctx)
+	if err != nil {
+		s.log.Warn("admin: schema version", "err", err)
+		return "unknown"
+	}
+	sc.schema = fmt.Sprintf("%d", cur)
+	if cur != latest {
+		return fmt.Sprintf("%d (binary knows %d)", cur, latest)
+	}
+	sc.schemaFinal = true
+	return sc.schema
+}
+
+func (sc *statusCache) lastBackup(ctx context.Context, s *Server) (store.BackupInfo, bool, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !sc.backupRead.IsZero() && time.Since(sc.backupRead) < backupTTL {
+		return sc.backup, sc.backupOK, nil
+	}
+	info, ok, err := s.opts.Store.LastBackup(ctx)
+	if err != nil {
+		return store.BackupInfo{}, false, err
+	}
+	sc.backup, sc.backupOK, sc.backupRead = info, ok, time.Now()
+	return info, ok, nil
+}
+
+func (sc *statusCache) invalidateBackup() {
+	sc.mu.Lock()
+	sc.backupRead = time.Time{}
+	sc.mu.Unlock()
 }
 
 // humanDuration renders an uptime such as "3d 4h", "2h 5m" or "42s".

@@ -38,7 +38,7 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 			LastSeen: l.LastSeenAt.UTC().Format("2006-01-02 15:04"), IP: l.IP, UserAgent: l.UserAgent,
 		})
 	}
-	if info, ok, err := s.opts.Store.LastBackup(ctx); err != nil {
+	if info, ok, err := s.status.lastBackup(ctx, s); err != nil {
 		return fmt.Errorf("admin: settings: %w", err)
 	} else if ok {
 		v.LastBackup = info.At.UTC().Format("2006-01-02 15:04 UTC")

@@ -73,6 +73,7 @@ type Server struct {
 	csp        string
 	origin     *http.CrossOriginProtection
 	publicPath map[string]bool
+	status     statusCache
 
 	closeOnce sync.Once
 	stop      chan struct{}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -93,6 +94,10 @@ type Service struct {
 
 	dummyOnce sync.Once
 	dummyHash []byte
+
+	cache    sessionCache
+	stmtMu   sync.Mutex
+	sessStmt atomic.Pointer[sql.Stmt]
 }
 
 // New returns a Service using st for persistence. It does no I/O.
@@ -178,8 +183,9 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 	if err != nil {
 		return err
 	}
+	var id int64
+	defer func() { s.cache.dropAdmin(id) }() // again after commit, see Login
 	return s.st.Write(ctx, func(tx *sql.Tx) error {
-		var id int64
 		var canonical string
 		err := tx.QueryRowContext(ctx, `SELECT id, username FROM admins WHERE username = ?`, username).Scan(&id, &canonical)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -194,6 +200,7 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE admin_id = ?`, id); err != nil {
 			return fmt.Errorf("auth: revoke sessions: %w", err)
 		}
+		s.cache.dropAdmin(id)
 		return store.AuditTx(ctx, tx, store.AuditEntry{
 			At: s.now(), Actor: actor, Action: ActionPasswordReset, Target: canonical,
 			Detail: "all sessions revoked",

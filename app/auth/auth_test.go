@@ -396,3 +396,45 @@ func TestRevokeOtherSessions(t *testing.T) {
 		t.Errorf("other session survived: %v", err)
 	}
 }
+
+func TestSessionCache(t *testing.T) {
+	ctx := context.Background()
+	svc, st, clk := newTestService(t)
+	if err := svc.CreateAdmin(ctx, "admin", "password123", "cli"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := svc.Login(ctx, "admin", "password123", ClientMeta{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, s.Cookie); err != nil {
+		t.Fatal(err)
+	}
+	// A wrong secret is refused even when the id is cached.
+	id, _, _ := strings.Cut(s.Cookie, ".")
+	if _, err := svc.Authenticate(ctx, id+".AAAAAAAAAAAAAAAAAAAAAAAAAA"); !errors.Is(err, ErrSessionInvalid) {
+		t.Errorf("cached id with wrong secret = %v", err)
+	}
+	// A deletion by another process shows up once the cache entry ages out.
+	if _, err := st.Writer().ExecContext(ctx, `DELETE FROM sessions`); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(SessionCacheTTL)
+	if _, err := svc.Authenticate(ctx, s.Cookie); !errors.Is(err, ErrSessionInvalid) {
+		t.Errorf("externally deleted session after TTL = %v, want ErrSessionInvalid", err)
+	}
+	// Changes made through the service take effect at once.
+	s2, err := svc.Login(ctx, "admin", "password123", ClientMeta{}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, s2.Cookie); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Logout(ctx, s2.Session, ClientMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Authenticate(ctx, s2.Cookie); !errors.Is(err, ErrSessionInvalid) {
+		t.Errorf("session after logout = %v, want ErrSessionInvalid", err)
+	}
+}

@@ -85,6 +85,7 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, oldID); err != nil {
 				return fmt.Errorf("auth: drop previous session: %w", err)
 			}
+			s.cache.dropID(oldID)
 		}
 		var err error
 		issued, err = s.insertSession(ctx, tx, id, canonical, meta, now)
@@ -95,6 +96,11 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 			At: now, Actor: canonical, Action: ActionLogin, IP: meta.IP, Detail: userAgentDetail(meta.UserAgent),
 		})
 	})
+	// Again after commit: a lookup between the in-transaction drop and the
+	// commit may have cached the old row from a reader snapshot.
+	if oldID, _, ok := splitCookie(oldCookie); ok {
+		s.cache.dropID(oldID)
+	}
 	if err != nil {
 		return IssuedSession{}, fmt.Errorf("auth: login: %w", err)
 	}
@@ -111,31 +117,19 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 	if !ok {
 		return Session{}, ErrSessionInvalid
 	}
-	var (
-		sess                          Session
-		secretHash                    []byte
-		created, lastSeen, expiresAbs int64
-	)
-	err := s.st.Reader().QueryRowContext(ctx, `
-		SELECT s.id, s.admin_id, a.username, s.secret_hash, s.csrf_token, s.created_at, s.last_seen_at,
-		       s.expires_at, s.ip, s.user_agent
-		FROM sessions s JOIN admins a ON a.id = s.admin_id
-		WHERE s.id = ?`, id).Scan(&sess.ID, &sess.AdminID, &sess.Username, &secretHash, &sess.CSRFToken,
-		&created, &lastSeen, &expiresAbs, &sess.IP, &sess.UserAgent)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Session{}, ErrSessionInvalid
-	}
-	if err != nil {
-		return Session{}, fmt.Errorf("auth: load session: %w", err)
+	now := s.now()
+	entry, cached := s.cache.get(id, now)
+	if !cached {
+		var err error
+		if entry, err = s.loadSession(ctx, id); err != nil {
+			return Session{}, err
+		}
 	}
 	sum := sha256.Sum256([]byte(secret))
-	if subtle.ConstantTimeCompare(sum[:], secretHash) != 1 {
+	if subtle.ConstantTimeCompare(sum[:], entry.secretHash) != 1 {
 		return Session{}, ErrSessionInvalid
 	}
-	sess.CreatedAt = time.Unix(created, 0)
-	sess.LastSeenAt = time.Unix(lastSeen, 0)
-	sess.ExpiresAt = time.Unix(expiresAbs, 0)
-	now := s.now()
+	sess := entry.sess
 	if !now.Before(sess.ExpiresAt) || !now.Before(sess.LastSeenAt.Add(s.opts.SessionIdle)) {
 		if err := s.deleteSession(ctx, sess.ID); err != nil {
 			s.logger.Warn("auth: delete expired session", "err", err)
@@ -152,9 +146,62 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 			s.logger.Warn("auth: refresh session", "err", err)
 		} else {
 			sess.LastSeenAt = time.Unix(now.Unix(), 0)
+			s.cache.setLastSeen(sess.ID, sess.LastSeenAt)
 		}
 	}
 	return sess, nil
+}
+
+// loadSession reads a session row and caches it.
+func (s *Service) loadSession(ctx context.Context, id string) (cachedSession, error) {
+	gen := s.cache.generation()
+	stmt, err := s.sessionStmt(ctx)
+	if err != nil {
+		return cachedSession{}, err
+	}
+	var (
+		e                             cachedSession
+		created, lastSeen, expiresAbs int64
+	)
+	err = stmt.QueryRowContext(ctx, id).Scan(&e.sess.ID, &e.sess.AdminID, &e.sess.Username, &e.secretHash,
+		&e.sess.CSRFToken, &created, &lastSeen, &expiresAbs, &e.sess.IP, &e.sess.UserAgent)
+	if errors.Is(err, sql.ErrNoRows) {
+		return cachedSession{}, ErrSessionInvalid
+	}
+	if err != nil {
+		return cachedSession{}, fmt.Errorf("auth: load session: %w", err)
+	}
+	e.sess.CreatedAt = time.Unix(created, 0)
+	e.sess.LastSeenAt = time.Unix(lastSeen, 0)
+	e.sess.ExpiresAt = time.Unix(expiresAbs, 0)
+	e.loaded = s.now()
+	s.cache.put(e, gen)
+	return e, nil
+}
+
+const sessionQuery = `
+	SELECT s.id, s.admin_id, a.username, s.secret_hash, s.csrf_token, s.created_at, s.last_seen_at,
+	       s.expires_at, s.ip, s.user_agent
+	FROM sessions s JOIN admins a ON a.id = s.admin_id
+	WHERE s.id = ?`
+
+// sessionStmt prepares the per-request session lookup once: parsing SQL is
+// most of the cost of this query, and every admin page runs it.
+func (s *Service) sessionStmt(ctx context.Context) (*sql.Stmt, error) {
+	if stmt := s.sessStmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if stmt := s.sessStmt.Load(); stmt != nil {
+		return stmt, nil
+	}
+	stmt, err := s.st.Reader().PrepareContext(ctx, sessionQuery)
+	if err != nil {
+		return nil, fmt.Errorf("auth: prepare session lookup: %w", err)
+	}
+	s.sessStmt.Store(stmt)
+	return stmt, nil
 }
 
 // Logout deletes the session and records it.
@@ -163,10 +210,12 @@ func (s *Service) Logout(ctx context.Context, sess Session, meta ClientMeta) err
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, sess.ID); err != nil {
 			return fmt.Errorf("auth: delete session: %w", err)
 		}
+		s.cache.dropID(sess.ID)
 		return store.AuditTx(ctx, tx, store.AuditEntry{
 			At: s.now(), Actor: sess.Username, Action: ActionLogout, IP: meta.IP,
 		})
 	})
+	s.cache.dropID(sess.ID)
 	if err != nil {
 		return fmt.Errorf("auth: logout: %w", err)
 	}
@@ -208,6 +257,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 		if err != nil {
 			return fmt.Errorf("auth: revoke sessions: %w", err)
 		}
+		s.cache.dropAdmin(sess.AdminID)
 		revoked, _ := res.RowsAffected()
 		issued, err = s.insertSession(ctx, tx, sess.AdminID, sess.Username, meta, now)
 		if err != nil {
@@ -218,6 +268,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 			Detail: fmt.Sprintf("%d other session(s) revoked", max(revoked-1, 0)),
 		})
 	})
+	s.cache.dropAdmin(sess.AdminID)
 	if err != nil {
 		return IssuedSession{}, fmt.Errorf("auth: change password: %w", err)
 	}
@@ -233,12 +284,14 @@ func (s *Service) RevokeOtherSessions(ctx context.Context, sess Session, meta Cl
 		if err != nil {
 			return fmt.Errorf("auth: revoke sessions: %w", err)
 		}
+		s.cache.dropAdmin(sess.AdminID)
 		n, _ = res.RowsAffected()
 		return store.AuditTx(ctx, tx, store.AuditEntry{
 			At: s.now(), Actor: sess.Username, Action: ActionSessionsRevoke, IP: meta.IP,
 			Detail: fmt.Sprintf("%d session(s) revoked", n),
 		})
 	})
+	s.cache.dropAdmin(sess.AdminID)
 	if err != nil {
 		return 0, fmt.Errorf("auth: revoke other sessions: %w", err)
 	}
@@ -285,6 +338,7 @@ func (s *Service) PurgeExpired(ctx context.Context) (int64, error) {
 			return err
 		}
 		n, _ = res.RowsAffected()
+		s.cache.dropAll()
 		_, err = tx.ExecContext(ctx, `DELETE FROM setup_tokens WHERE expires_at <= ?`, now.Unix())
 		return err
 	})
@@ -318,10 +372,12 @@ func (s *Service) insertSession(ctx context.Context, tx *sql.Tx, adminID int64, 
 }
 
 func (s *Service) deleteSession(ctx context.Context, id string) error {
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		return err
 	})
+	s.cache.dropID(id)
+	return err
 }
 
 // splitCookie parses "<id>.<secret>" as produced by insertSession
