@@ -59,7 +59,13 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	logger := newLogger(c.stderr, cfg)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, stop, c, cfg, logger)
+	err = serve(ctx, stop, c, cfg, logger)
+	if err != nil && ctx.Err() != nil && !isConfigError(err) {
+		// A signal during start-up is a request to stop, not a failure.
+		logger.Info("kimi: stopped during start-up", "reason", context.Cause(ctx), "err", err)
+		return nil
+	}
+	return err
 }
 
 // serve runs the appliance until ctx is done. stop, called once shutdown
@@ -133,15 +139,16 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		// Requests keep their own context: a signal must let them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
+	// The set-up link is minted before serving, so a ready server has
+	// always printed it (and a token exists when /setup is first hit).
 	if needSetup {
 		if err := logSetupLink(ctx, authSvc, baseURL, logger); err != nil {
-			shutdown(srv, logger)
+			ln.Close()
 			return err
 		}
 	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 	logger.Info("kimi: ready", "addr", ln.Addr().String(), "url", baseURL,
 		"elapsed_ms", time.Since(c.started).Milliseconds())
 
