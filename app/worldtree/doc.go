@@ -23,12 +23,31 @@
 //     login page); following it could carry the key to another host or downgrade it to
 //     plaintext.
 //   - Every call runs under a deadline (WithTimeout, default 30 s) on top of the caller's ctx.
-//   - Response bodies are read through an io.LimitReader (WithMaxResponseBytes, default 4 MiB);
-//     a larger body fails with ErrResponseTooLarge.
+//   - Response bodies are read through an io.LimitReader (WithMaxResponseBytes, default 4 MiB).
+//     A larger success body fails with ErrResponseTooLarge; a larger error body still yields
+//     its status and first 1024 bytes as a *SessionAPIFailedError.
+//   - A success body must be JSON: a declared non-JSON Content-Type (an HTML login page, say)
+//     fails with ErrUnexpectedContentType, and a body that is not the contract's shape with
+//     ErrMalformedResponse. A missing Content-Type is tolerated.
+//   - Ids are escaped one path segment each; "." and ".." are refused, so an id cannot reach
+//     another endpoint (in particular an /admin one).
 //   - No key appears in an error string or a log line: errors carry method, path, status and
 //     a sanitized error code; raw bodies are kept in fields (truncated to 1024 bytes, with any
 //     key used on the request redacted) and never in Error(). The Client's String/GoString and
 //     slog value do not print the key, and base URLs with user info are refused.
+//
+// # Open points of the contract
+//
+// The server's page-size maximum is not known (MaxSessionsLimit is 200, inside the proven
+// [10, 299]). The turn/message and SSE stream endpoints are not in the contract and are not
+// guessed here. A create that answers 404 is AgentNotFound whatever the body (status-keyed, as
+// the contract says), so a wrong base-URL path prefix also shows up as AgentNotFound there.
+//
+// # Admin page
+//
+// Overview gathers /me, /capabilities, the agents with persona state where configured and one
+// session page, each section with its own error; DescribeError turns any error of this package
+// into an operator-facing sentence that names what to fix (a missing scope names the scope).
 //
 // # Mapping to the contract's Python names
 //

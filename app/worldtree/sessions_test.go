@@ -209,10 +209,10 @@ func TestCreateSession(t *testing.T) {
 			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 422) },
 		},
 		{
-			seed: "TestCreateSessionBifrostBind::test_unbound_create_unchanged_no_auth_override",
-			stub: stub{status: 201, body: sessionBody("s1", "mimir", ts, `{}`)},
-			call: createSession("mimir"),
-			want: unboundCreate(`{"agent_id":"mimir"}`), // default bearer unchanged
+			seed:  "TestCreateSessionBifrostBind::test_unbound_create_unchanged_no_auth_override",
+			stub:  stub{status: 201, body: sessionBody("s1", "mimir", ts, `{}`)},
+			call:  createSession("mimir"),
+			want:  unboundCreate(`{"agent_id":"mimir"}`), // default bearer unchanged
 			check: func(t *testing.T, _ any, err error) { wantOK(t, err) },
 		},
 		// Beyond the seed.
@@ -237,10 +237,10 @@ func TestCreateSession(t *testing.T) {
 			check: func(t *testing.T, _ any, err error) { wantInvalidArgument(t, err) },
 		},
 		{
-			seed: "extra::create_200_is_not_201",
-			stub: stub{status: 200, body: sessionBody("s1", "mimir", ts, `{}`)},
-			call: createSession("mimir"),
-			want: unboundCreate(`{"agent_id":"mimir"}`),
+			seed:  "extra::create_200_is_not_201",
+			stub:  stub{status: 200, body: sessionBody("s1", "mimir", ts, `{}`)},
+			call:  createSession("mimir"),
+			want:  unboundCreate(`{"agent_id":"mimir"}`),
 			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 200) },
 		},
 		{
@@ -456,10 +456,10 @@ func TestListSessions(t *testing.T) {
 			},
 		},
 		{
-			seed: "extra::cursor_invalid_on_400_is_generic",
-			stub: stub{status: 400, body: `{"error_code":"cursor_invalid"}`},
-			call: listSessions(WithCursor("c")),
-			want: listReq("cursor=c"),
+			seed:  "extra::cursor_invalid_on_400_is_generic",
+			stub:  stub{status: 400, body: `{"error_code":"cursor_invalid"}`},
+			call:  listSessions(WithCursor("c")),
+			want:  listReq("cursor=c"),
 			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 400) },
 		},
 		{
