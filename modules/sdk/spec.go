@@ -232,17 +232,29 @@ type Runtime struct {
 	// Logger is the module's named logger.
 	Logger *slog.Logger
 
-	Events        EventBus
-	Scheduler     Scheduler
-	Storage       Storage
-	Health        Health
-	Discord       DiscordActions
-	Interactions  Interactions
-	HTTP          HTTP
-	Services      Services
-	Trust         Trust
-	GuildSettings GuildSettings // nil unless Spec.GuildSettings is declared
-	Proposals     Proposals     // nil when the host has no proposal service
+	// Events publishes under the module's namespace and subscribes to
+	// declared topics.
+	Events EventBus
+	// Scheduler runs durable jobs.
+	Scheduler Scheduler
+	// Storage is the module's view of the database.
+	Storage Storage
+	// Health reports the module's state.
+	Health Health
+	// Discord performs the declared Discord actions.
+	Discord DiscordActions
+	// Interactions registers commands and components.
+	Interactions Interactions
+	// HTTP reaches the declared hosts.
+	HTTP HTTP
+	// Services provides and consumes declared services.
+	Services Services
+	// Trust looks up members' trust tiers.
+	Trust Trust
+	// GuildSettings is nil unless Spec.GuildSettings is declared.
+	GuildSettings GuildSettings
+	// Proposals is nil when the host has no proposal service.
+	Proposals Proposals
 	// ScheduledResults is nil unless Permissions.ScheduledResults is set and
 	// the host advertises scheduled_results.v1 (SDK 2.4).
 	ScheduledResults ScheduledResults
