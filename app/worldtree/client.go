@@ -247,7 +247,12 @@ func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 	start := time.Now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.log.LogAttrs(ctx, slog.LevelWarn, "worldtree request failed",
+		// A caller going away (an admin page closed mid-request) is routine, not a warning.
+		level := slog.LevelWarn
+		if errors.Is(err, context.Canceled) {
+			level = slog.LevelDebug
+		}
+		c.log.LogAttrs(ctx, level, "worldtree request failed",
 			slog.String("method", cl.method), slog.String("path", path),
 			slog.Duration("duration", time.Since(start)), slog.String("error", err.Error()))
 		return nil, fmt.Errorf("worldtree: %s: %s %s: %w", cl.action, cl.method, path, err)

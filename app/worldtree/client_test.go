@@ -522,3 +522,25 @@ func TestTransportError(t *testing.T) {
 		t.Errorf("DescribeError = %q", d)
 	}
 }
+
+// TestFailureLogLevel checks an unreachable server is a warning and a caller's cancellation is not.
+func TestFailureLogLevel(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	hang := newFakeServerFunc(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := newTestClient(t, hang.URL, WithLogger(logger)).GetMe(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("cancellation logged at warn: %s", logs.String())
+	}
+	closed := newFakeServer(t, stub{})
+	closed.Close()
+	_, err = newTestClient(t, closed.URL, WithLogger(logger)).GetMe(t.Context())
+	if err == nil || !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "worldtree request failed") {
+		t.Errorf("err = %v, logs = %q, want a warning", err, logs.String())
+	}
+}

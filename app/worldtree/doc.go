@@ -16,6 +16,11 @@
 // Every request builds its own Authorization header; the shared *http.Client holds no auth
 // state, so an override cannot leak into a later or concurrent request.
 //
+// Passthrough reads (GetMe, GetCapabilities, GetSessionTools, GetSessionBifrost,
+// GetPersonaState and the character calls) return the server's JSON object verbatim as
+// encoding/json decodes it into map[string]any (numbers are float64). Timestamps stay ISO-8601
+// strings.
+//
 // # Safety
 //
 //   - Redirects are never followed. A 3xx answer is returned as a *SessionAPIFailedError. The

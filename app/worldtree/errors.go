@@ -39,6 +39,18 @@ var (
 	ErrUnknownPlane = errors.New("unknown bifrost plane")
 )
 
+// Interface guards: every typed error is an error.
+var (
+	_ error = (*SessionAPIFailedError)(nil)
+	_ error = (*AgentNotFoundError)(nil)
+	_ error = (*AgentNotAvailableError)(nil)
+	_ error = (*PersonaNotConfiguredError)(nil)
+	_ error = (*AuthScopeDeniedError)(nil)
+	_ error = (*InvalidCursorError)(nil)
+	_ error = (*BifrostConsumerKeyMissingError)(nil)
+	_ error = (*BifrostHandshakeFailedError)(nil)
+)
+
 // SessionAPIFailedError is the generic failure (the contract's SessionApiFailed): any status
 // other than the endpoint's exact success status that no more specific error claims.
 type SessionAPIFailedError struct {
