@@ -1,0 +1,393 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/auth"
+)
+
+// chromiumPath is Debian's chromium; tests never download a browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// One browser for the whole package (2 cores): started lazily by the first
+// browser test, each test opens its own tab, TestMain closes it.
+var browser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browser.cancel != nil {
+		browser.cancel()
+	}
+	os.Exit(code)
+}
+
+// requireBrowser returns the shared browser context, skipping loudly when
+// chromium is missing locally and failing under CI=true.
+func requireBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		msg := "!!! BROWSER TESTS NOT RUN: " + chromiumPath + " is missing. Install it with `apt-get install -y chromium`. !!!"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	browser.once.Do(func() {
+		userData, err := os.MkdirTemp("", "kimi-chromium-")
+		if err != nil {
+			browser.err = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromiumPath),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.NoFirstRun,
+			chromedp.UserDataDir(userData),
+			chromedp.WindowSize(1280, 900),
+		)
+		allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(allocCtx)
+		// The first Run starts the browser; it must not carry a timeout.
+		if err := chromedp.Do(ctx); err != nil {
+			browser.err = fmt.Errorf("start chromium: %w", err)
+		}
+		browser.ctx = ctx
+		browser.cancel = func() {
+			cancel()
+			allocCancel()
+			_ = os.RemoveAll(userData)
+		}
+	})
+	if browser.err != nil {
+		t.Fatalf("browser: %v", browser.err)
+	}
+	return browser.ctx
+}
+
+// tab is one browser tab bound to a test: console errors fail the test and a
+// full-page screenshot is kept when the test fails.
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu       sync.Mutex
+	problems []string
+}
+
+func newTab(t *testing.T) *tab {
+	t.Helper()
+	parent := requireBrowser(t)
+	ctx, cancel := chromedp.NewContext(parent)
+	tb := &tab{t: t, ctx: ctx}
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if (m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException) && !expectedPageStatus(m) {
+				tb.mu.Lock()
+				tb.problems = append(tb.problems, m.String()+" ("+m.URL+")")
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			tb.screenshot("failure")
+		}
+		cancel()
+		<-done
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		for _, p := range tb.problems {
+			t.Errorf("browser console: %s", p)
+		}
+	})
+	return tb
+}
+
+// expectedPageStatus reports a network-log entry for a page whose 4xx status
+// is deliberate (401 after a failed sign-in, 422 on form errors). Failed
+// subresources — CSS, icons — still fail the test, as do CSP violations and
+// script errors.
+func expectedPageStatus(m chromedp.ConsoleMessage) bool {
+	return m.Source == "network" && strings.HasPrefix(m.Text, "Failed to load resource") &&
+		!strings.Contains(m.URL, "/static/")
+}
+
+// artifactDir is $KIMI_ARTIFACTS, or a directory under the system temp dir
+// that outlives the test.
+func artifactDir() string {
+	if d := os.Getenv("KIMI_ARTIFACTS"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "kimi-artifacts")
+}
+
+func (tb *tab) screenshot(label string) {
+	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Logf("screenshot failed: %v", err)
+		return
+	}
+	dir := artifactDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Logf("screenshot dir: %v", err)
+		return
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(tb.t.Name()) + "-" + label + "-" +
+		time.Now().UTC().Format("20060102T150405") + ".png"
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		tb.t.Logf("screenshot write: %v", err)
+		return
+	}
+	tb.t.Logf("screenshot kept: %s", p)
+}
+
+// do runs steps with a timeout, failing the test with the step name.
+func (tb *tab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// text returns the visible text of the first element matching css.
+func (tb *tab) text(css string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	if err != nil {
+		tb.t.Fatalf("text of %s: %v", css, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+func (tb *tab) wantText(css, want string) {
+	tb.t.Helper()
+	if got := tb.text(css); !strings.Contains(got, want) {
+		tb.t.Fatalf("%s text = %q, want it to contain %q", css, got, want)
+	}
+}
+
+func fill(css, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.SendKeys(chromedp.CSS(css), value)
+}
+
+func click(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.Click(chromedp.CSS(css))
+}
+
+func visible(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(css))
+}
+
+// TestBrowserFirstRunJourney walks the operator's first minutes: set-up from
+// the logged token, overview, sign out, sign in, change the password, and
+// sign in with the new one.
+func TestBrowserFirstRunJourney(t *testing.T) {
+	h := newHarness(t)
+	tb := newTab(t)
+	token, _, err := h.auth.NewSetupToken(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tb.do("open set-up link",
+		chromedp.Navigate(h.ts.URL+"/setup?token="+token),
+		visible(`[data-testid=setup-form]`),
+	)
+	tb.wantText(`h1`, "Create the admin account")
+	tb.do("submit set-up",
+		fill(`#setup-username`, testUser),
+		fill(`#setup-password`, testPassword),
+		fill(`#setup-confirm`, testPassword),
+		click(`[data-testid=setup-submit]`),
+		visible(`[data-testid=overview-version]`),
+	)
+	tb.wantText(`[data-testid=page-title]`, "Overview")
+	tb.wantText(`[data-testid=alert-success]`, "Welcome")
+	tb.wantText(`[data-testid=overview-version]`, "v0.0.0-test")
+	tb.wantText(`[data-testid=overview-discord]`, "not configured")
+	tb.wantText(`[data-testid=current-user]`, testUser)
+
+	tb.do("sign out",
+		click(`[data-testid=logout]`),
+		visible(`[data-testid=login-form]`),
+	)
+	tb.wantText(`[data-testid=alert-success]`, "signed out")
+
+	tb.do("sign in",
+		fill(`#login-username`, testUser),
+		fill(`#login-password`, testPassword),
+		click(`[data-testid=login-submit]`),
+		visible(`[data-testid=overview-version]`),
+	)
+
+	const newPassword = "a much better passphrase"
+	tb.do("open settings",
+		click(`[data-testid=nav-settings]`),
+		visible(`[data-testid=password-form]`),
+	)
+	tb.wantText(`[data-testid=page-title]`, "Settings")
+	tb.do("change password",
+		fill(`#pw-current`, testPassword),
+		fill(`#pw-new`, newPassword),
+		fill(`#pw-confirm`, newPassword),
+		click(`[data-testid=password-submit]`),
+		visible(`[data-testid=alert-success]`),
+	)
+	tb.wantText(`[data-testid=alert-success]`, "Password changed")
+
+	tb.do("sign out again",
+		click(`[data-testid=logout]`),
+		visible(`[data-testid=login-form]`),
+	)
+	tb.do("old password is refused",
+		fill(`#login-username`, testUser),
+		fill(`#login-password`, testPassword),
+		click(`[data-testid=login-submit]`),
+		visible(`[data-testid=alert-error]`),
+	)
+	tb.wantText(`[data-testid=alert-error]`, "Invalid username or password")
+	tb.do("sign in with the new password",
+		fill(`#login-password`, newPassword),
+		click(`[data-testid=login-submit]`),
+		visible(`[data-testid=overview-version]`),
+	)
+	tb.do("audit log lists the journey",
+		click(`[data-testid=nav-audit]`),
+		visible(`[data-testid=audit-table]`),
+	)
+	audit := tb.text(`[data-testid=audit-table]`)
+	for _, action := range []string{auth.ActionSetup, auth.ActionLogout, auth.ActionLogin, auth.ActionPasswordChange, auth.ActionLoginFailed} {
+		if !strings.Contains(audit, action) {
+			t.Errorf("audit page lacks %s", action)
+		}
+	}
+}
+
+// TestBrowserCatchesCSPViolations proves the console check works and the
+// CSP blocks inline script: a page with an inline script must produce a
+// console error (which this test then consumes instead of failing on it).
+func TestBrowserCatchesCSPViolations(t *testing.T) {
+	h := newHarness(t)
+	h.srv.echo.GET("/test-inline-script", func(c echo.Context) error {
+		return c.HTML(http.StatusOK, `<!DOCTYPE html><title>x</title><p id="p">static</p><script>document.getElementById("p").textContent="ran"</script>`)
+	})
+	tb := newTab(t)
+	tb.do("open page with inline script",
+		chromedp.Navigate(h.ts.URL+"/test-inline-script"),
+		visible(`#p`),
+	)
+	if got := tb.text(`#p`); got != "static" {
+		t.Errorf("inline script ran despite the CSP: %q", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tb.mu.Lock()
+		found := false
+		for _, p := range tb.problems {
+			found = found || strings.Contains(p, "Content Security Policy")
+		}
+		if found {
+			tb.problems = nil
+		}
+		tb.mu.Unlock()
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no CSP violation reported on the console")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBrowserScreenshots renders every page at desktop and phone widths for
+// a human to review. It runs only when KIMI_SCREENSHOTS names a directory.
+func TestBrowserScreenshots(t *testing.T) {
+	dir := os.Getenv("KIMI_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set KIMI_SCREENSHOTS=<dir> to write page screenshots")
+	}
+	h := newHarness(t)
+	tb := newTab(t)
+	token, _, err := h.auth.NewSetupToken(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shoot := func(name string) {
+		for _, vp := range []struct {
+			label string
+			w, h  int64
+		}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+			tb.do("viewport", chromedp.EmulateViewport(vp.w, vp.h))
+			ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			cancel()
+			if err != nil {
+				t.Fatalf("screenshot %s: %v", name, err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name+"-"+vp.label+".png"), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tb.do("reset viewport", chromedp.EmulateViewport(1280, 900))
+	}
+	tb.do("setup missing", chromedp.Navigate(h.ts.URL+"/setup"), visible(`[data-testid=setup-blocked]`))
+	shoot("setup-missing")
+	tb.do("setup", chromedp.Navigate(h.ts.URL+"/setup?token="+token), visible(`[data-testid=setup-form]`))
+	tb.do("setup errors", fill(`#setup-username`, "bad name"), fill(`#setup-password`, "short12"),
+		fill(`#setup-confirm`, "short12"), chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('input').forEach(i=>{i.removeAttribute('minlength');i.removeAttribute('required')})`),
+		click(`[data-testid=setup-submit]`), visible(`[data-testid=error-username]`))
+	shoot("setup-errors")
+	tb.do("setup ok", chromedp.Navigate(h.ts.URL+"/setup?token="+token), visible(`[data-testid=setup-form]`),
+		fill(`#setup-username`, testUser), fill(`#setup-password`, testPassword), fill(`#setup-confirm`, testPassword),
+		click(`[data-testid=setup-submit]`), visible(`[data-testid=overview-version]`))
+	shoot("overview")
+	for _, p := range []string{"modules", "audit", "settings", "discord"} {
+		tb.do(p, chromedp.Navigate(h.ts.URL+"/"+p), visible(`[data-testid=page-title]`))
+		shoot(p)
+	}
+	tb.do("404", chromedp.Navigate(h.ts.URL+"/nope"), visible(`[data-testid=error-page]`))
+	shoot("not-found")
+	tb.do("logout", chromedp.Navigate(h.ts.URL+"/settings"), visible(`[data-testid=logout]`), click(`[data-testid=logout]`),
+		visible(`[data-testid=login-form]`))
+	tb.do("login error", fill(`#login-username`, testUser), fill(`#login-password`, "wrong password"),
+		click(`[data-testid=login-submit]`), visible(`[data-testid=alert-error]`))
+	shoot("login-error")
+}
