@@ -145,8 +145,8 @@ type fakeHandle struct {
 
 var _ sdk.ServiceHandle = (*fakeHandle)(nil)
 
-func (h *fakeHandle) Name() string  { return h.name }
-func (h *fakeHandle) Version() int  { return h.version }
+func (h *fakeHandle) Name() string { return h.name }
+func (h *fakeHandle) Version() int { return h.version }
 func (h *fakeHandle) Value() (any, error) {
 	h.registry.mu.Lock()
 	defer h.registry.mu.Unlock()

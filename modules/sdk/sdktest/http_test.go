@@ -1,0 +1,97 @@
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+func TestHTTPRoutesByPrefixInOrder(t *testing.T) {
+	ctx := context.Background()
+	f := NewFakeHTTP()
+	f.RouteBytes("https://api.example.com/v1/special", []byte("special"))
+	f.RouteBytes("https://api.example.com/", []byte("general"))
+	f.RouteResponse("https://teapot.example.com/", &sdk.HTTPResponse{Status: 418, Body: []byte("short and stout")})
+	f.Route("https://echo.example.com/", func(req FakeRequest) (*sdk.HTTPResponse, error) {
+		return &sdk.HTTPResponse{Status: 200, Body: []byte(req.Method + " " + req.Header.Get("X-Test") + " " + string(req.Body))}, nil
+	})
+	f.Route("https://broken.example.com/", func(FakeRequest) (*sdk.HTTPResponse, error) { return nil, errors.New("connection reset") })
+
+	tests := []struct {
+		url, want string
+		status    int
+	}{
+		{"https://api.example.com/v1/special/x", "special", 200},
+		{"https://api.example.com/v1/other", "general", 200},
+		{"https://teapot.example.com/brew", "short and stout", 418},
+	}
+	for _, tt := range tests {
+		resp, err := f.Get(ctx, tt.url)
+		if err != nil || resp.Status != tt.status || string(resp.Body) != tt.want || resp.Header == nil {
+			t.Errorf("GET %s = %+v, %v", tt.url, resp, err)
+		}
+	}
+	resp, err := f.PostJSON(ctx, "https://echo.example.com/", map[string]int{"a": 1}, sdk.WithHeader("X-Test", "yes"))
+	if err != nil || string(resp.Body) != `POST yes {"a":1}` {
+		t.Errorf("POST = %q, %v", resp.Body, err)
+	}
+	if _, err := f.Get(ctx, "https://broken.example.com/"); err == nil || err.Error() != "connection reset" {
+		t.Errorf("route error = %v", err)
+	}
+	reqs := f.Requests()
+	if len(reqs) != 5 || reqs[3].Method != http.MethodPost || reqs[3].Header.Get("X-Test") != "yes" {
+		t.Errorf("requests = %+v", reqs)
+	}
+}
+
+func TestHTTPUnroutedHostIsNotAllowed(t *testing.T) {
+	f := NewFakeHTTP()
+	_, err := f.Get(context.Background(), "https://evil.example.net/steal")
+
+	var notAllowed *sdk.HostNotAllowed
+	if !errors.As(err, &notAllowed) || notAllowed.Host != "evil.example.net" || err.Error() != "no fake route for 'https://evil.example.net/steal'" {
+		t.Errorf("err = %v (%+v)", err, notAllowed)
+	}
+	if !errors.Is(err, sdk.ErrContract) {
+		t.Error("HostNotAllowed must be a contract error")
+	}
+}
+
+func TestHTTPLimitsAndDownload(t *testing.T) {
+	ctx := context.Background()
+	f := NewFakeHTTP()
+	f.RouteBytes("https://files.example.com/big", make([]byte, 100))
+	f.RouteResponse("https://files.example.com/missing", &sdk.HTTPResponse{Status: 404})
+
+	_, err := f.Get(ctx, "https://files.example.com/big", sdk.WithMaxBytes(10))
+	var tooLarge *sdk.ResponseTooLarge
+	if !errors.As(err, &tooLarge) || err.Error() != "response exceeded 10 bytes" {
+		t.Errorf("over the limit = %v", err)
+	}
+	body, err := f.Download(ctx, "https://files.example.com/big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(body)
+	_ = body.Close()
+	if len(data) != 100 {
+		t.Errorf("downloaded %d bytes", len(data))
+	}
+	if _, err := f.Download(ctx, "https://files.example.com/missing"); err == nil || err.Error() != "download returned HTTP 404" {
+		t.Errorf("download 404 = %v", err)
+	}
+	if _, err := f.Download(ctx, "https://nowhere.example.com/"); err == nil {
+		t.Error("download of an unrouted URL succeeded")
+	}
+	if _, err := f.PostJSON(ctx, "https://files.example.com/big", func() {}); !errors.Is(err, sdk.ErrContract) {
+		t.Errorf("unserializable payload = %v", err)
+	}
+	f.Route("https://nil.example.com/", func(FakeRequest) (*sdk.HTTPResponse, error) { return nil, nil })
+	if _, err := f.Get(ctx, "https://nil.example.com/"); err == nil {
+		t.Error("a route returning nothing must fail")
+	}
+}

@@ -1,0 +1,197 @@
+package sdktest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+func nopCommand(context.Context, sdk.Interaction) error { return nil }
+
+func TestInteractionsRefuseDuplicateRegistrations(t *testing.T) {
+	f := NewFakeInteractions("mod")
+	spec := sdk.CommandSpec{Name: "give", Description: "d", Group: "kudos"}
+	reg, err := f.AddCommand(spec, nopCommand, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.AddCommand(spec, nopCommand, nil); err == nil || err.Error() != "module 'mod' command 'kudos.give' is already registered" {
+		t.Errorf("duplicate command = %v", err)
+	}
+	if _, err := f.RegisterComponent(sdk.ComponentButton, "thank", nopCommand, sdk.ComponentOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.RegisterComponent(sdk.ComponentButton, "thank", nopCommand, sdk.ComponentOptions{}); err == nil ||
+		err.Error() != "module 'mod' component button/'thank' is already registered" {
+		t.Errorf("duplicate component = %v", err)
+	}
+	// The same key under another kind is a different component.
+	if _, err := f.RegisterComponent(sdk.ComponentSelect, "thank", nopCommand, sdk.ComponentOptions{}); err != nil {
+		t.Errorf("select with a button's key = %v", err)
+	}
+
+	reg.Close()
+	if _, ok := f.Command("kudos.give"); ok {
+		t.Error("closed command is still registered")
+	}
+	if _, err := f.AddCommand(spec, nopCommand, nil); err != nil {
+		t.Errorf("re-registering after close = %v", err)
+	}
+}
+
+func TestInteractionsValidateRegistrations(t *testing.T) {
+	f := NewFakeInteractions("mod")
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"no description", second(f.AddCommand(sdk.CommandSpec{Name: "x"}, nopCommand, nil)), "a command description must contain 1 to 100 characters"},
+		{"no name", second(f.AddCommand(sdk.CommandSpec{Description: "d"}, nopCommand, nil)), "a command needs a name"},
+		{"no handler", second(f.AddCommand(sdk.CommandSpec{Name: "x", Description: "d"}, nil, nil)), "command 'x' has no handler"},
+		{"bad kind", second(f.RegisterComponent("link", "k", nopCommand, sdk.ComponentOptions{})), "unsupported component kind 'link'"},
+		{"bad key", second(f.RegisterComponent(sdk.ComponentButton, "Bad", nopCommand, sdk.ComponentOptions{})), "invalid component key 'Bad'"},
+		{"no component handler", second(f.RegisterComponent(sdk.ComponentButton, "k", nil, sdk.ComponentOptions{})), "component button/'k' has no handler"},
+		{"bad tier", second(f.RegisterComponent(sdk.ComponentButton, "k", nopCommand, sdk.ComponentOptions{MinTier: 9})), "component button/'k' has an invalid min_tier"},
+	}
+	for _, tt := range tests {
+		if tt.err == nil || tt.err.Error() != tt.want {
+			t.Errorf("%s: err = %v, want %q", tt.name, tt.err, tt.want)
+		}
+	}
+	if n := len(f.CommandNames()) + len(f.Components()); n != 0 {
+		t.Errorf("invalid registrations were kept: %d", n)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+func TestInteractionsComponentTiersCustomIDsAndRouting(t *testing.T) {
+	ctx := context.Background()
+	f := NewFakeInteractions("mod")
+	pressed := ""
+	_, _ = f.RegisterComponent(sdk.ComponentButton, "open", func(_ context.Context, in sdk.Interaction) error {
+		pressed = in.CustomID()
+		return nil
+	}, sdk.ComponentOptions{})
+	_, _ = f.RegisterComponent(sdk.ComponentModal, "form", nopCommand, sdk.ComponentOptions{MinTier: sdk.TierStaff})
+
+	if c, _ := f.Component(sdk.ComponentButton, "open"); c.MinTier() != sdk.TierMember {
+		t.Errorf("default component tier = %v, want member", c.MinTier())
+	}
+	if c, _ := f.Component(sdk.ComponentModal, "form"); c.MinTier() != sdk.TierStaff {
+		t.Errorf("modal tier = %v", c.MinTier())
+	}
+	if got := f.Components(); !slices.Equal(got, []ComponentID{{sdk.ComponentButton, "open"}, {sdk.ComponentModal, "form"}}) {
+		t.Errorf("components = %v", got)
+	}
+	id, err := f.CustomID("open", "42", "x")
+	if err != nil || id != "m:mod:open:42:x" {
+		t.Errorf("custom id = %q, %v", id, err)
+	}
+	if _, err := f.CustomID("open", "a:b"); err == nil {
+		t.Error("a part with ':' was accepted")
+	}
+
+	if err := f.Press(ctx, sdk.ComponentButton, NewInteraction(InteractionInput{CustomID: id})); err != nil || pressed != id {
+		t.Errorf("press = %v, handler saw %q", err, pressed)
+	}
+	if err := f.Press(ctx, sdk.ComponentButton, NewInteraction(InteractionInput{CustomID: "m:other:open"})); err == nil {
+		t.Error("another module's custom id was routed")
+	}
+	if err := f.Press(ctx, sdk.ComponentSelect, NewInteraction(InteractionInput{CustomID: id})); err == nil ||
+		err.Error() != "This control is no longer active." {
+		t.Errorf("unregistered kind = %v", err)
+	}
+	if err := f.RunCommand(ctx, "nope", NewInteraction(InteractionInput{})); err == nil {
+		t.Error("running an unknown command succeeded")
+	}
+}
+
+func TestInteractionsGuildCommands(t *testing.T) {
+	ctx := context.Background()
+	f := NewFakeInteractions("mod")
+	cmds := []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "a", Description: "d"}, Handler: nopCommand}}
+
+	if err := f.ReplaceGuildCommands(ctx, 100, cmds); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.GuildCommands(100); len(got) != 1 || got[0].Spec.Name != "a" {
+		t.Errorf("guild commands = %+v", got)
+	}
+	if err := f.ReplaceGuildCommands(ctx, 100, nil); err != nil || len(f.GuildCommands(100)) != 0 {
+		t.Errorf("an empty set must remove the guild's commands: %v %v", err, f.GuildCommands(100))
+	}
+	if err := f.ReplaceGuildCommands(ctx, 100, []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "b"}}}); err == nil {
+		t.Error("an invalid guild command was accepted")
+	}
+	syncErr := &sdk.CommandSyncError{}
+	f.SyncError = syncErr
+	if err := f.ReplaceGuildCommands(ctx, 100, cmds); !errors.As(err, &syncErr) {
+		t.Errorf("failed sync = %v", err)
+	}
+	if len(f.GuildCommands(100)) != 1 {
+		t.Error("the set must be staged even when the live sync fails")
+	}
+}
+
+func TestInteractionRecordsReplies(t *testing.T) {
+	ctx := context.Background()
+	ref := &sdk.MessageRef{GuildID: 1, ChannelID: 2, MessageID: 3}
+	in := NewInteraction(InteractionInput{
+		Module: "mod", GuildID: 1, ChannelID: 2, UserID: 3, GuildName: "G",
+		Options: sdk.Options{"n": int64(4)}, CustomID: "m:mod:k", Values: []string{"v"},
+		TextValues: map[string]string{"t": "x"}, Message: ref,
+	})
+	if in.GuildID() != 1 || in.ChannelID() != 2 || in.UserID() != 3 || in.GuildName() != "G" || in.CustomID() != "m:mod:k" ||
+		in.Message() != ref || in.Values()[0] != "v" || in.TextValues()["t"] != "x" {
+		t.Error("the interaction does not report its input")
+	}
+	if n, _ := in.Options().Int("n"); n != 4 {
+		t.Errorf("option = %d", n)
+	}
+	if _, ok := in.Last(); ok {
+		t.Error("Last on a fresh interaction")
+	}
+	if called, _ := in.Deferred(); called {
+		t.Error("Deferred on a fresh interaction")
+	}
+
+	_ = in.Defer(ctx, true)
+	_ = in.Respond(ctx, sdk.Response{Content: "first", Ephemeral: true, Components: []sdk.Component{sdk.ButtonSpec{Key: "k", Label: "K"}}})
+	_ = in.EditOriginal(ctx, sdk.Response{Content: "edited", Ephemeral: true})
+	_ = in.FollowUp(ctx, sdk.Response{Content: "more", Components: []sdk.Component{sdk.ButtonSpec{Key: "k", Label: "K"}}})
+
+	kinds := []ResponseKind{}
+	for _, r := range in.Responses() {
+		kinds = append(kinds, r.Kind)
+	}
+	if !slices.Equal(kinds, []ResponseKind{ResponseRespond, ResponseEdit, ResponseFollowUp}) {
+		t.Errorf("kinds = %v", kinds)
+	}
+	if r := in.Responses()[1]; r.Ephemeral {
+		t.Error("an edit of the original is never ephemeral")
+	}
+	if last, _ := in.Last(); last.Content != "more" || last.Components != nil {
+		t.Errorf("last = %+v: follow-ups carry no controls", last)
+	}
+	if called, eph := in.Deferred(); !called || !eph {
+		t.Errorf("deferred = %v %v", called, eph)
+	}
+
+	if err := in.Respond(ctx, sdk.Response{Components: []sdk.Component{sdk.ButtonSpec{Key: "Bad", Label: "x"}}}); err == nil {
+		t.Error("a reply with an invalid button was accepted")
+	}
+	if err := in.ShowModal(ctx, sdk.ModalSpec{Key: "form", Title: "T", Inputs: []sdk.TextInputSpec{{Key: "a", Label: "A"}}}); err != nil {
+		t.Errorf("valid modal = %v", err)
+	}
+	if err := in.ShowModal(ctx, sdk.ModalSpec{Key: "form"}); err == nil {
+		t.Error("a modal without a title was accepted")
+	}
+	if got := in.Modals(); len(got) != 1 {
+		t.Errorf("modals = %+v", got)
+	}
+}
