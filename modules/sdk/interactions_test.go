@@ -253,3 +253,44 @@ func TestOptions(t *testing.T) {
 		t.Error("missing int")
 	}
 }
+
+func TestValidateCommandName(t *testing.T) {
+	const charset = "names must be between 1-32 characters and contain only lower-case letters, numbers, hyphens, or underscores."
+	tests := []struct{ name, want string }{
+		{"kudos", ""},
+		{"give-kudos_2", ""},
+		{"café", ""},
+		{"ตั้งค่า", ""},
+		{strings.Repeat("a", 32), ""},
+		{"", charset},
+		{strings.Repeat("a", 33), charset},
+		{"two words", charset},
+		{"kudos.give", charset},
+		{"kudos\n", charset},
+		{"Kudos", "'Kudos' must be all lower-case"},
+	}
+	for _, tt := range tests {
+		checkErr(t, ValidateCommandName(tt.name), tt.want)
+	}
+	checkErr(t, ValidateCommandSpec(CommandSpec{Name: "Top", Description: "d"}), "'Top' must be all lower-case")
+	checkErr(t, ValidateCommandSpec(CommandSpec{Name: "top", Group: "the kudos", Description: "d"}), charset)
+	checkErr(t, ValidateCommandSpec(CommandSpec{Name: "top", Description: "d", Options: []CommandOption{{Name: "Days", Kind: OptionInteger, Description: "d"}}}), "'Days' must be all lower-case")
+}
+
+func TestValidateMessageControls(t *testing.T) {
+	ok := []Component{ButtonSpec{Key: "thank_back", Label: "Thank back", Parts: []string{"1"}}, &SelectSpec{Key: "pick", Options: []SelectOption{{Label: "A", Value: "a"}}}}
+	checkErr(t, ValidateMessageControls("reference_kudos", ok, &OutgoingLayout{Items: []LayoutItem{LayoutText{"hi"}}}), "")
+	checkErr(t, ValidateMessageControls("m", []Component{&ButtonSpec{Key: "Bad"}}, nil), "invalid component key 'Bad'")
+	checkErr(t, ValidateMessageControls("m", []Component{SelectSpec{Key: "pick"}}, nil), "a select must contain between one and 25 options")
+	long := SelectSpec{Key: "pick", Options: []SelectOption{{Label: "A", Value: "a"}}, Parts: []string{strings.Repeat("p", 100)}}
+	checkErr(t, ValidateMessageControls("m", []Component{long}, nil), "custom_id exceeds 100 characters")
+	checkErr(t, ValidateMessageControls("m", nil, &OutgoingLayout{}), "a layout must contain between one and 40 items")
+	six := make([]Component, 6)
+	for i := range six {
+		six[i] = SelectSpec{Key: "s", Options: []SelectOption{{Label: "A", Value: "a"}}}
+	}
+	checkErr(t, ValidateMessageControls("m", six, nil), "layout controls cannot require more than five action rows")
+	if Repr("it's") != `"it's"` || Repr("x") != "'x'" {
+		t.Error("Repr")
+	}
+}

@@ -82,3 +82,8 @@ func pyTuple(parts []string) string {
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
+
+// Repr quotes s the way the reference's messages quote names (Python's
+// repr of a str): 'name', or "it's" when s holds a single quote. Hosts and
+// fakes use it to build messages that match the reference exactly.
+func Repr(s string) string { return pyRepr(s) }

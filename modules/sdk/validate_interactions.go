@@ -1,9 +1,29 @@
 package sdk
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
+
+// commandNameRE is discord.py's VALID_SLASH_COMMAND_NAME: 1–32 letters,
+// digits, '-' or '_' (plus Devanagari and Thai ranges).
+var commandNameRE = regexp.MustCompile(`\A[-_\p{L}\p{N}\x{0901}-\x{097D}\x{0E00}-\x{0E7F}]{1,32}\z`)
+
+// ValidateCommandName checks a command, group or option name the way
+// discord.py does before a sync (one bad name rejects the whole bulk sync).
+// Messages: "names must be between 1-32 characters and contain only
+// lower-case letters, numbers, hyphens, or underscores.", "'X' must be all
+// lower-case".
+func ValidateCommandName(name string) error {
+	if !commandNameRE.MatchString(name) {
+		return contractErrorf("names must be between 1-32 characters and contain only lower-case letters, numbers, hyphens, or underscores.")
+	}
+	if strings.ToLower(name) != name {
+		return contractErrorf("%s must be all lower-case", pyRepr(name))
+	}
+	return nil
+}
 
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
@@ -24,7 +44,17 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 // "option 'x' cannot set min_value or max_value on a <kind> option",
 // "option 'x' min_value cannot exceed max_value", and
 // "invalid command min_tier".
+//
+// Command, group and option names are also checked with ValidateCommandName.
 func ValidateCommandSpec(spec CommandSpec) error {
+	if err := ValidateCommandName(spec.Name); err != nil {
+		return err
+	}
+	if spec.Group != "" {
+		if err := ValidateCommandName(spec.Group); err != nil {
+			return err
+		}
+	}
 	if n := runeLen(spec.Description); n < 1 || n > 100 {
 		return contractErrorf("a command description must contain 1 to 100 characters")
 	}
@@ -50,6 +80,9 @@ func validateCommandOption(o CommandOption, names map[string]bool) error {
 	name := pyRepr(o.Name)
 	if n := runeLen(o.Name); n < 1 || n > 32 {
 		return contractErrorf("invalid command option name %s", name)
+	}
+	if err := ValidateCommandName(o.Name); err != nil {
+		return err
 	}
 	if names[o.Name] {
 		return contractErrorf("command option names must be unique")
@@ -338,4 +371,42 @@ func ValidateLayoutComponents(components []Component, layout *OutgoingLayout) er
 		}
 	}
 	return nil
+}
+
+// ValidateMessageControls checks what a message or interaction reply carries
+// the way the host does before sending: each button (ValidateButtonSpec,
+// custom ids built for module) and select (ValidateSelectSpec), the layout
+// (ValidateOutgoingLayout) and the row packing and component total
+// (ValidateLayoutComponents).
+func ValidateMessageControls(module string, components []Component, layout *OutgoingLayout) error {
+	for _, c := range components {
+		var err error
+		switch spec := c.(type) {
+		case ButtonSpec:
+			err = ValidateButtonSpec(module, spec)
+		case *ButtonSpec:
+			err = ValidateButtonSpec(module, *spec)
+		case SelectSpec:
+			err = validateSelectControl(module, spec)
+		case *SelectSpec:
+			err = validateSelectControl(module, *spec)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if layout != nil {
+		if err := ValidateOutgoingLayout(*layout); err != nil {
+			return err
+		}
+	}
+	return ValidateLayoutComponents(components, layout)
+}
+
+func validateSelectControl(module string, s SelectSpec) error {
+	if err := ValidateSelectSpec(s); err != nil {
+		return err
+	}
+	_, err := BuildCustomID(module, s.Key, s.Parts...)
+	return err
 }
