@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -133,4 +134,40 @@ func isSecretMetric(name string) bool {
 		}
 	}
 	return false
+}
+
+// AggregateHealth combines reports (the unkeyed report, keyed concerns and
+// core constraints) into the state the operator sees: the worst state; the
+// unique non-empty details of the worst-level reports joined with "; " and
+// bounded; all metrics merged in order and bounded; the latest UpdatedAt.
+// No reports means healthy.
+func AggregateHealth(reports ...ModuleHealth) ModuleHealth {
+	if len(reports) == 0 {
+		return ModuleHealth{State: HealthHealthy, Metrics: map[string]float64{}}
+	}
+	states := make([]HealthState, len(reports))
+	for i, r := range reports {
+		states[i] = r.State
+	}
+	worst := WorstHealthState(states...)
+	var details []string
+	merged := map[string]float64{}
+	var updated time.Time
+	for _, r := range reports {
+		if r.State == worst && r.Detail != "" && !slices.Contains(details, r.Detail) {
+			details = append(details, r.Detail)
+		}
+		for k, v := range r.Metrics {
+			merged[k] = v
+		}
+		if r.UpdatedAt.After(updated) {
+			updated = r.UpdatedAt
+		}
+	}
+	return ModuleHealth{
+		State:     worst,
+		Detail:    BoundHealthDetail(strings.Join(details, "; ")),
+		Metrics:   BoundHealthMetrics(merged),
+		UpdatedAt: updated,
+	}
 }

@@ -169,7 +169,8 @@ type Choice struct {
 
 // CommandOption is one option of a command. Limits: name 1–32 unique,
 // description 1–100, at most 25 choices (string/integer only, not with
-// Autocomplete), MinValue/MaxValue only on integer options.
+// Autocomplete), MinValue/MaxValue only on integer options — write them as
+// new(int64(1)).
 type CommandOption struct {
 	Name         string
 	Kind         OptionKind

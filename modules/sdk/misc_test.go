@@ -315,3 +315,27 @@ func TestProposalTargetsAndResults(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+func TestAggregateHealth(t *testing.T) {
+	empty := AggregateHealth()
+	if empty.State != HealthHealthy || empty.Detail != "" || empty.Metrics == nil {
+		t.Fatalf("empty: %+v", empty)
+	}
+	t1, t2 := time.Unix(10, 0), time.Unix(20, 0)
+	got := AggregateHealth(
+		ModuleHealth{State: HealthHealthy, Detail: "fine", Metrics: map[string]float64{"guilds": 1}, UpdatedAt: t1},
+		ModuleHealth{State: HealthDegraded, Detail: "1 guild digest(s) failed", Metrics: map[string]float64{"digest_failures": 1}, UpdatedAt: t2},
+		ModuleHealth{State: HealthDegraded, Detail: "1 guild digest(s) failed"},
+		ModuleHealth{State: HealthDegraded, Detail: "Scheduled results: 1 blocked, 0 retrying", Metrics: map[string]float64{"guilds": 2}},
+	)
+	if got.State != HealthDegraded || got.Detail != "1 guild digest(s) failed; Scheduled results: 1 blocked, 0 retrying" {
+		t.Fatalf("aggregate: %+v", got)
+	}
+	if got.Metrics["guilds"] != 2 || got.Metrics["digest_failures"] != 1 || !got.UpdatedAt.Equal(t2) {
+		t.Fatalf("metrics/time: %+v", got)
+	}
+	long := AggregateHealth(ModuleHealth{State: HealthFailed, Detail: strings.Repeat("x", 400)}, ModuleHealth{State: HealthFailed, Detail: strings.Repeat("y", 400)})
+	if len(long.Detail) != MaxHealthDetailLength {
+		t.Fatalf("detail length %d", len(long.Detail))
+	}
+}
