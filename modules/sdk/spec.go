@@ -271,10 +271,10 @@ func (rt *Runtime) GuildActive(guildID uint64) bool {
 	return rt != nil && rt.IsGuildActive != nil && rt.IsGuildActive(guildID)
 }
 
-// RequiredPorts returns the names of the required ports that are nil
+// MissingPorts returns the names of the required ports that are nil
 // ("events", "scheduler", …), in the reference's order. The host refuses to
 // start a module with missing required ports.
-func (rt *Runtime) RequiredPorts() (missing []string) {
+func (rt *Runtime) MissingPorts() (missing []string) {
 	ports := []struct {
 		name string
 		nilv bool

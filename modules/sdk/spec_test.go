@@ -147,8 +147,8 @@ func TestRuntimeHelpers(t *testing.T) {
 		t.Error("GuildActive")
 	}
 	want := "events,scheduler,storage,health,discord,interactions,http,services,trust"
-	if got := strings.Join(rt.RequiredPorts(), ","); got != want {
-		t.Errorf("RequiredPorts = %s", got)
+	if got := strings.Join(rt.MissingPorts(), ","); got != want {
+		t.Errorf("MissingPorts = %s", got)
 	}
 }
 
