@@ -35,8 +35,12 @@ lint: ## gofmt (fails on any unformatted file) and go vet
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# templ records file names relative to -path in the generated code, so each
+# directory of .templ files is generated on its own (stable, reviewable output).
 generate: ## regenerate templ components (commit the *_templ.go files)
-	$(GO) tool templ generate
+	@for d in $$(find . -name '*.templ' -not -path './.git/*' -exec dirname {} \; | sort -u); do \
+	  echo "templ generate -path $$d"; $(GO) tool templ generate -path "$$d" || exit 1; \
+	done
 
 bench: ## budgets: binary size, ready time, idle RSS, / p99 under 50 concurrent requests
 	@mkdir -p bin
