@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -188,4 +189,64 @@ func mustType(t *testing.T, ok bool, kind GuildSettingKind, v any) {
 	if !ok {
 		t.Fatalf("%s coerced to %T", kind, v)
 	}
+}
+
+// globRegexp translates a glob into an anchored regexp the way Python's
+// fnmatch.translate does, as an independent oracle for MatchTopic.
+func globRegexp(pattern string) (*regexp.Regexp, bool) {
+	p := []rune(pattern)
+	var b strings.Builder
+	b.WriteString(`(?s)\A`)
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '[':
+			end := classEnd(p[i:])
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
+			}
+			class := p[i+1 : i+end]
+			b.WriteString("[")
+			if len(class) > 0 && class[0] == '!' {
+				b.WriteString("^")
+				class = class[1:]
+			}
+			for _, r := range class {
+				if r == '\\' || r == '[' || r == ']' || r == '^' {
+					b.WriteRune('\\')
+				}
+				b.WriteRune(r)
+			}
+			b.WriteString("]")
+			i += end
+		default:
+			b.WriteString(regexp.QuoteMeta(string(p[i])))
+		}
+	}
+	b.WriteString(`\z`)
+	re, err := regexp.Compile(b.String())
+	return re, err == nil
+}
+
+// FuzzMatchTopic compares MatchTopic with a regexp translation of the glob.
+func FuzzMatchTopic(f *testing.F) {
+	for _, s := range [][2]string{{"discord.*", "discord.message"}, {"a.[!b]", "a.c"}, {"*a*b", "xaxb"}, {"a.[]]", "a.]"}, {"[", "["}, {"?.*", "x.y"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, topic string) {
+		if !utf8.ValidString(pattern) || !utf8.ValidString(topic) || strings.Contains(pattern, "-") {
+			return // ranges: Go rejects reversed ones that fnmatch drops
+		}
+		re, ok := globRegexp(pattern)
+		if !ok {
+			return
+		}
+		if got, want := MatchTopic(pattern, topic), re.MatchString(topic); got != want {
+			t.Fatalf("MatchTopic(%q, %q) = %v, regexp %s says %v", pattern, topic, got, re, want)
+		}
+	})
 }
