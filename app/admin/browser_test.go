@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/store"
 )
 
 // chromiumPath is Debian's chromium; tests never download a browser.
@@ -368,6 +371,18 @@ func TestBrowserScreenshots(t *testing.T) {
 		}
 		tb.do("reset viewport", chromedp.EmulateViewport(1280, 900))
 	}
+	dark := func(on bool) chromedp.Action[chromedp.Void] {
+		v := "light"
+		if on {
+			v = "dark"
+		}
+		return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}},
+			})
+			return err
+		})
+	}
 	tb.do("setup missing", chromedp.Navigate(h.ts.URL+"/setup"), visible(`[data-testid=setup-blocked]`))
 	shoot("setup-missing")
 	tb.do("setup", chromedp.Navigate(h.ts.URL+"/setup?token="+token), visible(`[data-testid=setup-form]`))
@@ -379,6 +394,15 @@ func TestBrowserScreenshots(t *testing.T) {
 		fill(`#setup-username`, testUser), fill(`#setup-password`, testPassword), fill(`#setup-confirm`, testPassword),
 		click(`[data-testid=setup-submit]`), visible(`[data-testid=overview-version]`))
 	shoot("overview")
+	tb.do("dark", dark(true))
+	shoot("overview-dark")
+	tb.do("light", dark(false))
+	for i, a := range []string{"proposal.approve", "module.enable", "auth.login_failed", "settings.update"} {
+		if err := h.st.Audit(context.Background(), store.AuditEntry{At: time.Now(), Actor: testUser, Action: a,
+			Target: fmt.Sprintf("guild 1234567890/%d", i), Detail: "changed welcome channel from #general to #welcome", IP: "203.0.113.7"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, p := range []string{"modules", "audit", "settings", "discord"} {
 		tb.do(p, chromedp.Navigate(h.ts.URL+"/"+p), visible(`[data-testid=page-title]`))
 		shoot(p)
@@ -390,4 +414,6 @@ func TestBrowserScreenshots(t *testing.T) {
 	tb.do("login error", fill(`#login-username`, testUser), fill(`#login-password`, "wrong password"),
 		click(`[data-testid=login-submit]`), visible(`[data-testid=alert-error]`))
 	shoot("login-error")
+	tb.do("dark", dark(true))
+	shoot("login-error-dark")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -36,6 +37,7 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 		v.Sessions = append(v.Sessions, templates.SessionRow{
 			Current: l.ID == sess.ID, Created: l.CreatedAt.UTC().Format("2006-01-02 15:04"),
 			LastSeen: l.LastSeenAt.UTC().Format("2006-01-02 15:04"), IP: l.IP, UserAgent: l.UserAgent,
+			Browser: summarizeUserAgent(l.UserAgent),
 		})
 	}
 	if info, ok, err := s.status.lastBackup(ctx, s); err != nil {
@@ -94,4 +96,31 @@ func (s *Server) revokeSessions(c echo.Context) error {
 	}
 	s.setFlash(c, flashSessionsRevoked)
 	return c.Redirect(http.StatusSeeOther, "/settings")
+}
+
+// summarizeUserAgent turns a User-Agent header into "Browser on OS" for the
+// session list; the full string stays available as a tooltip.
+func summarizeUserAgent(ua string) string {
+	if ua == "" {
+		return "Unknown client"
+	}
+	browser := "Unknown browser"
+	for _, b := range []struct{ token, name string }{
+		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"HeadlessChrome/", "Headless Chrome"},
+		{"Chromium/", "Chromium"}, {"Chrome/", "Chrome"}, {"Safari/", "Safari"}, {"curl/", "curl"}, {"Go-http-client", "Go client"},
+	} {
+		if strings.Contains(ua, b.token) {
+			browser = b.name
+			break
+		}
+	}
+	for _, o := range []struct{ token, name string }{
+		{"Android", "Android"}, {"iPhone", "iOS"}, {"iPad", "iPadOS"}, {"Windows", "Windows"},
+		{"CrOS", "ChromeOS"}, {"Mac OS X", "macOS"}, {"Linux", "Linux"},
+	} {
+		if strings.Contains(ua, o.token) {
+			return browser + " on " + o.name
+		}
+	}
+	return browser
 }

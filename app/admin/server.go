@@ -106,7 +106,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{
 		opts:    opts,
-		log:     opts.Logger.With("component", "admin"),
+		log:     opts.Logger,
 		limiter: newIPLimiter(opts.LoginEvery, opts.LoginBurst),
 		csp: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
 			"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",

@@ -161,6 +161,7 @@ type SessionRow struct {
 	Created   string
 	LastSeen  string
 	IP        string
+	Browser   string // short summary such as "Firefox on Linux"
 	UserAgent string
 }
 
