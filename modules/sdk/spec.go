@@ -311,3 +311,47 @@ type LoadContext interface {
 	// Logger is the module's named logger.
 	Logger() *slog.Logger
 }
+
+// Clone returns a deep copy of the spec's declarations (slices and the
+// settings and guild-settings definitions), so a host can keep a spec that
+// the module's code can no longer change. Functions are shared.
+func (s Spec) Clone() Spec {
+	c := s
+	c.Dependencies = slices.Clone(s.Dependencies)
+	c.RequiresCapabilities = slices.Clone(s.RequiresCapabilities)
+	c.ActivationCapabilities = slices.Clone(s.ActivationCapabilities)
+	c.Permissions = s.Permissions.Clone()
+	c.Provides = slices.Clone(s.Provides)
+	c.Consumes = slices.Clone(s.Consumes)
+	if s.Settings != nil {
+		def := *s.Settings
+		def.Fields = slices.Clone(s.Settings.Fields)
+		for i := range def.Fields {
+			def.Fields[i].Choices = slices.Clone(def.Fields[i].Choices)
+		}
+		c.Settings = &def
+	}
+	if s.GuildSettings != nil {
+		schema := *s.GuildSettings
+		schema.Fields = slices.Clone(s.GuildSettings.Fields)
+		for i := range schema.Fields {
+			schema.Fields[i].Choices = slices.Clone(schema.Fields[i].Choices)
+		}
+		c.GuildSettings = &schema
+	}
+	return c
+}
+
+// Clone returns a deep copy of the permissions.
+func (p Permissions) Clone() Permissions {
+	c := p
+	c.DiscordActions = slices.Clone(p.DiscordActions)
+	c.EventTopics = slices.Clone(p.EventTopics)
+	c.ScheduledResults = slices.Clone(p.ScheduledResults)
+	c.HTTPHosts = slices.Clone(p.HTTPHosts)
+	for i := range c.HTTPHosts {
+		c.HTTPHosts[i].Schemes = slices.Clone(p.HTTPHosts[i].Schemes)
+		c.HTTPHosts[i].Ports = slices.Clone(p.HTTPHosts[i].Ports)
+	}
+	return c
+}

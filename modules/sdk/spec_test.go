@@ -179,3 +179,27 @@ func TestCapabilities(t *testing.T) {
 		t.Error("zero capabilities")
 	}
 }
+
+func TestSpecClone(t *testing.T) {
+	s := validSpec()
+	s.Dependencies = []string{"dep"}
+	s.Permissions.HTTPHosts = []HostRule{{Host: "a.com", Schemes: []string{"https"}, Ports: []int{443}}}
+	c := s.Clone()
+	s.Dependencies[0] = "x"
+	s.Permissions.DiscordActions[0] = ActionBan
+	s.Permissions.HTTPHosts[0].Ports[0] = 1
+	s.Settings.Fields[0].Name = "changed"
+	s.GuildSettings.Fields[1].Choices[0] = "changed"
+	s.Provides[0].Version = 9
+	if c.Dependencies[0] != "dep" || c.Permissions.DiscordActions[0] != ActionSendMessage || c.Permissions.HTTPHosts[0].Ports[0] != 443 ||
+		c.Settings.Fields[0].Name != "daily_limit" || c.GuildSettings.Fields[1].Choices[0] != "member" || c.Provides[0].Version != 1 {
+		t.Fatalf("clone shares state: %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bare := Spec{Name: "x"}.Clone()
+	if bare.Settings != nil || bare.GuildSettings != nil {
+		t.Fatal("nil definitions became non-nil")
+	}
+}
