@@ -108,15 +108,21 @@ func (h *FakeHealth) History() []HealthReport {
 
 // State returns the worst state across the current unkeyed report and every
 // live keyed report; healthy when there are none.
-func (h *FakeHealth) State() sdk.HealthState {
+func (h *FakeHealth) State() sdk.HealthState { return h.Aggregate().State }
+
+// Aggregate returns what the host would show for the module
+// (sdk.AggregateHealth over the current unkeyed report and the live keyed
+// reports, in key order): worst state, the worst reports' details, merged
+// metrics.
+func (h *FakeHealth) Aggregate() sdk.ModuleHealth {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	states := make([]sdk.HealthState, 0, len(h.keyed)+1)
-	for _, k := range h.keyed {
-		states = append(states, k.State)
-	}
+	reports := make([]sdk.ModuleHealth, 0, len(h.keyed)+1)
 	if len(h.reports) > 0 {
-		states = append(states, h.reports[len(h.reports)-1].State)
+		reports = append(reports, h.reports[len(h.reports)-1])
 	}
-	return sdk.WorstHealthState(states...)
+	for _, key := range slices.Sorted(maps.Keys(h.keyed)) {
+		reports = append(reports, h.keyed[key])
+	}
+	return sdk.AggregateHealth(reports...)
 }

@@ -54,6 +54,10 @@ func TestHealthKeyedReportsAndWorstState(t *testing.T) {
 	if h.State() != sdk.HealthFailed {
 		t.Errorf("state = %s, want failed", h.State())
 	}
+	agg := h.Aggregate()
+	if agg.Detail != "start failed" || agg.Metrics["pending"] != 3 {
+		t.Errorf("aggregate = %+v, want the worst detail and merged metrics", agg)
+	}
 	if n := len(h.History()); n != 8 {
 		t.Errorf("history has %d entries, want every call (8)", n)
 	}

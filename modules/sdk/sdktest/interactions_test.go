@@ -50,7 +50,8 @@ func TestInteractionsValidateRegistrations(t *testing.T) {
 		want string
 	}{
 		{"no description", second(f.AddCommand(sdk.CommandSpec{Name: "x"}, nopCommand, nil)), "a command description must contain 1 to 100 characters"},
-		{"no name", second(f.AddCommand(sdk.CommandSpec{Description: "d"}, nopCommand, nil)), "a command needs a name"},
+		{"no name", second(f.AddCommand(sdk.CommandSpec{Description: "d"}, nopCommand, nil)), "names must be between 1-32 characters and contain only lower-case letters, numbers, hyphens, or underscores."},
+		{"upper-case name", second(f.AddCommand(sdk.CommandSpec{Name: "Give", Description: "d"}, nopCommand, nil)), "'Give' must be all lower-case"},
 		{"no handler", second(f.AddCommand(sdk.CommandSpec{Name: "x", Description: "d"}, nil, nil)), "command 'x' has no handler"},
 		{"bad kind", second(f.RegisterComponent("link", "k", nopCommand, sdk.ComponentOptions{})), "unsupported component kind 'link'"},
 		{"bad key", second(f.RegisterComponent(sdk.ComponentButton, "Bad", nopCommand, sdk.ComponentOptions{})), "invalid component key 'Bad'"},
