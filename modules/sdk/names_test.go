@@ -277,6 +277,8 @@ func TestPyRepr(t *testing.T) {
 		"\u2028":     `'\u2028'`,
 		"é":          "'é'",
 		"\U000e0001": `'\U000e0001'`,
+		"\u00ad":     `'\xad'`,
+		"\u2000":     `'\u2000'`,
 		"\xff":       "'\ufffd'",
 	}
 	for in, want := range tests {

@@ -33,12 +33,13 @@ func pyRepr(s string) string {
 			b.WriteString(`\t`)
 		case r == unicode.ReplacementChar:
 			b.WriteRune(r)
-		case r < 0x20 || (r >= 0x7f && r <= 0xa0):
-			fmt.Fprintf(&b, `\x%02x`, r)
 		case !unicode.IsPrint(r) && r != ' ':
-			if r <= 0xffff {
+			switch {
+			case r < 0x100:
+				fmt.Fprintf(&b, `\x%02x`, r)
+			case r <= 0xffff:
 				fmt.Fprintf(&b, `\u%04x`, r)
-			} else {
+			default:
 				fmt.Fprintf(&b, `\U%08x`, r)
 			}
 		default:
