@@ -18,9 +18,18 @@
 // NewRuntime wires every fake for one module spec — create with a recording
 // load context, migrate, build the runtime — so a module test reads:
 //
-//	rt := sdktest.NewRuntime(t, mymodule.Spec(), sdktest.WithSettings(map[string]any{"limit": 2}))
-//	rt.Start(t)
-//	reply := rt.CallTool(t, "my_tool", map[string]any{"x": 1}, sdktest.ToolCaller{UserID: 2, GuildID: 100})
+//	func TestGreets(t *testing.T) {
+//		ctx := context.Background()
+//		rt := sdktest.NewRuntime(t, mymodule.Spec(), sdktest.WithSettings(map[string]any{"limit": 2}))
+//		rt.Start(ctx) // closed when the test ends
+//		reply, err := rt.CallTool(ctx, "my_tool", map[string]any{"x": 1},
+//			sdk.ToolContext{UserID: 2, GuildID: 100, TrustTier: sdk.TierMember})
+//		…
+//	}
+//
+// The fakes stay reachable on the Runtime (rt.Scheduler.RunDue,
+// rt.Events.Deliver, rt.Discord.CallsFor, rt.Health.Keyed, …); each can
+// also be built on its own with its New function.
 //
 // Every fake is safe for concurrent use.
 package sdktest

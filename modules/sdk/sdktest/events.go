@@ -22,6 +22,7 @@ type FakeEvents struct {
 	published     []sdk.Event
 	subscriptions []*fakeSubscription
 	tick          int64
+	guildFilter   func(uint64) bool
 }
 
 type fakeSubscription struct {
@@ -42,6 +43,15 @@ func NewFakeEvents(module string, perms sdk.Permissions) *FakeEvents {
 func (e *FakeEvents) clock() time.Time {
 	e.tick++
 	return time.Unix(e.tick, 0)
+}
+
+// SetGuildFilter filters core events by the module's guild predicate, as
+// the host does: a core event of a guild where active is false reaches no
+// handler. NewRuntime sets it to the module predicate.
+func (e *FakeEvents) SetGuildFilter(active func(guildID uint64) bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.guildFilter = active
 }
 
 // Publish records an event under the module's own namespace.
@@ -96,7 +106,8 @@ func (e *FakeEvents) Subscriptions() []string {
 
 // Deliver pushes one event from core (source "core") through every
 // matching subscriber, in subscription order, and returns how many
-// handlers ran. Handler errors do not stop later handlers (the host logs
+// handlers ran. A core event whose payload belongs to a guild the guild
+// filter rejects (sdk.EventGuildID) reaches none. Handler errors do not stop later handlers (the host logs
 // and counts them); they are returned joined.
 func (e *FakeEvents) Deliver(ctx context.Context, topic string, payload any) (int, error) {
 	return e.DeliverFrom(ctx, sdk.CoreSourceModule, topic, payload)
@@ -107,7 +118,13 @@ func (e *FakeEvents) DeliverFrom(ctx context.Context, source, topic string, payl
 	e.mu.Lock()
 	event := sdk.Event{Topic: topic, Payload: payload, SourceModule: source, PublishedAt: e.clock()}
 	subs := slices.Clone(e.subscriptions)
+	filter := e.guildFilter
 	e.mu.Unlock()
+	if source == sdk.CoreSourceModule && filter != nil {
+		if guild := sdk.EventGuildID(payload); guild != 0 && !filter(guild) {
+			return 0, nil
+		}
+	}
 	count := 0
 	var errs []error
 	for _, s := range subs {

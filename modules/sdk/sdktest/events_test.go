@@ -102,3 +102,29 @@ func TestEventsHandlerErrorsDoNotStopOtherHandlers(t *testing.T) {
 		t.Errorf("err = %v, want the joined handler errors", err)
 	}
 }
+
+func TestEventsCoreEventsAreFilteredByGuild(t *testing.T) {
+	ctx := context.Background()
+	e := NewFakeEvents("mod", sdk.Permissions{EventTopics: []string{"discord.*", "other.*"}})
+	e.SetGuildFilter(func(g uint64) bool { return g == 100 })
+	_, _ = e.Subscribe("discord.*", func(context.Context, sdk.Event) error { return nil })
+	_, _ = e.Subscribe("other.*", func(context.Context, sdk.Event) error { return nil })
+
+	tests := []struct {
+		name    string
+		source  string
+		topic   string
+		payload any
+		want    int
+	}{
+		{"active guild", sdk.CoreSourceModule, sdk.TopicMemberRemove, sdk.MemberRemoveEvent{GuildID: 100, UserID: 1}, 1},
+		{"inactive guild", sdk.CoreSourceModule, sdk.TopicMemberRemove, sdk.MemberRemoveEvent{GuildID: 200, UserID: 1}, 0},
+		{"no guild in payload", sdk.CoreSourceModule, "discord.custom", "x", 1},
+		{"module events are not filtered", "other", "other.x", sdk.MemberRemoveEvent{GuildID: 200}, 1},
+	}
+	for _, tt := range tests {
+		if n, err := e.DeliverFrom(ctx, tt.source, tt.topic, tt.payload); err != nil || n != tt.want {
+			t.Errorf("%s: delivered to %d (%v), want %d", tt.name, n, err, tt.want)
+		}
+	}
+}

@@ -34,7 +34,8 @@ func (c RegisteredComponent) MinTier() sdk.TrustTier { return c.Options.Effectiv
 
 // FakeInteractions is an sdk.Interactions that records command, component
 // and per-guild command registrations; tests invoke the handlers through
-// RunCommand and Press (or directly). Registering a command or component
+// RunCommand and Press, which apply the host's gate once one is set (or
+// call a handler directly). Registering a command or component
 // that is already registered fails, as does an invalid component kind or
 // key; CustomID uses the SDK's builder.
 type FakeInteractions struct {
@@ -44,6 +45,7 @@ type FakeInteractions struct {
 	commands      map[string]RegisteredCommand
 	components    map[ComponentID]RegisteredComponent
 	guildCommands map[uint64][]sdk.GuildCommand
+	gate          *Gate
 	// SyncError, when set, is returned by ReplaceGuildCommands after
 	// staging, as a failed live sync would be.
 	SyncError error
@@ -183,20 +185,96 @@ func (f *FakeInteractions) GuildCommands(guildID uint64) []sdk.GuildCommand {
 	return slices.Clone(f.guildCommands[guildID])
 }
 
-// RunCommand invokes the handler registered under a qualified name; a
-// missing command fails. It does not apply the host's tier gate: call the
-// handler the way a permitted user would.
+// Gate is the host's check before a command or component handler runs:
+// the caller's trust tier (Trust) and the module's guild predicate
+// (Active, nil meaning every guild).
+type Gate struct {
+	Trust  sdk.Trust
+	Active func(guildID uint64) bool
+}
+
+// SetGate makes RunCommand and Press apply the host's gate; NewRuntime sets
+// it with the runtime's trust lookup and module predicate.
+func (f *FakeInteractions) SetGate(g *Gate) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.gate = g
+}
+
+// Replies the host sends instead of running a handler.
+const (
+	ReplyStaffOnly       = "Staff only."
+	ReplyNotAllowed      = "Not allowed."
+	ReplyControlInactive = "This control is no longer active."
+	ReplyCommandFailed   = "Something went wrong running that command."
+	ReplyControlFailed   = "Something went wrong handling that control."
+)
+
+// allowed applies the gate; a refusal replies ephemerally as the host does
+// and reports false.
+func (f *FakeInteractions) allowed(ctx context.Context, in sdk.Interaction, minTier sdk.TrustTier, guildRequired bool) (bool, error) {
+	f.mu.Lock()
+	g := f.gate
+	f.mu.Unlock()
+	if g == nil {
+		return true, nil
+	}
+	deny := func() (bool, error) {
+		msg := ReplyNotAllowed
+		if minTier == sdk.TierStaff {
+			msg = ReplyStaffOnly
+		}
+		return false, in.Respond(ctx, sdk.Response{Content: msg, Ephemeral: true})
+	}
+	if in.GuildID() == 0 {
+		if guildRequired {
+			return deny()
+		}
+		return true, nil
+	}
+	if g.Active != nil && !g.Active(in.GuildID()) {
+		return deny()
+	}
+	tier := sdk.TierMember
+	if g.Trust != nil {
+		t, err := g.Trust.Tier(ctx, in.GuildID(), in.UserID())
+		if err != nil {
+			return false, err
+		}
+		tier = t
+	}
+	if tier < minTier {
+		return deny()
+	}
+	return true, nil
+}
+
+// RunCommand dispatches a command by qualified name the way the host does:
+// with a gate set, a caller outside a guild, in a guild where the module is
+// inactive, or below the command's min tier gets an ephemeral "Staff only."
+// / "Not allowed." and the handler does not run. A handler error is answered
+// with the host's generic ephemeral reply and returned.
 func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in sdk.Interaction) error {
 	c, ok := f.Command(qualified)
 	if !ok {
 		return &sdk.ModuleContractError{Message: "command " + reprString(qualified) + " is not registered"}
 	}
-	return c.Handler(ctx, in)
+	if ok, err := f.allowed(ctx, in, c.Spec.EffectiveMinTier(), true); !ok || err != nil {
+		return err
+	}
+	if err := c.Handler(ctx, in); err != nil {
+		_ = in.Respond(ctx, sdk.Response{Content: ReplyCommandFailed, Ephemeral: true})
+		return err
+	}
+	return nil
 }
 
 // Press routes a component interaction by its custom id, as the host's
-// dispatcher does: the id must be this module's (m:<module>:<key>…) and
-// the key registered for kind.
+// dispatcher does: the id must be this module's (m:<module>:<key>…); an
+// unregistered key is answered "This control is no longer active."; with a
+// gate set, a clicker below the component's min tier is refused like a
+// command caller. A handler error is answered with the host's generic
+// ephemeral reply and returned.
 func (f *FakeInteractions) Press(ctx context.Context, kind sdk.ComponentKind, in sdk.Interaction) error {
 	id, ok := sdk.ParseCustomID(in.CustomID())
 	if !ok || id.Module != f.module {
@@ -204,7 +282,14 @@ func (f *FakeInteractions) Press(ctx context.Context, kind sdk.ComponentKind, in
 	}
 	c, ok := f.Component(kind, id.Key)
 	if !ok {
-		return &sdk.ModuleContractError{Message: "This control is no longer active."}
+		return in.Respond(ctx, sdk.Response{Content: ReplyControlInactive, Ephemeral: true})
 	}
-	return c.Handler(ctx, in)
+	if ok, err := f.allowed(ctx, in, c.MinTier(), false); !ok || err != nil {
+		return err
+	}
+	if err := c.Handler(ctx, in); err != nil {
+		_ = in.Respond(ctx, sdk.Response{Content: ReplyControlFailed, Ephemeral: true})
+		return err
+	}
+	return nil
 }

@@ -103,9 +103,12 @@ func TestInteractionsComponentTiersCustomIDsAndRouting(t *testing.T) {
 	if err := f.Press(ctx, sdk.ComponentButton, NewInteraction(InteractionInput{CustomID: "m:other:open"})); err == nil {
 		t.Error("another module's custom id was routed")
 	}
-	if err := f.Press(ctx, sdk.ComponentSelect, NewInteraction(InteractionInput{CustomID: id})); err == nil ||
-		err.Error() != "This control is no longer active." {
-		t.Errorf("unregistered kind = %v", err)
+	stale := NewInteraction(InteractionInput{CustomID: id})
+	if err := f.Press(ctx, sdk.ComponentSelect, stale); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := stale.Last(); r.Content != ReplyControlInactive || !r.Ephemeral {
+		t.Errorf("unregistered kind replied %+v", r)
 	}
 	if err := f.RunCommand(ctx, "nope", NewInteraction(InteractionInput{})); err == nil {
 		t.Error("running an unknown command succeeded")
@@ -195,4 +198,61 @@ func TestInteractionRecordsReplies(t *testing.T) {
 	if got := in.Modals(); len(got) != 1 {
 		t.Errorf("modals = %+v", got)
 	}
+}
+
+func TestInteractionsGateLikeTheHost(t *testing.T) {
+	f := NewFakeInteractions("mod")
+	trust := NewFakeTrust()
+	trust.Set(100, 1, sdk.TierStaff)
+	trust.Set(100, 2, sdk.TierRegular)
+	f.SetGate(&Gate{Trust: trust, Active: func(g uint64) bool { return g != 300 }})
+	ran := 0
+	handler := func(context.Context, sdk.Interaction) error { ran++; return nil }
+	_, _ = f.AddCommand(sdk.CommandSpec{Name: "admin", Description: "d"}, handler, nil) // min tier defaults to staff
+	_, _ = f.AddCommand(sdk.CommandSpec{Name: "open", Description: "d", MinTier: sdk.TierMember}, handler, nil)
+	_, _ = f.AddCommand(sdk.CommandSpec{Name: "fail", Description: "d", MinTier: sdk.TierMember},
+		func(context.Context, sdk.Interaction) error { return errors.New("boom") }, nil)
+	_, _ = f.RegisterComponent(sdk.ComponentButton, "vip", handler, sdk.ComponentOptions{MinTier: sdk.TierRegular})
+	_, _ = f.RegisterComponent(sdk.ComponentButton, "fail", func(context.Context, sdk.Interaction) error { return errors.New("boom") }, sdk.ComponentOptions{})
+	vip, _ := f.CustomID("vip")
+	failing, _ := f.CustomID("fail")
+
+	tests := []struct {
+		name  string
+		run   func(in sdk.Interaction) error
+		in    InteractionInput
+		reply string // "" = the handler ran
+	}{
+		{"staff runs admin", cmd(f, "admin"), InteractionInput{GuildID: 100, UserID: 1}, ""},
+		{"member refused admin", cmd(f, "admin"), InteractionInput{GuildID: 100, UserID: 3}, ReplyStaffOnly},
+		{"member runs open", cmd(f, "open"), InteractionInput{GuildID: 100, UserID: 3}, ""},
+		{"outside a guild", cmd(f, "open"), InteractionInput{UserID: 3}, ReplyNotAllowed},
+		{"inactive guild", cmd(f, "open"), InteractionInput{GuildID: 300, UserID: 1}, ReplyNotAllowed},
+		{"failing command", cmd(f, "fail"), InteractionInput{GuildID: 100, UserID: 3}, ReplyCommandFailed},
+		{"regular clicks vip", press(f), InteractionInput{GuildID: 100, UserID: 2, CustomID: vip}, ""},
+		{"member refused vip", press(f), InteractionInput{GuildID: 100, UserID: 3, CustomID: vip}, ReplyNotAllowed},
+		{"failing control", press(f), InteractionInput{GuildID: 100, UserID: 3, CustomID: failing}, ReplyControlFailed},
+	}
+	for _, tt := range tests {
+		before := ran
+		in := NewInteraction(tt.in)
+		err := tt.run(in)
+		r, replied := in.Last()
+		switch {
+		case tt.reply == "" && (err != nil || ran != before+1):
+			t.Errorf("%s: err %v, handler ran %d times", tt.name, err, ran-before)
+		case tt.reply != "" && (!replied || r.Content != tt.reply || !r.Ephemeral):
+			t.Errorf("%s: reply %+v, want ephemeral %q", tt.name, r, tt.reply)
+		case tt.reply != "" && ran != before:
+			t.Errorf("%s: the handler ran despite the gate", tt.name)
+		}
+	}
+}
+
+func cmd(f *FakeInteractions, name string) func(sdk.Interaction) error {
+	return func(in sdk.Interaction) error { return f.RunCommand(context.Background(), name, in) }
+}
+
+func press(f *FakeInteractions) func(sdk.Interaction) error {
+	return func(in sdk.Interaction) error { return f.Press(context.Background(), sdk.ComponentButton, in) }
 }

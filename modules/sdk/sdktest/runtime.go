@@ -229,6 +229,8 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 		Trust:         r.Trust,
 		Proposals:     r.Proposals,
 	}
+	r.Interactions.SetGate(&Gate{Trust: r.Trust, Active: moduleActive})
+	r.Events.SetGuildFilter(moduleActive)
 	if spec.GuildSettings != nil {
 		r.RT.GuildSettings = r.GuildSettings
 	}
