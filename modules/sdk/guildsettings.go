@@ -293,7 +293,8 @@ func integerValue(v any) (int64, bool) {
 }
 
 // parseSnowflake follows the reference: str(value).strip() must be 1–25
-// digits. Values that do not fit uint64 are rejected too.
+// digits. Only ASCII digits count (Python's \d also takes other scripts'
+// digits), and values that do not fit uint64 are rejected too.
 func parseSnowflake(v any) (uint64, bool) {
 	switch v.(type) {
 	case bool, float32, float64, nil:
