@@ -36,9 +36,9 @@ func newMetrics(st *store.Store) *metrics {
 		}, []string{"route", "method", "status"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "kimi_http_request_duration_seconds",
-			Help:    "Latency of admin HTTP requests, by route pattern and method.",
+			Help:    "Latency of admin HTTP requests, by route pattern, method and status.",
 			Buckets: []float64{.001, .0025, .005, .01, .02, .05, .1, .25, .5, 1, 2.5},
-		}, []string{"route", "method"}),
+		}, []string{"route", "method", "status"}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -62,8 +62,9 @@ func newMetrics(st *store.Store) *metrics {
 }
 
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+	code := strconv.Itoa(status)
+	m.requests.WithLabelValues(route, method, code).Inc()
+	m.latency.WithLabelValues(route, method, code).Observe(d.Seconds())
 }
 
 // metricsHandler serves /metrics to an admin session or a scraper presenting

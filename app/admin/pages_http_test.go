@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/store"
 )
@@ -314,5 +317,58 @@ func TestAccessLogKeepsSecretsOut(t *testing.T) {
 		if secret != "" && strings.Contains(logs, secret) {
 			t.Errorf("log contains a secret %q", secret)
 		}
+	}
+}
+
+func TestErrorsNeverLeakInternals(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	h.srv.echo.GET("/test-panic", func(echo.Context) error { panic("kaboom internal state") })
+	h.srv.echo.GET("/test-error", func(echo.Context) error {
+		return errors.New("store: open /secret/path/kimi.db: permission denied")
+	})
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	for _, path := range []string{"/test-panic", "/test-error"} {
+		res := c.get(path)
+		wantStatus(t, res, http.StatusInternalServerError)
+		wantBody(t, res, "Something went wrong", res.Header.Get("X-Request-Id"))
+		for _, leak := range []string{"kaboom", "/secret/path", "permission denied", "goroutine"} {
+			if strings.Contains(res.body, leak) {
+				t.Errorf("%s: page leaks %q", path, leak)
+			}
+		}
+		if !strings.Contains(h.logs.String(), "request_id="+res.Header.Get("X-Request-Id")) {
+			t.Errorf("%s: error not logged with its request id", path)
+		}
+	}
+	if !strings.Contains(h.logs.String(), "kaboom internal state") {
+		t.Error("panic value not logged")
+	}
+	// The server keeps serving after a panic.
+	wantStatus(t, c.get("/"), http.StatusOK)
+}
+
+func TestRequestLimitsAndCanonicalPaths(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	c.get("/settings")
+	big := strings.Repeat("x", 2<<20)
+	res := c.post("/settings/password", url.Values{"current_password": {big}})
+	wantStatus(t, res, http.StatusRequestEntityTooLarge)
+	wantBody(t, res, "too large")
+
+	res = c.get("/settings/")
+	wantStatus(t, res, http.StatusMovedPermanently)
+	if loc := res.Header.Get("Location"); loc != "/settings" {
+		t.Errorf("trailing slash redirect to %q", loc)
+	}
+	// A scheme-relative trick through the trailing-slash redirect stays local.
+	res = c.get("//evil.example/")
+	wantStatus(t, res, http.StatusMovedPermanently)
+	if loc := res.Header.Get("Location"); loc != "/evil.example" {
+		t.Errorf("redirect to %q, want the local /evil.example", loc)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
 	kimi "github.com/kimiapp/kimi"
 	"github.com/kimiapp/kimi/app/auth"
@@ -184,6 +185,8 @@ func (s *Server) buildEcho() *echo.Echo {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 
+	// "/settings/" -> "/settings": one canonical address per page.
+	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
 	e.Use(s.requestID, s.observe, s.recoverPanic, s.securityHeaders, s.bodyLimit(1<<20),
 		s.crossOrigin, s.loadSession, s.checkCSRF)
 

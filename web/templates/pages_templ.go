@@ -666,7 +666,7 @@ func AuditPage(c Chrome, v AuditView) templ.Component {
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
-							var templ_7745c5c3_Var33 = []any{"action", actionClass(r.Action)}
+							var templ_7745c5c3_Var33 = []any{actionClass(r.Action)}
 							templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var33...)
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
@@ -701,7 +701,7 @@ func AuditPage(c Chrome, v AuditView) templ.Component {
 						var templ_7745c5c3_Var35 string
 						templ_7745c5c3_Var35, templ_7745c5c3_Err = templ.JoinStringErrs(r.Action)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages.templ`, Line: 144, Col: 90}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `pages.templ`, Line: 144, Col: 80}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var35))
 						if templ_7745c5c3_Err != nil {
@@ -789,11 +789,11 @@ func AuditPage(c Chrome, v AuditView) templ.Component {
 func actionClass(action string) string {
 	switch {
 	case hasSuffix(action, "_failed"):
-		return "action-danger"
+		return "action action-danger"
 	case hasSuffix(action, "login"), hasSuffix(action, "setup"):
-		return "action-success"
+		return "action action-success"
 	default:
-		return ""
+		return "action"
 	}
 }
 
