@@ -76,7 +76,11 @@ func (m *module) commandGive(ctx context.Context, in sdk.Interaction) error {
 		return err
 	}
 	opts := in.Options()
-	receiver, _ := opts.ID("member") // user options arrive as ids, never objects
+	receiver, ok := opts.ID("member") // user options arrive as ids, never objects
+	if !ok {
+		// Discord enforces required options; a missing one is a host bug.
+		return errors.New("kudos: /kudos give arrived without its member option")
+	}
 	reason, _ := opts.String("reason")
 	// The same read-only lookup core uses for its own tiers.
 	tier, err := rt.Trust.Tier(ctx, in.GuildID(), in.UserID())
@@ -143,7 +147,10 @@ func (m *module) commandSetup(ctx context.Context, in sdk.Interaction) error {
 	if rt.Proposals == nil {
 		return replyEphemeral(ctx, in, "Configuration proposals are unavailable.")
 	}
-	channel, _ := in.Options().ID("channel")
+	channel, ok := in.Options().ID("channel")
+	if !ok {
+		return errors.New("kudos: /kudos setup arrived without its channel option")
+	}
 	guildID := in.GuildID()
 	actor := sdk.ProposalActor{UserID: in.UserID(), Source: Name + ":setup", GuildID: guildID, ChannelID: in.ChannelID()}
 	target := sdk.GuildModuleTarget(guildID, Name)

@@ -152,7 +152,10 @@ func parseUserID(v any) (uint64, bool) {
 		return 0, false
 	}
 	id, err := strconv.ParseUint(token, 10, 64)
-	return id, err == nil && id > 0
+	if err != nil || id == 0 {
+		return 0, false
+	}
+	return id, true
 }
 
 // clampDays reads a window in days: 30 when absent or unreadable, clamped
