@@ -122,6 +122,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		Store: st, Auth: authSvc, Logger: logger.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules,
+		TrustProxy: cfg.TrustProxy,
 	})
 	if err != nil {
 		ln.Close()

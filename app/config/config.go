@@ -45,6 +45,7 @@ const (
 	KeyBaseURL       = "base-url"
 	KeyLogFormat     = "log-format"
 	KeyLogLevel      = "log-level"
+	KeyTrustProxy    = "trust-proxy"
 	KeyMetricsToken  = "metrics-token"
 	KeyAdminUsername = "admin-username"
 	KeyAdminPassword = "admin-password"
@@ -81,6 +82,7 @@ var settings = []Setting{
 	{Key: KeyBaseURL, Env: "KIMI_BASE_URL", Usage: "public URL of the admin UI (default http://<addr>); https enables Secure cookies"},
 	{Key: KeyLogFormat, Env: "KIMI_LOG_FORMAT", Default: DefaultLogFormat, Usage: "log format: text or json"},
 	{Key: KeyLogLevel, Env: "KIMI_LOG_LEVEL", Default: DefaultLogLevel, Usage: "log level: debug, info, warn or error"},
+	{Key: KeyTrustProxy, Env: "KIMI_TRUST_PROXY", Default: "false", Usage: "behind a reverse proxy on the same host/network: take the client IP from X-Forwarded-For and the scheme from X-Forwarded-Proto (true or false)"},
 	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token for /metrics (else an admin session is required)"},
 	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created headlessly"},
 	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "creates the admin on first start without the setup page"},
@@ -133,6 +135,7 @@ type Config struct {
 	BaseURL       string     // public URL without trailing slash; "" = derive from the listen address
 	LogFormat     string     // "text" or "json"
 	LogLevel      slog.Level // minimum log level
+	TrustProxy    bool       // trust X-Forwarded-* from loopback/private peers
 	MetricsToken  Secret     // optional bearer token for /metrics
 	AdminUsername string     // username for headless bootstrap
 	AdminPassword Secret     // headless bootstrap password ("" = use the setup page)
@@ -164,8 +167,8 @@ func (c Config) ResolveBaseURL(listenAddr string) string {
 
 // String renders the settings with secrets redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s metrics-token=%q admin-username=%q admin-password=%q",
-		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String())
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trust-proxy=%t metrics-token=%q admin-username=%q admin-password=%q",
+		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.TrustProxy, c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String())
 }
 
 // LogValue renders the settings as a slog group with secrets redacted.
@@ -176,6 +179,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("base_url", c.BaseURL),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_level", levelName(c.LogLevel)),
+		slog.Bool("trust_proxy", c.TrustProxy),
 		slog.Bool("metrics_token_set", c.MetricsToken != ""),
 		slog.String("admin_username", c.AdminUsername),
 		slog.Bool("admin_password_set", c.AdminPassword != ""),
@@ -362,6 +366,14 @@ func (r *resolver) resolve() {
 		c.LogLevel = lv
 	} else {
 		r.fail(src, "%q is not one of debug, info, warn, error", v)
+	}
+
+	switch v, src := get(KeyTrustProxy); v {
+	case "true", "1":
+		c.TrustProxy = true
+	case "false", "0":
+	default:
+		r.fail(src, "%q is not one of true, false", v)
 	}
 
 	if v, src := get(KeyAdminUsername); strings.TrimSpace(v) == "" {

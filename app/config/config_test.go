@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := Config{
-		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo,
+		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo, TrustProxy: false,
 		AdminUsername: "admin",
 	}
 	if c.Origins[KeyAddr] != "default" {
@@ -133,6 +133,12 @@ func TestSettings(t *testing.T) {
 		{name: "log level error flag beats env", args: []string{"--log-level", "error"}, vars: map[string]string{"KIMI_LOG_LEVEL": "debug"}, checks: []check{level(slog.LevelError)}},
 		{name: "log level invalid", vars: map[string]string{"KIMI_LOG_LEVEL": "loud"}, wantErr: `config: KIMI_LOG_LEVEL: "loud" is not one of debug, info, warn, error`},
 		{name: "log level invalid flag", args: []string{"--log-level=INFO"}, wantErr: `config: --log-level: "INFO" is not one of debug, info, warn, error`},
+
+		// trust proxy
+		{name: "trust proxy default", checks: []check{field("TrustProxy", func(c Config) any { return c.TrustProxy }, false)}},
+		{name: "trust proxy env", vars: map[string]string{"KIMI_TRUST_PROXY": "true"}, checks: []check{field("TrustProxy", func(c Config) any { return c.TrustProxy }, true)}},
+		{name: "trust proxy flag beats env", args: []string{"--trust-proxy=0"}, vars: map[string]string{"KIMI_TRUST_PROXY": "1"}, checks: []check{field("TrustProxy", func(c Config) any { return c.TrustProxy }, false), origin(KeyTrustProxy, "--trust-proxy")}},
+		{name: "trust proxy invalid", vars: map[string]string{"KIMI_TRUST_PROXY": "maybe"}, wantErr: `config: KIMI_TRUST_PROXY: "maybe" is not one of true, false`},
 
 		// admin username
 		{name: "admin username env", vars: map[string]string{"KIMI_ADMIN_USERNAME": "root"}, checks: []check{user("root")}},
@@ -303,7 +309,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 8 {
-		t.Fatalf("%d settings, want 8", len(seen))
+	if len(seen) != 9 {
+		t.Fatalf("%d settings, want 9", len(seen))
 	}
 }
