@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -27,6 +28,8 @@ type ComponentID struct {
 type RegisteredComponent struct {
 	Handler sdk.ComponentHandler
 	Options sdk.ComponentOptions
+	// RegisteredAt starts the registration's expiry (Options.ExpiresAfter).
+	RegisteredAt time.Time
 }
 
 // MinTier is the tier a clicker needs (the registration's, default member).
@@ -46,6 +49,7 @@ type FakeInteractions struct {
 	components    map[ComponentID]RegisteredComponent
 	guildCommands map[uint64][]sdk.GuildCommand
 	gate          *Gate
+	now           func() time.Time
 	// SyncError, when set, is returned by ReplaceGuildCommands after
 	// staging, as a failed live sync would be.
 	SyncError error
@@ -60,7 +64,16 @@ func NewFakeInteractions(module string) *FakeInteractions {
 		commands:      map[string]RegisteredCommand{},
 		components:    map[ComponentID]RegisteredComponent{},
 		guildCommands: map[uint64][]sdk.GuildCommand{},
+		now:           time.Now,
 	}
+}
+
+// SetClock sets the time source of component expiry (default time.Now);
+// pass a Clock's Now to expire registrations without waiting.
+func (f *FakeInteractions) SetClock(now func() time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = now
 }
 
 // AddCommand registers a command under its qualified name ("group.name");
@@ -128,7 +141,7 @@ func (f *FakeInteractions) RegisterComponent(kind sdk.ComponentKind, key string,
 	if _, exists := f.components[id]; exists {
 		return nil, &sdk.ModuleContractError{Message: "module " + reprString(f.module) + " component " + string(kind) + "/" + reprString(key) + " is already registered"}
 	}
-	f.components[id] = RegisteredComponent{Handler: handler, Options: opts}
+	f.components[id] = RegisteredComponent{Handler: handler, Options: opts, RegisteredAt: f.now()}
 	return newRegistration(func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -206,6 +219,7 @@ const (
 	ReplyStaffOnly       = "Staff only."
 	ReplyNotAllowed      = "Not allowed."
 	ReplyControlInactive = "This control is no longer active."
+	ReplyControlExpired  = "This control has expired."
 	ReplyCommandFailed   = "Something went wrong running that command."
 	ReplyControlFailed   = "Something went wrong handling that control."
 )
@@ -271,7 +285,9 @@ func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in 
 
 // Press routes a component interaction by its custom id, as the host's
 // dispatcher does: the id must be this module's (m:<module>:<key>…); an
-// unregistered key is answered "This control is no longer active."; with a
+// unregistered key is answered "This control is no longer active."; a
+// registration past its ExpiresAfter is removed and answered "This control
+// has expired."; with a
 // gate set, a clicker below the component's min tier is refused like a
 // command caller. A handler error is answered with the host's generic
 // ephemeral reply and returned.
@@ -284,6 +300,9 @@ func (f *FakeInteractions) Press(ctx context.Context, kind sdk.ComponentKind, in
 	if !ok {
 		return in.Respond(ctx, sdk.Response{Content: ReplyControlInactive, Ephemeral: true})
 	}
+	if f.expired(ComponentID{kind, id.Key}, c) {
+		return in.Respond(ctx, sdk.Response{Content: ReplyControlExpired, Ephemeral: true})
+	}
 	if ok, err := f.allowed(ctx, in, c.MinTier(), false); !ok || err != nil {
 		return err
 	}
@@ -292,4 +311,21 @@ func (f *FakeInteractions) Press(ctx context.Context, kind sdk.ComponentKind, in
 		return err
 	}
 	return nil
+}
+
+// expired removes and reports a registration past its expiry (expiry is per
+// registration, not per message, as in the host).
+func (f *FakeInteractions) expired(id ComponentID, c RegisteredComponent) bool {
+	if c.Options.ExpiresAfter <= 0 {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.now().Before(c.RegisteredAt.Add(c.Options.ExpiresAfter)) {
+		return false
+	}
+	if cur, ok := f.components[id]; ok && cur.RegisteredAt.Equal(c.RegisteredAt) {
+		delete(f.components, id)
+	}
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -255,4 +256,31 @@ func cmd(f *FakeInteractions, name string) func(sdk.Interaction) error {
 
 func press(f *FakeInteractions) func(sdk.Interaction) error {
 	return func(in sdk.Interaction) error { return f.Press(context.Background(), sdk.ComponentButton, in) }
+}
+
+func TestInteractionsComponentsExpirePerRegistration(t *testing.T) {
+	ctx := context.Background()
+	clock := NewClock(epoch)
+	f := NewFakeInteractions("mod")
+	f.SetClock(clock.Now)
+	ran := 0
+	_, _ = f.RegisterComponent(sdk.ComponentButton, "once", func(context.Context, sdk.Interaction) error { ran++; return nil },
+		sdk.ComponentOptions{ExpiresAfter: time.Minute})
+	id, _ := f.CustomID("once")
+
+	clock.Advance(59 * time.Second)
+	if err := f.Press(ctx, sdk.ComponentButton, NewInteraction(InteractionInput{CustomID: id})); err != nil || ran != 1 {
+		t.Fatalf("before expiry: %v, ran %d", err, ran)
+	}
+	clock.Advance(time.Second)
+	in := NewInteraction(InteractionInput{CustomID: id})
+	if err := f.Press(ctx, sdk.ComponentButton, in); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := in.Last(); r.Content != ReplyControlExpired || ran != 1 {
+		t.Errorf("after expiry: reply %+v, ran %d", r, ran)
+	}
+	if _, ok := f.Component(sdk.ComponentButton, "once"); ok {
+		t.Error("an expired registration must be removed")
+	}
 }
