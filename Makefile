@@ -17,7 +17,7 @@ LDFLAGS := -s -w -X $(STAMP).Version=$(VERSION) -X $(STAMP).Commit=$(COMMIT) -X 
 .PHONY: help build run test test-race lint generate bench e2e check-libc clean
 
 help: ## list the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## static CGO-free binary with version stamp -> bin/kimi
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/kimi
