@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -87,6 +88,8 @@ func render(c echo.Context, status int, cmp templ.Component) error {
 	if err := cmp.Render(c.Request().Context(), buf); err != nil {
 		return err
 	}
+	// A known length spares net/http the chunked encoding of pages > 2 KiB.
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
 	return c.HTMLBlob(status, buf.Bytes())
 }
 

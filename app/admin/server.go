@@ -3,6 +3,14 @@
 // health and readiness probes, Prometheus metrics and hashed static assets.
 // It is the only package that imports echo; handlers parse and validate,
 // call a domain service and render (reference/go-stack-notes.md §D12).
+//
+// Adding a page: write the templ page in web/templates from the shared
+// components (Layout, PageHeader, Card, FormField, TableWrap, EmptyState,
+// Pagination, Alert), put its handler in handler_<resource>.go, register it in
+// buildEcho on the admin group g (never with public) and, for a new section,
+// add a templates.Nav entry (and drop its placeholders entry). Every POST
+// form carries @CSRFField(c.CSRF); every mutation writes an audit row. The
+// route-walk test then checks the new route requires a session.
 package admin
 
 import (
