@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -247,27 +245,4 @@ func kudosIDFromCustomID(customID string) (int64, bool) {
 		return 0, false
 	}
 	return id, true
-}
-
-// boardEmbed renders a leaderboard for /kudos top and the digest.
-func (m *module) boardEmbed(entries []BoardEntry, days int) *sdk.OutgoingEmbed {
-	description := fmt.Sprintf("Nobody has received kudos in the last %d day(s).", days)
-	if len(entries) > 0 {
-		lines := make([]string, len(entries))
-		for i, e := range entries {
-			lines[i] = fmt.Sprintf("**%d.** <@%d> — %d", i+1, e.UserID, e.Count)
-		}
-		description = strings.Join(lines, "\n")
-	}
-	return &sdk.OutgoingEmbed{
-		Title:       fmt.Sprintf("Kudos, last %d day(s)", days),
-		Description: description,
-		Footer:      fmt.Sprintf("Top %d", m.cfg.boardSize),
-		Timestamp:   true,
-	}
-}
-
-// digestDays is the digest window in whole days (at least 1).
-func digestDays(interval time.Duration) int {
-	return max(1, int(math.RoundToEven(interval.Hours()/24)))
 }

@@ -3,12 +3,12 @@
 // button, within a rolling daily limit. It touches every port of the SDK:
 //
 //   - spec.go: the declarations the host validates before running any code
-//     (permissions, services, settings, guild settings) and Create, which
-//     registers the LLM tools.
+//     (permissions, services) and Create, which registers the LLM tools;
+//     settings.go and guildsettings.go: deployment and per-guild settings.
 //   - module.go: Start and Close — binding to the runtime ports.
 //   - give.go: the one business rule, shared by every entry point.
 //   - tools.go, commands.go: the LLM tools, /kudos commands and the
-//     persistent "Thank back" button.
+//     persistent "Thank back" button; leaderboard.go: the shared board.
 //   - digest.go: the scheduled digest job; events.go: the member-removal
 //     subscription and the published event; service.go: the provided
 //     leaderboard service; results.go: the idempotent scheduled-result

@@ -8,7 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -121,15 +120,6 @@ func (m *module) toolLeaderboard(ctx context.Context, tc sdk.ToolContext, raw js
 		lines = append(lines, fmt.Sprintf("%d. <@%d> — %d", i+1, e.UserID, e.Count))
 	}
 	return strings.Join(lines, "\n"), nil
-}
-
-// leaderboard ranks the last days of a guild, board_size entries.
-func (m *module) leaderboard(ctx context.Context, guildID uint64, days int) ([]BoardEntry, error) {
-	_, ledger, err := m.started()
-	if err != nil {
-		return nil, err
-	}
-	return ledger.top(ctx, guildID, m.clock().Add(-time.Duration(days)*day), m.cfg.boardSize)
 }
 
 // parseUserID accepts 123, "123", "<@123>" or "<@!123>" and rejects

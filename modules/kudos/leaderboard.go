@@ -1,0 +1,46 @@
+package kudos
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// The leaderboard is shown by the LLM tool, /kudos top and the digest, so
+// its window and rendering live here once.
+
+// leaderboard ranks the last days of a guild, board_size entries.
+func (m *module) leaderboard(ctx context.Context, guildID uint64, days int) ([]BoardEntry, error) {
+	_, ledger, err := m.started()
+	if err != nil {
+		return nil, err
+	}
+	return ledger.top(ctx, guildID, m.clock().Add(-time.Duration(days)*day), m.cfg.boardSize)
+}
+
+// boardEmbed renders a leaderboard for /kudos top and the digest.
+func (m *module) boardEmbed(entries []BoardEntry, days int) *sdk.OutgoingEmbed {
+	description := fmt.Sprintf("Nobody has received kudos in the last %d day(s).", days)
+	if len(entries) > 0 {
+		lines := make([]string, len(entries))
+		for i, e := range entries {
+			lines[i] = fmt.Sprintf("**%d.** <@%d> — %d", i+1, e.UserID, e.Count)
+		}
+		description = strings.Join(lines, "\n")
+	}
+	return &sdk.OutgoingEmbed{
+		Title:       fmt.Sprintf("Kudos, last %d day(s)", days),
+		Description: description,
+		Footer:      fmt.Sprintf("Top %d", m.cfg.boardSize),
+		Timestamp:   true,
+	}
+}
+
+// digestDays is the digest window in whole days (at least 1).
+func digestDays(interval time.Duration) int {
+	return max(1, int(math.RoundToEven(interval.Hours()/24)))
+}
