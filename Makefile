@@ -44,7 +44,7 @@ generate: ## regenerate templ components (commit the *_templ.go files)
 
 bench: ## budgets: binary size, ready time, idle RSS, / p99 under 50 concurrent requests
 	@mkdir -p bin
-	$(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) $(BENCHPKGS) | tee bin/bench.txt
+	@{ $(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) $(BENCHPKGS); echo $$? >bin/bench.rc; } 2>&1 | tee bin/bench.txt
 	@echo; echo "Budgets (figure / limit):"
 	@awk '{ for (i = 3; i < NF; i++) { \
 	    if ($$(i+1) == "binary-MB")   printf "  static binary size    %8.2f MB  / 40 MB\n", $$i; \
@@ -52,6 +52,7 @@ bench: ## budgets: binary size, ready time, idle RSS, / p99 under 50 concurrent 
 	    if ($$(i+1) == "idle-RSS-MB") printf "  idle RSS              %8.1f MB  / 40 MB\n", $$i; \
 	    if ($$(i+1) == "p99-ms")      printf "  %-21s %8.2f ms  / 20 ms (p99)\n", $$1, $$i; \
 	  } }' bin/bench.txt
+	@exit $$(cat bin/bench.rc)
 
 e2e: ## browser tests only (chromedp + /usr/bin/chromium, headless)
 	$(GO) test -count=1 -run 'Browser' ./app/admin/...
