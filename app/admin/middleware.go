@@ -58,41 +58,46 @@ func requestIDOf(c echo.Context) string {
 	return id
 }
 
-// observe renders errors at once (so the final status is known), then
-// records metrics and writes the access log. Only the path is logged — never
-// the query (it may carry the setup token), cookies or Authorization.
-func (s *Server) observe(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		if err := next(c); err != nil {
-			c.Error(err)
-		}
-		elapsed := time.Since(start)
-		req, res := c.Request(), c.Response()
-		route := c.Path()
-		if route == "" || res.Status == http.StatusNotFound && route == "/*" {
-			route = "unmatched"
-		}
-		s.metrics.observe(route, req.Method, res.Status, elapsed)
-		level := slog.LevelInfo
-		switch {
-		case res.Status >= 500:
-			level = slog.LevelError
-		case route == "/healthz" || route == "/readyz" || route == "/static/*" || route == "/metrics":
-			level = slog.LevelDebug
-		}
-		s.log.LogAttrs(req.Context(), level, "http request",
-			slog.String("method", req.Method),
-			slog.String("path", req.URL.Path),
-			slog.String("route", route),
-			slog.Int("status", res.Status),
-			slog.Float64("ms", float64(elapsed.Microseconds())/1000),
-			slog.Int64("bytes", res.Size),
-			slog.String("ip", c.RealIP()),
-			slog.String("request_id", requestIDOf(c)),
-		)
-		return nil
-	}
+// accessLog is echo's RequestLogger feeding slog and the HTTP metrics. It
+// hands errors to the error handler first (HandleError), so the logged
+// status is the one sent. Only the path is logged — never the query (it may
+// carry the setup token), cookies or Authorization.
+func (s *Server) accessLog() echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		HandleError:     true,
+		LogLatency:      true,
+		LogMethod:       true,
+		LogURIPath:      true,
+		LogRoutePath:    true,
+		LogStatus:       true,
+		LogResponseSize: true,
+		LogRemoteIP:     true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			route := v.RoutePath
+			if route == "" || route == "/*" && v.Status == http.StatusNotFound {
+				route = "unmatched"
+			}
+			s.metrics.observe(route, v.Method, v.Status, v.Latency)
+			level := slog.LevelInfo
+			switch {
+			case v.Status >= 500:
+				level = slog.LevelError
+			case route == "/healthz" || route == "/readyz" || route == "/static/*" || route == "/metrics":
+				level = slog.LevelDebug
+			}
+			s.log.LogAttrs(c.Request().Context(), level, "http request",
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.String("route", route),
+				slog.Int("status", v.Status),
+				slog.Float64("ms", float64(v.Latency.Microseconds())/1000),
+				slog.Int64("bytes", v.ResponseSize),
+				slog.String("ip", v.RemoteIP),
+				slog.String("request_id", requestIDOf(c)),
+			)
+			return nil
+		},
+	})
 }
 
 // recoverPanic turns a handler panic into a logged 500.

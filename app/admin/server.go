@@ -195,7 +195,7 @@ func (s *Server) buildEcho() *echo.Echo {
 
 	// "/settings/" -> "/settings": one canonical address per page.
 	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Use(s.requestID, s.observe, s.recoverPanic, s.securityHeaders, s.bodyLimit(1<<20),
+	e.Use(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders, s.bodyLimit(1<<20),
 		s.crossOrigin, s.loadSession, s.checkCSRF)
 
 	s.publicPath = map[string]bool{}
