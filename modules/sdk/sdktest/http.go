@@ -34,18 +34,31 @@ type fakeRoute struct {
 
 // FakeHTTP is an sdk.HTTP answering from routes matched by URL prefix, in
 // the order they were added; a URL no route matches fails with
-// *sdk.HostNotAllowed ("no fake route for 'url'"). Bodies over the
-// request's limit fail with *sdk.ResponseTooLarge, as in the host.
+// *sdk.HostNotAllowed ("no fake route for 'url'"). Bound to a module's host
+// rules (Restrict; NewRuntime does it), every URL first passes the host's
+// per-request policy (sdk.CheckURL): an undeclared host fails even when a
+// route exists. Bodies over the request's limit fail with
+// *sdk.ResponseTooLarge, as in the host.
 type FakeHTTP struct {
 	mu       sync.Mutex
 	routes   []fakeRoute
 	requests []FakeRequest
+	module   string
+	rules    []sdk.ResolvedHostRule
+	bound    bool
 }
 
 var _ sdk.HTTP = (*FakeHTTP)(nil)
 
 // NewFakeHTTP returns a client with no routes.
 func NewFakeHTTP() *FakeHTTP { return &FakeHTTP{} }
+
+// Restrict applies module's resolved host rules to every later request.
+func (f *FakeHTTP) Restrict(module string, rules []sdk.ResolvedHostRule) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.module, f.rules, f.bound = module, slices.Clone(rules), true
+}
 
 // Route answers URLs starting with prefix with fn.
 func (f *FakeHTTP) Route(prefix string, fn RouteFunc) {
@@ -81,6 +94,12 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 	req := FakeRequest{Method: method, URL: rawURL, Header: o.Header, Body: body}
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
+	if f.bound {
+		if _, err := sdk.CheckURL(f.module, f.rules, rawURL); err != nil {
+			f.mu.Unlock()
+			return nil, err
+		}
+	}
 	var answer RouteFunc
 	for _, r := range f.routes {
 		if strings.HasPrefix(rawURL, r.prefix) {

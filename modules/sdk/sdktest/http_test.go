@@ -95,3 +95,30 @@ func TestHTTPLimitsAndDownload(t *testing.T) {
 		t.Error("a route returning nothing must fail")
 	}
 }
+
+func TestHTTPRestrictedToDeclaredHosts(t *testing.T) {
+	ctx := context.Background()
+	rules, err := sdk.ResolveHostRules("mod", []sdk.HostRule{{Host: "api.example.com"}}, sdk.NewSettings(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewFakeHTTP()
+	f.Restrict("mod", rules)
+	f.RouteBytes("https://", []byte("ok")) // a route for everything
+
+	if resp, err := f.Get(ctx, "https://api.example.com/x"); err != nil || string(resp.Body) != "ok" {
+		t.Errorf("declared host = %v", err)
+	}
+	tests := []struct{ url, want string }{
+		{"https://other.example.com/", "module 'mod' did not declare host 'other.example.com'"},
+		{"http://api.example.com/", "scheme 'http' is not allowed for 'api.example.com'"},
+		{"https://user:pw@api.example.com/", "URLs with embedded credentials are not allowed"},
+	}
+	for _, tt := range tests {
+		_, err := f.Get(ctx, tt.url)
+		var notAllowed *sdk.HostNotAllowed
+		if !errors.As(err, &notAllowed) || err.Error() != tt.want {
+			t.Errorf("GET %s = %v, want %q", tt.url, err, tt.want)
+		}
+	}
+}

@@ -162,6 +162,10 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	if module == nil {
 		return nil, fmt.Errorf("create %s returned no module", spec.Name)
 	}
+	hostRules, err := sdk.ResolveHostRules(spec.Name, spec.Permissions.HTTPHosts, settings)
+	if err != nil {
+		return nil, err
+	}
 	storage := cfg.storage
 	if storage == nil {
 		storage = OpenStorage(t, spec.Name)
@@ -182,6 +186,7 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 		Trust:        cfg.trust,
 		Proposals:    NewFakeProposals(spec.Name),
 	}
+	r.HTTP.Restrict(spec.Name, hostRules)
 	if spec.Permissions.DiscordActions == nil { // declared none, not all
 		r.Discord.SetDeclared()
 	}

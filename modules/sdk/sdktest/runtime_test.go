@@ -110,6 +110,27 @@ func TestRuntimeWiresEveryPortAndRunsTheLifecycle(t *testing.T) {
 	}
 }
 
+func TestRuntimeBindsHTTPToTheDeclaredHosts(t *testing.T) {
+	ctx := context.Background()
+	spec := probeSpec(&probe{})
+	spec.Settings.Fields = append(spec.Settings.Fields, sdk.SettingField{Name: "api_url", Kind: sdk.SettingString, Default: "https://api.example.com:8443", EnvironmentOnly: true})
+	spec.Permissions.HTTPHosts = []sdk.HostRule{{Host: "${api_url}"}}
+	r := NewRuntime(t, spec)
+	r.HTTP.RouteBytes("https://", []byte("ok"))
+
+	if _, err := r.RT.HTTP.Get(ctx, "https://api.example.com:8443/v1"); err != nil {
+		t.Errorf("the setting's host and port: %v", err)
+	}
+	if _, err := r.RT.HTTP.Get(ctx, "https://api.example.com/v1"); err == nil {
+		t.Error("the default port was allowed although the setting names 8443")
+	}
+
+	spec.Permissions.HTTPHosts = []sdk.HostRule{{Host: "${missing}"}}
+	if _, err := newRuntime(t, spec); err == nil || err.Error() != "module 'probe' http host ${missing} names an unknown setting" {
+		t.Errorf("unknown setting = %v", err)
+	}
+}
+
 func TestRuntimeWithholdsPortsTheSpecIsNotEntitledTo(t *testing.T) {
 	spec := probeSpec(&probe{})
 	spec.GuildSettings = nil
