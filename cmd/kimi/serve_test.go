@@ -244,7 +244,11 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	if logins == 0 {
 		t.Fatalf("no sign-in succeeded; log:\n%s", s.log())
 	}
+	deadline := time.Now().Add(startTimeout) // a guard against a hang, not a speed assertion
 	for { // let at least two CLI writes land, then kill everything mid-work
+		if time.Now().After(deadline) {
+			t.Fatalf("CLI writers acknowledged fewer than 2 admins in %s; server log:\n%s", startTimeout, s.log())
+		}
 		mu.Lock()
 		n := len(acked)
 		mu.Unlock()
@@ -267,6 +271,8 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 	}
 	mu.Unlock()
 	<-cliDone
+
+	t.Logf("killed mid-work after %d acknowledged sign-ins and %d acknowledged CLI admins", logins, len(acked))
 
 	s = startServer(t, env)
 	if code, _ := s.get("/readyz"); code != http.StatusOK {
