@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -118,6 +119,10 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		return fmt.Errorf("app: listen on %s (KIMI_ADDR): %w", cfg.Addr, err)
 	}
 	baseURL := cfg.ResolveBaseURL(ln.Addr().String())
+	if !strings.HasPrefix(baseURL, "https://") && !isLoopback(ln.Addr()) {
+		logger.Warn("kimi: the admin UI is reachable from the network over plain HTTP; put a TLS reverse proxy in front and set KIMI_BASE_URL=https://...",
+			"addr", ln.Addr().String())
+	}
 	adminSrv, err := admin.New(admin.Options{
 		Store: st, Auth: authSvc, Logger: logger.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
@@ -224,6 +229,12 @@ func logSetupLink(ctx context.Context, a *auth.Service, baseURL string, logger *
 	ttl := time.Until(expires).Round(time.Minute)
 	logger.Info(fmt.Sprintf("Open %s/setup?token=%s to create the admin (expires in %s)", baseURL, token, formatMinutes(ttl)))
 	return nil
+}
+
+// isLoopback reports whether addr only accepts local connections.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // formatMinutes renders a whole-minute duration as "30m" or "1h30m".
