@@ -46,6 +46,9 @@ func TestStartRegistersEverySurface(t *testing.T) {
 	if _, err := sdk.ServiceAs[Board](handle); err != nil {
 		t.Errorf("service: %v", err)
 	}
+	if c, degraded := h.Health.Constraint("services"); degraded {
+		t.Errorf("declared service not provided: %+v", c)
+	}
 	current, ok := h.Health.Current()
 	if !ok || current.State != sdk.HealthHealthy || current.Metrics["guilds"] != 1.0 {
 		t.Errorf("health = %+v (ok %v), want healthy with guilds=1", current, ok)

@@ -27,12 +27,37 @@ type FakeHealth struct {
 	history []HealthReport
 	reports []sdk.ModuleHealth
 	keyed   map[string]sdk.ModuleHealth
+	core    map[string]sdk.ModuleHealth
 }
 
 var _ sdk.Health = (*FakeHealth)(nil)
 
 // NewFakeHealth returns a reporter with no reports.
-func NewFakeHealth() *FakeHealth { return &FakeHealth{keyed: map[string]sdk.ModuleHealth{}} }
+func NewFakeHealth() *FakeHealth {
+	return &FakeHealth{keyed: map[string]sdk.ModuleHealth{}, core: map[string]sdk.ModuleHealth{}}
+}
+
+// Constrain sets a core constraint on the module, one the module's own
+// reports cannot clear (NewRuntime uses source "services" for declared
+// services a started module did not provide). A healthy state removes it.
+func (h *FakeHealth) Constrain(source string, state sdk.HealthState, detail string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if state == sdk.HealthHealthy {
+		delete(h.core, source)
+		return
+	}
+	h.core[source] = sdk.ModuleHealth{State: state, Detail: sdk.BoundHealthDetail(detail), Metrics: map[string]float64{},
+		UpdatedAt: time.Unix(int64(len(h.history)), 0)}
+}
+
+// Constraint returns the core constraint from source.
+func (h *FakeHealth) Constraint(source string) (health sdk.ModuleHealth, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	health, ok = h.core[source]
+	return health, ok
+}
 
 // record builds the report; UpdatedAt counts reports (one second each since
 // the epoch) so order is visible and deterministic.
@@ -106,14 +131,14 @@ func (h *FakeHealth) History() []HealthReport {
 	return slices.Clone(h.history)
 }
 
-// State returns the worst state across the current unkeyed report and every
-// live keyed report; healthy when there are none.
+// State returns the worst state across the current unkeyed report, every
+// live keyed report and every core constraint; healthy when there are none.
 func (h *FakeHealth) State() sdk.HealthState { return h.Aggregate().State }
 
 // Aggregate returns what the host would show for the module
-// (sdk.AggregateHealth over the current unkeyed report and the live keyed
-// reports, in key order): worst state, the worst reports' details, merged
-// metrics.
+// (sdk.AggregateHealth over the current unkeyed report, the live keyed
+// reports in key order and the core constraints): worst state, the worst
+// reports' details, merged metrics.
 func (h *FakeHealth) Aggregate() sdk.ModuleHealth {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -123,6 +148,9 @@ func (h *FakeHealth) Aggregate() sdk.ModuleHealth {
 	}
 	for _, key := range slices.Sorted(maps.Keys(h.keyed)) {
 		reports = append(reports, h.keyed[key])
+	}
+	for _, source := range slices.Sorted(maps.Keys(h.core)) {
+		reports = append(reports, h.core[source])
 	}
 	return sdk.AggregateHealth(reports...)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,9 +312,19 @@ func (r *Runtime) StartErr(ctx context.Context) error {
 		return err
 	}
 	// The host marks a cleanly started module healthy unless it reported
-	// something itself.
+	// something itself, and degraded while a declared service is missing.
 	if cur, ok := r.Health.Current(); ok && cur.State == sdk.HealthStarting {
 		r.Health.Report(sdk.HealthHealthy, "", nil)
+	}
+	provided := r.Services.ProvidedBy(r.Spec.Name)
+	var missing []string
+	for _, d := range r.Spec.Provides {
+		if !slices.Contains(provided, ServiceKey{d.Name, d.Version}) {
+			missing = append(missing, fmt.Sprintf("%s@%d", d.Name, d.Version))
+		}
+	}
+	if len(missing) > 0 {
+		r.Health.Constrain("services", sdk.HealthDegraded, "declared but did not provide "+strings.Join(missing, ", "))
 	}
 	r.t.Cleanup(func() { _ = r.Close(context.Background()) })
 	return nil

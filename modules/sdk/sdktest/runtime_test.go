@@ -148,6 +148,37 @@ func TestRuntimeWithholdsPortsTheSpecIsNotEntitledTo(t *testing.T) {
 	}
 }
 
+func TestRuntimeDegradesAModuleThatDoesNotProvideItsServices(t *testing.T) {
+	ctx := context.Background()
+	p := &probe{}
+	spec := probeSpec(p)
+	spec.Provides = []sdk.ServiceDeclaration{{Name: "board", Version: 1}, {Name: "feed", Version: 2}}
+	p.start = func(_ context.Context, rt *sdk.Runtime) error {
+		_, err := rt.Services.Provide("board", 1, "impl")
+		return err
+	}
+	r := NewRuntime(t, spec)
+	r.Start(ctx)
+
+	c, ok := r.Health.Constraint("services")
+	if !ok || c.State != sdk.HealthDegraded || c.Detail != "declared but did not provide feed@2" {
+		t.Errorf("services constraint = %+v (%v)", c, ok)
+	}
+	if r.Health.State() != sdk.HealthDegraded {
+		t.Errorf("visible state = %s", r.Health.State())
+	}
+	// A module's own healthy report cannot clear a core constraint.
+	r.Health.ReportKey("services", sdk.HealthHealthy, "", nil)
+	r.Health.Report(sdk.HealthHealthy, "", nil)
+	if r.Health.State() != sdk.HealthDegraded {
+		t.Error("the module cleared a core constraint")
+	}
+	r.Health.Constrain("services", sdk.HealthHealthy, "")
+	if r.Health.State() != sdk.HealthHealthy {
+		t.Errorf("state after the constraint lifted = %s", r.Health.State())
+	}
+}
+
 func TestRuntimeFailedStartIsClosedAndReported(t *testing.T) {
 	p := &probe{start: func(context.Context, *sdk.Runtime) error { return errors.New("no database") }}
 	r := NewRuntime(t, probeSpec(p))

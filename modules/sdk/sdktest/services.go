@@ -107,6 +107,20 @@ func (s *FakeServices) Provided() []ServiceKey {
 	return keys
 }
 
+// ProvidedBy returns the live services provided by module.
+func (s *FakeServices) ProvidedBy(module string) []ServiceKey {
+	var out []ServiceKey
+	for _, k := range s.Provided() {
+		s.mu.Lock()
+		record := s.live[k]
+		s.mu.Unlock()
+		if record != nil && record.provider == module {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // For returns the module-bound view the host would hand module: Provide
 // only declared services, Get only consumed ones.
 func (s *FakeServices) For(module string, provides []sdk.ServiceDeclaration, consumes []sdk.ServiceRequirement) sdk.Services {
