@@ -463,3 +463,38 @@ func TestLogoutAndAuditTrail(t *testing.T) {
 		}
 	}
 }
+
+func TestRevokeOtherSessionsHTTP(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	a, b, c := h.newClient(), h.newClient(), h.newClient()
+	for _, cl := range []*client{a, b, c} {
+		cl.login(testUser, testPassword)
+	}
+	page := a.get("/settings")
+	if n := strings.Count(page.body, `class="session-item"`); n != 3 {
+		t.Fatalf("sessions listed = %d, want 3", n)
+	}
+	wantBody(t, page, "this session", `data-testid="revoke-sessions"`)
+	res := a.post("/settings/sessions/revoke", nil)
+	wantStatus(t, res, http.StatusSeeOther)
+	wantBody(t, a.get("/settings"), "All other sessions were signed out")
+	wantStatus(t, b.get("/"), http.StatusSeeOther)
+	wantStatus(t, c.get("/"), http.StatusSeeOther)
+	wantStatus(t, a.get("/"), http.StatusOK)
+	if n := h.auditCount(auth.ActionSessionsRevoke); n != 1 {
+		t.Errorf("revoke audit rows = %d", n)
+	}
+}
+
+func TestPasswordChangeRateLimited(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.LoginBurst = 2; o.LoginEvery = time.Hour })
+	h.createAdmin()
+	c := h.newClient()
+	c.get("/login")
+	wantStatus(t, c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}}), http.StatusSeeOther)
+	c.get("/settings")
+	form := url.Values{"current_password": {"guess guess"}, "new_password": {"new password 1"}, "confirm_password": {"new password 1"}}
+	wantStatus(t, c.post("/settings/password", form), http.StatusUnprocessableEntity)
+	wantStatus(t, c.post("/settings/password", form), http.StatusTooManyRequests)
+}

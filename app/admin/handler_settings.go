@@ -54,6 +54,11 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 // changePassword verifies the current password, sets the new one, signs out
 // every other session and rotates this one.
 func (s *Server) changePassword(c echo.Context) error {
+	// Shares the sign-in budget: a stolen session must not become an oracle
+	// for guessing the current password.
+	if !s.limiter.allow(c.RealIP(), time.Now()) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	}
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()
 	sess := sessionOf(c)
