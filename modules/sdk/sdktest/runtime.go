@@ -343,8 +343,14 @@ func (r *Runtime) Close(ctx context.Context) error {
 }
 
 // CallTool runs a tool the module registered at create, with args
-// marshalled to JSON, as the caller tc.
+// marshalled to JSON, as the caller tc. It calls the handler directly, like
+// the reference kit: the host's visibility rules (guild-only, min tier)
+// are the host's. A *FakeToolFiles in tc.Files expires when the handler
+// returns, as the host's port does.
 func (r *Runtime) CallTool(ctx context.Context, name string, args any, tc sdk.ToolContext) (string, error) {
+	if files, ok := tc.Files.(*FakeToolFiles); ok {
+		defer files.Expire()
+	}
 	return r.Tools.Call(ctx, name, args, tc)
 }
 

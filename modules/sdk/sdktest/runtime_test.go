@@ -92,6 +92,14 @@ func TestRuntimeWiresEveryPortAndRunsTheLifecycle(t *testing.T) {
 	if err != nil || reply != "hello Ann" {
 		t.Errorf("tool = %q, %v", reply, err)
 	}
+	files := NewFakeToolFiles()
+	files.AddAttachment(sdk.ToolAttachment{ID: "a"}, []byte("x"))
+	if _, err := r.CallTool(ctx, "probe_echo", nil, sdk.ToolContext{Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := files.ReadAttachment(ctx, "a", 1); !errors.Is(err, &sdk.FileAccessError{Code: sdk.FileExpired}) {
+		t.Errorf("tool files after the call = %v, want expired", err)
+	}
 	if err := r.Tools.Register(sdk.Tool{Name: "late", Description: "d", Handler: echoTool}); err == nil {
 		t.Error("the tool registry was not sealed after create")
 	}
