@@ -245,7 +245,8 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 		t.Fatalf("no sign-in succeeded; log:\n%s", s.log())
 	}
 	deadline := time.Now().Add(startTimeout) // a guard against a hang, not a speed assertion
-	for {                                    // let at least two CLI writes land, then kill everything mid-work
+	// Let at least two CLI writes land, then kill everything mid-work.
+	for {
 		if time.Now().After(deadline) {
 			t.Fatalf("CLI writers acknowledged fewer than 2 admins in %s; server log:\n%s", startTimeout, s.log())
 		}
