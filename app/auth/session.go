@@ -137,6 +137,9 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 		return Session{}, ErrSessionExpired
 	}
 	if now.Sub(sess.LastSeenAt) >= touchInterval {
+		// Mark the cached entry first, so a burst of requests from the same
+		// browser queues one UPDATE on the single writer, not one each.
+		s.cache.setLastSeen(sess.ID, time.Unix(now.Unix(), 0))
 		err := s.st.Write(ctx, func(tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, now.Unix(), sess.ID)
 			return err
@@ -146,7 +149,6 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 			s.logger.Warn("auth: refresh session", "err", err)
 		} else {
 			sess.LastSeenAt = time.Unix(now.Unix(), 0)
-			s.cache.setLastSeen(sess.ID, sess.LastSeenAt)
 		}
 	}
 	return sess, nil
