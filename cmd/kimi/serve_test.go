@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -337,4 +339,57 @@ func signIn(t *testing.T, s *server, username, password string) bool {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusSeeOther
+}
+
+// TestUpgradeSafety: migrations pending on a non-empty database are preceded
+// by a backup whose path is logged; a database from a newer Kimi is refused.
+func TestUpgradeSafety(t *testing.T) {
+	t.Run("pre-migration backup", func(t *testing.T) {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		seedDB(t, dataDir, `CREATE TABLE legacy (note TEXT); INSERT INTO legacy VALUES ('keep me')`)
+		s := startServer(t, testEnv(dataDir))
+		lines := s.linesContaining("pre-migration backup written")
+		if len(lines) != 1 {
+			t.Fatalf("want one pre-migration backup line:\n%s", s.log())
+		}
+		m := regexp.MustCompile(`path=(\S+)`).FindStringSubmatch(lines[0])
+		if m == nil {
+			t.Fatalf("no path in %q", lines[0])
+		}
+		if code := s.stop(syscall.SIGTERM); code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		backup := openDBFile(t, m[1])
+		if got := queryStrings(t, backup.Reader(), `SELECT note FROM legacy`); len(got) != 1 || got[0] != "keep me" {
+			t.Fatalf("backup content = %q", got)
+		}
+	})
+	t.Run("newer schema refused", func(t *testing.T) {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		env := testEnv(dataDir)
+		if res := runKimi(t, env, "", "migrate", "up"); res.code != 0 {
+			t.Fatalf("migrate up: %d %s", res.code, res.stderr)
+		}
+		seedDB(t, dataDir, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (999, 1)`)
+		res := runKimi(t, env, "", "serve")
+		if res.code != 1 || !strings.Contains(res.stderr, "schema version 999 but this Kimi knows only up to") {
+			t.Fatalf("serve on a newer schema: exit %d\n%s", res.code, res.stderr)
+		}
+	})
+}
+
+// seedDB runs sql on the data directory's database with a plain connection.
+func seedDB(t *testing.T, dataDir, query string) {
+	t.Helper()
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dataDir, "kimi.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
 }
