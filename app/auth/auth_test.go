@@ -27,7 +27,7 @@ func (c *clock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newTestService(t *testing.T) (*Service, *store.Store, *clock) {
+func newTestService(t testing.TB) (*Service, *store.Store, *clock) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{})
