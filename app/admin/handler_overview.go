@@ -34,7 +34,7 @@ func (s *Server) overview(c echo.Context) error {
 	for _, m := range s.opts.Modules {
 		o.Modules = append(o.Modules, templates.Module{Name: m.Name, Version: m.Version})
 	}
-	if n, err := s.opts.Store.Size(); err == nil {
+	if n, err := s.status.dbSize(s); err == nil {
 		o.DBSize = humanBytes(n)
 	} else {
 		s.log.Warn("admin: database size", "err", err)
@@ -53,9 +53,10 @@ func (s *Server) overview(c echo.Context) error {
 }
 
 // statusCache keeps the overview's rarely changing facts off the database
-// for most page views: the schema version cannot change while serving once it
-// is current, and the last backup is re-read at most every backupTTL (or at
-// once after a download from this server).
+// and the filesystem for most page views: the schema version cannot change
+// while serving once it is current, the last backup is re-read at most every
+// backupTTL (or at once after a download from this server), the size every
+// sizeTTL.
 type statusCache struct {
 	mu          sync.Mutex
 	schema      string
@@ -63,9 +64,30 @@ type statusCache struct {
 	backup      store.BackupInfo
 	backupOK    bool
 	backupRead  time.Time
+	size        int64
+	sizeRead    time.Time
 }
 
-const backupTTL = 2 * time.Second
+const (
+	backupTTL = 2 * time.Second
+	sizeTTL   = time.Second
+)
+
+// dbSize is the database + WAL size, re-read at most once a second (two
+// stat calls were a tenth of an overview's server time).
+func (sc *statusCache) dbSize(s *Server) (int64, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if !sc.sizeRead.IsZero() && time.Since(sc.sizeRead) < sizeTTL {
+		return sc.size, nil
+	}
+	n, err := s.opts.Store.Size()
+	if err != nil {
+		return 0, err
+	}
+	sc.size, sc.sizeRead = n, time.Now()
+	return n, nil
+}
 
 func (sc *statusCache) schemaVersion(ctx context.Context, s *Server) string {
 	sc.mu.Lock()
