@@ -58,16 +58,26 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 	if protected < 10 {
 		t.Errorf("only %d protected routes found; route walk broken?", protected)
 	}
-	// And a signed-in admin reaches every protected GET page.
+	// A signed-in admin reaches every protected GET page, and every
+	// state-changing route refuses a request without the CSRF token.
 	admin := h.newClient()
 	admin.login(testUser, testPassword)
+	before := h.sessionCount()
 	for _, r := range h.srv.echo.Routes() {
-		if r.Method != http.MethodGet || h.srv.isPublic(r.Method, r.Path) {
-			continue
+		path := strings.NewReplacer(":name", "x", ":id", "1", "*", "x").Replace(r.Path)
+		switch {
+		case r.Method == http.MethodGet && !h.srv.isPublic(r.Method, r.Path):
+			if res := admin.get(path); res.StatusCode != http.StatusOK {
+				t.Errorf("signed in GET %s = %d", r.Path, res.StatusCode)
+			}
+		case r.Method == http.MethodPost:
+			if res := admin.post(path, url.Values{"_csrf": {"-"}}); res.StatusCode != http.StatusForbidden {
+				t.Errorf("signed in POST %s without _csrf = %d, want 403", r.Path, res.StatusCode)
+			}
 		}
-		if res := admin.get(r.Path); res.StatusCode != http.StatusOK {
-			t.Errorf("signed in GET %s = %d", r.Path, res.StatusCode)
-		}
+	}
+	if h.sessionCount() != before {
+		t.Error("a POST without CSRF token changed the sessions")
 	}
 }
 
