@@ -128,6 +128,7 @@ func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()")
 		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		h.Set("X-Robots-Tag", "noindex, nofollow") // an admin UI never belongs in a search index
 		if s.secure {
 			h.Set("Strict-Transport-Security", "max-age=31536000")
 		}
