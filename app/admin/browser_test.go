@@ -357,7 +357,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		for _, vp := range []struct {
 			label string
 			w, h  int64
-		}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+		}{{"desktop", 1280, 900}, {"tablet", 768, 1024}, {"phone", 390, 844}} {
 			tb.do("viewport", chromedp.EmulateViewport(vp.w, vp.h))
 			ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
