@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,9 +96,10 @@ type Service struct {
 	dummyOnce sync.Once
 	dummyHash []byte
 
-	cache    sessionCache
-	stmtMu   sync.Mutex
-	sessStmt atomic.Pointer[sql.Stmt]
+	bcryptSem chan struct{}
+	cache     sessionCache
+	stmtMu    sync.Mutex
+	sessStmt  atomic.Pointer[sql.Stmt]
 }
 
 // New returns a Service using st for persistence. It does no I/O.
@@ -120,7 +122,8 @@ func New(st *store.Store, logger *slog.Logger, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{st: st, logger: logger.With("component", "auth"), opts: opts}
+	return &Service{st: st, logger: logger.With("component", "auth"), opts: opts,
+		bcryptSem: make(chan struct{}, max(1, runtime.NumCPU()))}
 }
 
 // Options returns the effective options (defaults filled in).
@@ -156,7 +159,7 @@ func (s *Service) CreateAdmin(ctx context.Context, username, password, actor str
 	if err := ValidatePassword(username, password); err != nil {
 		return err
 	}
-	hash, err := s.hashPassword(password)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -179,7 +182,7 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 	if err := ValidatePassword(username, password); err != nil {
 		return err
 	}
-	hash, err := s.hashPassword(password)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -240,7 +243,11 @@ func setPasswordTx(ctx context.Context, tx *sql.Tx, adminID int64, hash []byte, 
 
 // hashPassword runs bcrypt outside any transaction: it is slow by design and
 // must never hold the single writer connection.
-func (s *Service) hashPassword(password string) ([]byte, error) {
+func (s *Service) hashPassword(ctx context.Context, password string) ([]byte, error) {
+	if err := s.acquireBcrypt(ctx); err != nil {
+		return nil, err
+	}
+	defer s.releaseBcrypt()
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.opts.BcryptCost)
 	if err != nil {
 		return nil, fmt.Errorf("auth: hash password: %w", err)
@@ -248,15 +255,38 @@ func (s *Service) hashPassword(password string) ([]byte, error) {
 	return hash, nil
 }
 
-// dummyCompare spends the same bcrypt work as a real check, so an unknown
-// username takes as long to reject as a wrong password.
-func (s *Service) dummyCompare(password string) {
-	s.dummyOnce.Do(func() {
-		h, err := bcrypt.GenerateFromPassword([]byte("kimi-dummy-password"), s.opts.BcryptCost)
-		if err != nil {
-			s.logger.Error("auth: dummy hash", "err", err)
-		}
-		s.dummyHash = h
-	})
-	_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+// checkPassword compares password with hash, reporting a match. With an
+// empty hash (unknown user) it spends the same work on a dummy hash, so an
+// unknown username takes as long to reject as a wrong password.
+func (s *Service) checkPassword(ctx context.Context, hash, password string) (bool, error) {
+	if err := s.acquireBcrypt(ctx); err != nil {
+		return false, err
+	}
+	defer s.releaseBcrypt()
+	if hash == "" {
+		s.dummyOnce.Do(func() {
+			h, err := bcrypt.GenerateFromPassword([]byte("kimi-dummy-password"), s.opts.BcryptCost)
+			if err != nil {
+				s.logger.Error("auth: dummy hash", "err", err)
+			}
+			s.dummyHash = h
+		})
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
+		return false, nil
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil, nil
 }
+
+// acquireBcrypt bounds concurrent bcrypt work to the CPU count, so a flood
+// of sign-in attempts from many addresses queues instead of starving the
+// rest of the appliance (the per-IP limit cannot see a distributed flood).
+func (s *Service) acquireBcrypt(ctx context.Context) error {
+	select {
+	case s.bcryptSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("auth: waiting for a password check: %w", context.Cause(ctx))
+	}
+}
+
+func (s *Service) releaseBcrypt() { <-s.bcryptSem }

@@ -438,3 +438,29 @@ func TestSessionCache(t *testing.T) {
 		t.Errorf("session after logout = %v, want ErrSessionInvalid", err)
 	}
 }
+
+func TestBcryptConcurrencyBound(t *testing.T) {
+	svc, _, _ := newTestService(t)
+	ctx := context.Background()
+	if err := svc.CreateAdmin(ctx, "admin", "password123", "cli"); err != nil {
+		t.Fatal(err)
+	}
+	// Occupy every slot: a check must wait, and give up with its context.
+	for range cap(svc.bcryptSem) {
+		svc.bcryptSem <- struct{}{}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := svc.Login(cctx, "admin", "password123", ClientMeta{}, ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("Login with every bcrypt slot busy = %v, want context.Canceled", err)
+	}
+	if err := svc.ResetPassword(cctx, "admin", "password456", "cli"); !errors.Is(err, context.Canceled) {
+		t.Errorf("ResetPassword with every bcrypt slot busy = %v, want context.Canceled", err)
+	}
+	for range cap(svc.bcryptSem) {
+		<-svc.bcryptSem
+	}
+	if _, err := svc.Login(ctx, "admin", "password123", ClientMeta{}, ""); err != nil {
+		t.Errorf("Login after slots freed: %v", err)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/bcrypt"
-
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -62,11 +60,12 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 			return IssuedSession{}, fmt.Errorf("auth: find admin: %w", err)
 		}
 	}
-	ok := false
-	if found {
-		ok = bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
-	} else {
-		s.dummyCompare(password)
+	if !found {
+		hash = "" // dummy comparison of the same cost
+	}
+	ok, err := s.checkPassword(ctx, hash, password)
+	if err != nil {
+		return IssuedSession{}, err
 	}
 	now := s.now()
 	if !ok {
@@ -80,7 +79,7 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 		return IssuedSession{}, ErrInvalidCredentials
 	}
 	var issued IssuedSession
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err = s.st.Write(ctx, func(tx *sql.Tx) error {
 		if oldID, _, ok := splitCookie(oldCookie); ok {
 			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, oldID); err != nil {
 				return fmt.Errorf("auth: drop previous session: %w", err)
@@ -234,7 +233,13 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 		return IssuedSession{}, fmt.Errorf("auth: load admin: %w", err)
 	}
 	now := s.now()
-	if len(current) > MaxPasswordBytes || bcrypt.CompareHashAndPassword([]byte(hash), []byte(current)) != nil {
+	ok := false
+	if len(current) <= MaxPasswordBytes {
+		if ok, err = s.checkPassword(ctx, hash, current); err != nil {
+			return IssuedSession{}, err
+		}
+	}
+	if !ok {
 		if err := s.st.Audit(ctx, store.AuditEntry{
 			At: now, Actor: sess.Username, Action: ActionPasswordChangeFailed, IP: meta.IP,
 			Detail: "current password incorrect",
@@ -246,7 +251,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 	if err := ValidatePassword(sess.Username, newPassword); err != nil {
 		return IssuedSession{}, err
 	}
-	newHash, err := s.hashPassword(newPassword)
+	newHash, err := s.hashPassword(ctx, newPassword)
 	if err != nil {
 		return IssuedSession{}, err
 	}

@@ -92,7 +92,7 @@ func (s *Service) CompleteSetup(ctx context.Context, token, username, password s
 	if err := ValidatePassword(username, password); err != nil {
 		return IssuedSession{}, err
 	}
-	hash, err := s.hashPassword(password)
+	hash, err := s.hashPassword(ctx, password)
 	if err != nil {
 		return IssuedSession{}, err
 	}
