@@ -117,24 +117,43 @@ func (s *Server) recoverPanic(next echo.HandlerFunc) echo.HandlerFunc {
 
 // securityHeaders sets the hardening headers and a strict CSP on every
 // response. Pages are never cached (they show session-specific data); the
-// static handler overrides Cache-Control for hashed assets.
+// static handler overrides Cache-Control for hashed assets. The values are
+// built once in New and shared: assigning a one-element slice is safe
+// because Header.Add appends into a new array and Set replaces the slice.
 func (s *Server) securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		h := c.Response().Header()
-		h.Set("Content-Security-Policy", s.csp)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=(), payment=(), usb=()")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cross-Origin-Resource-Policy", "same-origin")
-		h.Set("X-Robots-Tag", "noindex, nofollow") // an admin UI never belongs in a search index
-		if s.secure {
-			h.Set("Strict-Transport-Security", "max-age=31536000")
+		for _, kv := range s.headers {
+			h[kv.key] = kv.value
 		}
-		h.Set("Cache-Control", "no-store")
 		return next(c)
 	}
+}
+
+type headerValue struct {
+	key   string
+	value []string
+}
+
+func (s *Server) buildSecurityHeaders() []headerValue {
+	hv := []headerValue{
+		{"Content-Security-Policy", []string{s.csp}},
+		{"X-Content-Type-Options", []string{"nosniff"}},
+		{"X-Frame-Options", []string{"DENY"}},
+		{"Referrer-Policy", []string{"same-origin"}},
+		{"Permissions-Policy", []string{"camera=(), microphone=(), geolocation=(), payment=(), usb=()"}},
+		{"Cross-Origin-Opener-Policy", []string{"same-origin"}},
+		{"Cross-Origin-Resource-Policy", []string{"same-origin"}},
+		{"X-Robots-Tag", []string{"noindex, nofollow"}}, // an admin UI never belongs in a search index
+		{"Cache-Control", []string{"no-store"}},
+	}
+	if s.secure {
+		hv = append(hv, headerValue{"Strict-Transport-Security", []string{"max-age=31536000"}})
+	}
+	for i := range hv {
+		hv[i].key = http.CanonicalHeaderKey(hv[i].key)
+	}
+	return hv
 }
 
 func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {

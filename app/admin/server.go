@@ -82,6 +82,7 @@ type Server struct {
 	csp        string
 	origin     *http.CrossOriginProtection
 	publicPath map[string]bool
+	headers    []headerValue
 	status     statusCache
 
 	closeOnce sync.Once
@@ -133,6 +134,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("admin: new: trusted origin: %w", err)
 		}
 	}
+	s.headers = s.buildSecurityHeaders()
 	assets, err := loadAssets(opts.Static)
 	if err != nil {
 		return nil, err

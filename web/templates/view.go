@@ -47,7 +47,8 @@ type NavItem struct {
 	Soon  bool // section not built yet; still navigable, shows what it will hold
 }
 
-// Nav lists the main navigation in order.
+// Nav lists the main navigation in order. It is fixed at build time: the
+// layout pre-renders it once, at the first page render.
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/"},
 	{Key: "modules", Label: "Modules", Href: "/modules", Soon: true},
