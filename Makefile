@@ -37,10 +37,8 @@ lint: ## gofmt (fails on any unformatted file) and go vet
 
 # templ records file names relative to -path in the generated code, so each
 # directory of .templ files is generated on its own (stable, reviewable output).
-generate: ## regenerate templ components (commit the *_templ.go files)
-	@for d in $$(find . -name '*.templ' -not -path './.git/*' -exec dirname {} \; | sort -u); do \
-	  echo "templ generate -path $$d"; $(GO) tool templ generate -path "$$d" || exit 1; \
-	done
+generate: ## regenerate templ components from the repo root (commit the *_templ.go files)
+	$(GO) tool templ generate
 
 bench: ## budgets: binary size, ready time, idle RSS, / p99 under 50 concurrent requests
 	@mkdir -p bin
