@@ -1,0 +1,386 @@
+package worldtree
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// Keys of the Worldtree settings in the store's settings table.
+const (
+	SettingBaseURL     = "worldtree.base_url"
+	SettingDefaultKey  = "worldtree.default_key"
+	SettingAdminKey    = "worldtree.admin_key"
+	SettingConsumerKey = "worldtree.consumer_key"
+)
+
+// AuditActionSettings is the audit action of every change to the Worldtree settings (save and
+// removal). Its detail names what changed, never a key.
+const AuditActionSettings = "worldtree.settings"
+
+// Bounds of the stored settings: a base URL is an address, a key is a token; anything longer is a
+// paste accident.
+const (
+	MaxBaseURLBytes = 2048
+	MaxKeyBytes     = 1024
+)
+
+// Form field names of the settings, used as the keys of SettingsError.Fields.
+const (
+	FieldBaseURL     = "base_url"
+	FieldDefaultKey  = "default_key"
+	FieldAdminKey    = "admin_key"
+	FieldConsumerKey = "consumer_key"
+)
+
+// SettingsStore is what the settings need of the store: reads on the reader pool and one write
+// transaction per change.
+type SettingsStore interface {
+	Reader() *sql.DB
+	Write(ctx context.Context, fn func(tx *sql.Tx) error) error
+}
+
+var _ SettingsStore = (*store.Store)(nil)
+
+// Settings is the stored Worldtree configuration. The keys are secrets: print a Settings with %v
+// or slog and they show only as set or not set.
+type Settings struct {
+	BaseURL     string
+	DefaultKey  string
+	AdminKey    string // optional: sent on /admin endpoints only
+	ConsumerKey string // optional: sent on Bifrost-bound session creates only
+}
+
+// Configured reports whether Worldtree is configured (a base URL is stored).
+func (s Settings) Configured() bool { return s.BaseURL != "" }
+
+// NewClient returns a Client for these settings with the default key; opts come after, so a
+// caller can add a timeout, logger or HTTP client.
+func (s Settings) NewClient(opts ...Option) (*Client, error) {
+	if !s.Configured() {
+		return nil, fmt.Errorf("worldtree: new client: %w: Worldtree is not configured", ErrInvalidArgument)
+	}
+	return New(s.BaseURL, append([]Option{WithKey(s.DefaultKey)}, opts...)...)
+}
+
+// String describes the settings without their keys.
+func (s Settings) String() string {
+	return fmt.Sprintf("worldtree.Settings{base: %s, default key set: %t, admin key set: %t, consumer key set: %t}",
+		s.BaseURL, s.DefaultKey != "", s.AdminKey != "", s.ConsumerKey != "")
+}
+
+// GoString is String, so %#v does not print the keys either.
+func (s Settings) GoString() string { return s.String() }
+
+// LogValue keeps the keys out of slog output.
+func (s Settings) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("base_url", s.BaseURL), slog.Bool("default_key_set", s.DefaultKey != ""),
+		slog.Bool("admin_key_set", s.AdminKey != ""), slog.Bool("consumer_key_set", s.ConsumerKey != ""))
+}
+
+var (
+	_ fmt.Stringer   = Settings{}
+	_ fmt.GoStringer = Settings{}
+	_ slog.LogValuer = Settings{}
+)
+
+// KeyUpdate is the change to one key: a new Value replaces it, Clear removes it, and neither
+// keeps the stored key (a blank field on the form).
+type KeyUpdate struct {
+	Value string
+	Clear bool
+}
+
+// SettingsUpdate is a submitted settings form.
+type SettingsUpdate struct {
+	BaseURL     string
+	DefaultKey  KeyUpdate
+	AdminKey    KeyUpdate
+	ConsumerKey KeyUpdate
+}
+
+// SettingsError lists the problems of a SettingsUpdate by field (FieldBaseURL, …), as
+// operator-facing sentences that never contain a key.
+type SettingsError struct {
+	Fields map[string]string
+}
+
+// Error lists the fields with problems, in a stable order.
+func (e *SettingsError) Error() string {
+	names := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		parts = append(parts, n+": "+e.Fields[n])
+	}
+	return "worldtree: invalid settings: " + strings.Join(parts, "; ")
+}
+
+var _ error = (*SettingsError)(nil)
+
+// Actor identifies who changes the settings, for the audit row.
+type Actor struct {
+	Name string // the admin username
+	IP   string // the client address
+}
+
+// Normalize trims the update's surrounding whitespace (a pasted key often ends in a newline).
+func (u SettingsUpdate) Normalize() SettingsUpdate {
+	u.BaseURL = strings.TrimSpace(u.BaseURL)
+	for _, k := range []*KeyUpdate{&u.DefaultKey, &u.AdminKey, &u.ConsumerKey} {
+		k.Value = strings.TrimSpace(k.Value)
+	}
+	return u
+}
+
+// Validate checks the update on its own (the rules of New for the base URL, bearer-token
+// characters for keys). Whether a default key exists once merged is checked by SaveSettings.
+func (u SettingsUpdate) Validate() error {
+	u = u.Normalize()
+	fields := map[string]string{}
+	if msg := BaseURLProblem(u.BaseURL); msg != "" {
+		fields[FieldBaseURL] = msg
+	}
+	for _, k := range []struct {
+		field, label string
+		upd          KeyUpdate
+	}{
+		{FieldDefaultKey, "The default key", u.DefaultKey},
+		{FieldAdminKey, "The admin key", u.AdminKey},
+		{FieldConsumerKey, "The consumer key", u.ConsumerKey},
+	} {
+		switch {
+		case k.upd.Clear && k.upd.Value != "":
+			fields[k.field] = "Either enter a new key or tick clear, not both."
+		case len(k.upd.Value) > MaxKeyBytes:
+			fields[k.field] = fmt.Sprintf("%s is longer than %d bytes.", k.label, MaxKeyBytes)
+		case checkKey(k.upd.Value) != nil:
+			fields[k.field] = k.label + " contains a space, control or non-ASCII character. Paste the key alone."
+		}
+	}
+	if u.DefaultKey.Clear {
+		fields[FieldDefaultKey] = "The default key is required. Enter a new key, or remove the Worldtree configuration."
+	}
+	if len(fields) > 0 {
+		return &SettingsError{Fields: fields}
+	}
+	return nil
+}
+
+// BaseURLProblem returns an operator-facing sentence for a base URL that New would refuse, or ""
+// when it is valid. The sentence never repeats the URL (it may hold credentials).
+func BaseURLProblem(raw string) string {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "Enter the Worldtree base URL, for example https://worldtree.example."
+	}
+	if len(raw) > MaxBaseURLBytes {
+		return fmt.Sprintf("The base URL is longer than %d bytes.", MaxBaseURLBytes)
+	}
+	if HasUserInfo(raw) {
+		return "The base URL must not contain a user name or password. Enter keys in the key fields instead."
+	}
+	if _, err := parseBaseURL(raw); err != nil {
+		msg := strings.TrimPrefix(err.Error(), ErrInvalidArgument.Error()+": ")
+		return "The " + msg + ". Use an absolute http:// or https:// address, for example https://worldtree.example."
+	}
+	return ""
+}
+
+// HasUserInfo reports whether raw parses as a URL with user info ("https://user:pass@host"). Such
+// input is a secret and must not be echoed back into a form.
+func HasUserInfo(raw string) bool {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		// An unparsable URL may still carry "user:pass@"; treat an '@' before the path as such.
+		rest := raw
+		if i := strings.Index(rest, "://"); i >= 0 {
+			rest = rest[i+3:]
+		}
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		return strings.Contains(rest, "@")
+	}
+	return u.User != nil
+}
+
+// LoadSettings reads the stored settings. Without a configuration it returns the zero Settings
+// (Configured() is false) and no error.
+func LoadSettings(ctx context.Context, st SettingsStore) (Settings, error) {
+	s, err := readSettings(ctx, st.Reader())
+	if err != nil {
+		return Settings{}, fmt.Errorf("worldtree: load settings: %w", err)
+	}
+	return s, nil
+}
+
+// querier is what *sql.DB and *sql.Tx share for reading.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readSettings reads the Worldtree keys of the settings table through q (the reader pool, or the
+// write transaction so a merge sees the values it replaces).
+func readSettings(ctx context.Context, q querier) (Settings, error) {
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM settings WHERE key IN (?, ?, ?, ?)`,
+		SettingBaseURL, SettingDefaultKey, SettingAdminKey, SettingConsumerKey)
+	if err != nil {
+		return Settings{}, err
+	}
+	defer rows.Close()
+	var s Settings
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return Settings{}, err
+		}
+		s.set(k, v)
+	}
+	if err := rows.Err(); err != nil {
+		return Settings{}, err
+	}
+	return s, nil
+}
+
+// set assigns the stored value of settings key k.
+func (s *Settings) set(k, v string) {
+	switch k {
+	case SettingBaseURL:
+		s.BaseURL = v
+	case SettingDefaultKey:
+		s.DefaultKey = v
+	case SettingAdminKey:
+		s.AdminKey = v
+	case SettingConsumerKey:
+		s.ConsumerKey = v
+	}
+}
+
+// SaveSettings validates u, merges it with the stored keys (blank keeps, Clear removes) and stores
+// the result with an AuditActionSettings row, all in one write transaction. Invalid input returns
+// a *SettingsError and changes nothing.
+func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who Actor) (Settings, error) {
+	u = u.Normalize()
+	if err := u.Validate(); err != nil {
+		return Settings{}, err
+	}
+	base, err := parseBaseURL(u.BaseURL)
+	if err != nil { // unreachable after Validate; kept so a rule change cannot store a bad URL
+		return Settings{}, &SettingsError{Fields: map[string]string{FieldBaseURL: BaseURLProblem(u.BaseURL)}}
+	}
+	var saved Settings
+	err = st.Write(ctx, func(tx *sql.Tx) error {
+		cur, err := readSettings(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("read settings: %w", err)
+		}
+		next := Settings{BaseURL: base.String()}
+		var changes []string
+		if cur.BaseURL == "" {
+			changes = append(changes, "base URL set to "+next.BaseURL)
+		} else if cur.BaseURL != next.BaseURL {
+			changes = append(changes, "base URL changed to "+next.BaseURL)
+		}
+		for _, k := range []struct {
+			name     string
+			cur, out *string
+			upd      KeyUpdate
+		}{
+			{"default key", &cur.DefaultKey, &next.DefaultKey, u.DefaultKey},
+			{"admin key", &cur.AdminKey, &next.AdminKey, u.AdminKey},
+			{"consumer key", &cur.ConsumerKey, &next.ConsumerKey, u.ConsumerKey},
+		} {
+			switch {
+			case k.upd.Value != "" && *k.cur == "":
+				*k.out = k.upd.Value
+				changes = append(changes, k.name+" set")
+			case k.upd.Value != "":
+				*k.out = k.upd.Value
+				changes = append(changes, k.name+" replaced")
+			case k.upd.Clear && *k.cur != "":
+				changes = append(changes, k.name+" cleared")
+			case !k.upd.Clear:
+				*k.out = *k.cur
+			}
+		}
+		if next.DefaultKey == "" {
+			return &SettingsError{Fields: map[string]string{FieldDefaultKey: "Enter the Worldtree API key (the default key)."}}
+		}
+		for _, kv := range []struct{ key, value string }{
+			{SettingBaseURL, next.BaseURL}, {SettingDefaultKey, next.DefaultKey},
+			{SettingAdminKey, next.AdminKey}, {SettingConsumerKey, next.ConsumerKey},
+		} {
+			var err error
+			if kv.value == "" {
+				err = store.DeleteSettingTx(ctx, tx, kv.key)
+			} else {
+				err = store.SetSettingTx(ctx, tx, kv.key, kv.value)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		detail := "saved, nothing changed"
+		if len(changes) > 0 {
+			detail = strings.Join(changes, "; ")
+		}
+		if err := store.AuditTx(ctx, tx, store.AuditEntry{
+			Actor: who.Name, Action: AuditActionSettings, Target: "worldtree", Detail: detail, IP: who.IP,
+		}); err != nil {
+			return err
+		}
+		saved = next
+		return nil
+	})
+	if err != nil {
+		var se *SettingsError
+		if errors.As(err, &se) {
+			return Settings{}, err
+		}
+		return Settings{}, fmt.Errorf("worldtree: save settings: %w", err)
+	}
+	return saved, nil
+}
+
+// RemoveSettings deletes the whole Worldtree configuration, keys included, with an audit row. It
+// reports whether anything was configured; removing nothing writes no audit row.
+func RemoveSettings(ctx context.Context, st SettingsStore, who Actor) (bool, error) {
+	removed := false
+	err := st.Write(ctx, func(tx *sql.Tx) error {
+		cur, err := readSettings(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("read settings: %w", err)
+		}
+		if cur == (Settings{}) {
+			return nil
+		}
+		for _, k := range []string{SettingBaseURL, SettingDefaultKey, SettingAdminKey, SettingConsumerKey} {
+			if err := store.DeleteSettingTx(ctx, tx, k); err != nil {
+				return err
+			}
+		}
+		if err := store.AuditTx(ctx, tx, store.AuditEntry{
+			Actor: who.Name, Action: AuditActionSettings, Target: "worldtree",
+			Detail: "configuration removed (base URL and all keys)", IP: who.IP,
+		}); err != nil {
+			return err
+		}
+		removed = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("worldtree: remove settings: %w", err)
+	}
+	return removed, nil
+}

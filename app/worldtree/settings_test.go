@@ -1,0 +1,210 @@
+package worldtree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// openSettingsStore opens a migrated store in t.TempDir().
+func openSettingsStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return st
+}
+
+var who = Actor{Name: "admin", IP: "192.0.2.1"}
+
+func auditDetails(t *testing.T, st *store.Store) []string {
+	t.Helper()
+	rows, _, err := st.ListAudit(context.Background(), store.AuditFilter{Action: AuditActionSettings, Limit: store.AuditPageMax})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		if r.Actor != who.Name || r.IP != who.IP || r.Target != "worldtree" {
+			t.Errorf("audit row %+v: wrong actor, IP or target", r)
+		}
+		out = append(out, r.Detail)
+	}
+	return out
+}
+
+func TestSettingsSaveMergeAndRemove(t *testing.T) {
+	ctx := context.Background()
+	st := openSettingsStore(t)
+
+	got, err := LoadSettings(ctx, st)
+	if err != nil || got.Configured() {
+		t.Fatalf("fresh store: %v, %v; want unconfigured", got, err)
+	}
+
+	steps := []struct {
+		name   string
+		update SettingsUpdate
+		want   Settings
+		detail string
+	}{
+		{"first save trims and strips the trailing slash",
+			SettingsUpdate{BaseURL: " https://wt.example/api/ ", DefaultKey: KeyUpdate{Value: canaryKey + "\n"}, AdminKey: KeyUpdate{Value: adminKey}},
+			Settings{BaseURL: "https://wt.example/api", DefaultKey: canaryKey, AdminKey: adminKey},
+			"base URL set to https://wt.example/api; default key set; admin key set"},
+		{"blank keys keep the stored ones",
+			SettingsUpdate{BaseURL: "https://wt.example/api"},
+			Settings{BaseURL: "https://wt.example/api", DefaultKey: canaryKey, AdminKey: adminKey},
+			"saved, nothing changed"},
+		{"replace the default key, add the consumer key, move the URL",
+			SettingsUpdate{BaseURL: "http://127.0.0.1:8080", DefaultKey: KeyUpdate{Value: "second-default-key"}, ConsumerKey: KeyUpdate{Value: consumerKey}},
+			Settings{BaseURL: "http://127.0.0.1:8080", DefaultKey: "second-default-key", AdminKey: adminKey, ConsumerKey: consumerKey},
+			"base URL changed to http://127.0.0.1:8080; default key replaced; consumer key set"},
+		{"clear the admin key",
+			SettingsUpdate{BaseURL: "http://127.0.0.1:8080", AdminKey: KeyUpdate{Clear: true}},
+			Settings{BaseURL: "http://127.0.0.1:8080", DefaultKey: "second-default-key", ConsumerKey: consumerKey},
+			"admin key cleared"},
+		{"clearing an unset key changes nothing",
+			SettingsUpdate{BaseURL: "http://127.0.0.1:8080", AdminKey: KeyUpdate{Clear: true}},
+			Settings{BaseURL: "http://127.0.0.1:8080", DefaultKey: "second-default-key", ConsumerKey: consumerKey},
+			"saved, nothing changed"},
+	}
+	for i, s := range steps {
+		saved, err := SaveSettings(ctx, st, s.update, who)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		loaded, err := LoadSettings(ctx, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if saved != s.want || loaded != s.want {
+			t.Fatalf("%s: saved %#v loaded %#v, want %#v", s.name, saved, loaded, s.want)
+		}
+		details := auditDetails(t, st)
+		if len(details) != i+1 || details[0] != s.detail {
+			t.Fatalf("%s: audit details %q, want newest %q", s.name, details, s.detail)
+		}
+	}
+
+	removed, err := RemoveSettings(ctx, st, who)
+	if err != nil || !removed {
+		t.Fatalf("remove: %v %v", removed, err)
+	}
+	if got, _ := LoadSettings(ctx, st); got != (Settings{}) {
+		t.Fatalf("after remove: %#v", got)
+	}
+	var n int
+	if err := st.Reader().QueryRow(`SELECT COUNT(*) FROM settings WHERE key LIKE 'worldtree.%'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("worldtree rows after remove: %d %v", n, err)
+	}
+	removed, err = RemoveSettings(ctx, st, who)
+	if err != nil || removed {
+		t.Fatalf("second remove: %v %v, want false nil", removed, err)
+	}
+	details := auditDetails(t, st)
+	if len(details) != len(steps)+1 || !strings.Contains(details[0], "removed") {
+		t.Fatalf("audit after removes: %q", details)
+	}
+	for _, d := range details {
+		for _, key := range []string{canaryKey, adminKey, consumerKey, "second-default-key"} {
+			if strings.Contains(d, key) {
+				t.Errorf("audit detail %q contains a key", d)
+			}
+		}
+	}
+}
+
+func TestSettingsValidation(t *testing.T) {
+	ctx := context.Background()
+	const good = "https://wt.example"
+	tests := []struct {
+		name      string
+		update    SettingsUpdate
+		field     string
+		wantInMsg string
+	}{
+		{"empty base URL", SettingsUpdate{DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "Enter the Worldtree base URL"},
+		{"relative base URL", SettingsUpdate{BaseURL: "wt.example", DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "scheme must be http or https"},
+		{"ftp scheme", SettingsUpdate{BaseURL: "ftp://wt.example", DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "scheme must be http or https"},
+		{"query", SettingsUpdate{BaseURL: good + "/?a=1", DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "must not have a query"},
+		{"fragment", SettingsUpdate{BaseURL: good + "#x", DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "must not have a fragment"},
+		{"no host", SettingsUpdate{BaseURL: "https:///path", DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "has no host"},
+		{"user info", SettingsUpdate{BaseURL: "https://bob:hunter2@wt.example", DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "user name or password"},
+		{"too long", SettingsUpdate{BaseURL: good + "/" + strings.Repeat("a", MaxBaseURLBytes), DefaultKey: KeyUpdate{Value: "k"}}, FieldBaseURL, "longer than"},
+		{"no default key on first save", SettingsUpdate{BaseURL: good}, FieldDefaultKey, "Enter the Worldtree API key"},
+		{"clearing the default key", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Clear: true}}, FieldDefaultKey, "required"},
+		{"key with an inner space", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "abc def"}}, FieldDefaultKey, "space, control or non-ASCII"},
+		{"non-ASCII admin key", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "k"}, AdminKey: KeyUpdate{Value: "clé"}}, FieldAdminKey, "non-ASCII"},
+		{"key and clear together", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "k"}, ConsumerKey: KeyUpdate{Value: "c", Clear: true}}, FieldConsumerKey, "not both"},
+		{"huge key", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: strings.Repeat("k", MaxKeyBytes+1)}}, FieldDefaultKey, "longer than"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := openSettingsStore(t)
+			_, err := SaveSettings(ctx, st, tt.update, who)
+			var se *SettingsError
+			if !errors.As(err, &se) {
+				t.Fatalf("err = %v, want *SettingsError", err)
+			}
+			if msg := se.Fields[tt.field]; !strings.Contains(msg, tt.wantInMsg) {
+				t.Fatalf("field %s message %q, want it to contain %q (all: %v)", tt.field, msg, tt.wantInMsg, se.Fields)
+			}
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "clé") {
+				t.Errorf("error repeats secret input: %v", err)
+			}
+			if got, _ := LoadSettings(ctx, st); got.Configured() {
+				t.Errorf("invalid input was stored: %v", got)
+			}
+			if n := len(auditDetails(t, st)); n != 0 {
+				t.Errorf("%d audit rows for a refused save", n)
+			}
+		})
+	}
+}
+
+func TestSettingsNeverPrintKeys(t *testing.T) {
+	s := Settings{BaseURL: "https://wt.example", DefaultKey: canaryKey, AdminKey: adminKey, ConsumerKey: consumerKey}
+	var logs strings.Builder
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("settings", "s", s)
+	for _, out := range []string{fmt.Sprint(s), fmt.Sprintf("%v %+v %#v %s", s, s, s, s), logs.String()} {
+		for _, key := range []string{canaryKey, adminKey, consumerKey} {
+			if strings.Contains(out, key) {
+				t.Errorf("key printed: %s", out)
+			}
+		}
+		if !strings.Contains(out, "wt.example") {
+			t.Errorf("base URL missing from %s", out)
+		}
+	}
+}
+
+func TestSettingsNewClient(t *testing.T) {
+	if _, err := (Settings{}).NewClient(); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("unconfigured NewClient err = %v", err)
+	}
+	srv := newFakeServer(t, stub{status: 200, body: `{"user_id":"alice","scopes":[]}`})
+	c, err := Settings{BaseURL: srv.URL, DefaultKey: canaryKey, AdminKey: adminKey}.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetMe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 1 || reqs[0].Header.Get("Authorization") != "Bearer "+canaryKey {
+		t.Fatalf("requests %+v: want one with the default key", reqs)
+	}
+}
