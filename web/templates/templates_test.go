@@ -44,6 +44,12 @@ func pages() map[string]templ.Component {
 		"placeholder": PlaceholderPage(sampleChrome("admin"), Placeholder{Title: "Tasks", Lead: "Soon", Features: []string{"a", "b"}, Hint: "h"}),
 		"error-in":    ErrorPage(sampleChrome("admin"), ErrorView{Status: 404, Title: "Not found", Message: "m", RequestID: "r1", SignedIn: true}),
 		"error-out":   ErrorPage(sampleChrome(""), ErrorView{Status: 429, Title: "Slow down", Message: "m"}),
+
+		// Worldtree (samples in worldtree_test.go).
+		"settings-worldtree": SettingsPage(sampleChrome("admin"), SettingsView{Username: "admin", MinLen: 8, MaxBytes: 72,
+			Worldtree: sampleWorldtreeSettings()}),
+		"worldtree":       WorldtreePage(sampleChrome("admin"), sampleWorldtreeView()),
+		"worldtree-empty": WorldtreePage(sampleChrome("admin"), WorldtreeView{}),
 	}
 }
 

@@ -17,6 +17,9 @@ type Chrome struct {
 	Assets  Assets
 	Version string
 	Flashes []Flash
+	// ShowOptional lists the keys of optional navigation items to show
+	// (Worldtree once it is configured).
+	ShowOptional []string
 }
 
 // Assets holds content-hashed URLs of the static files.
@@ -45,6 +48,9 @@ type NavItem struct {
 	Label string
 	Href  string
 	Soon  bool // section not built yet; still navigable, shows what it will hold
+	// Optional items appear only when Chrome.ShowOptional lists their key,
+	// or on their own page.
+	Optional bool
 }
 
 // Nav lists the main navigation in order. It is fixed at build time: the
@@ -56,6 +62,7 @@ var Nav = []NavItem{
 	{Key: "results", Label: "Results", Href: "/results", Soon: true},
 	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
 	{Key: "discord", Label: "Discord", Href: "/discord", Soon: true},
+	{Key: "worldtree", Label: "Worldtree", Href: "/worldtree", Optional: true},
 	{Key: "audit", Label: "Audit log", Href: "/audit"},
 	{Key: "settings", Label: "Settings", Href: "/settings"},
 }
@@ -175,6 +182,7 @@ type SettingsView struct {
 	Sessions       []SessionRow
 	LastBackup     string
 	DBSize         string
+	Worldtree      WorldtreeSettingsView
 }
 
 // Placeholder describes a section that later work fills in.
