@@ -48,6 +48,9 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 	if n, err := s.opts.Store.Size(); err == nil {
 		v.DBSize = humanBytes(n)
 	}
+	if v.Worldtree, err = s.worldtreeSettingsView(ctx, c); err != nil {
+		return fmt.Errorf("admin: settings: %w", err)
+	}
 	return render(c, status, templates.SettingsPage(s.chrome(c, "Settings", "settings"), v))
 }
 

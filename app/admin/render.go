@@ -36,6 +36,8 @@ const (
 	flashSignedIn        = "signedin"
 	flashPasswordChanged = "pwchanged"
 	flashSessionsRevoked = "revoked"
+	flashWorldtreeSet    = "wtsaved"
+	flashWorldtreeOff    = "wtremoved"
 )
 
 var flashes = map[string]templates.Flash{
@@ -45,6 +47,8 @@ var flashes = map[string]templates.Flash{
 	flashSignedIn:        {Kind: templates.FlashSuccess, Message: "Signed in."},
 	flashPasswordChanged: {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},
 	flashSessionsRevoked: {Kind: templates.FlashSuccess, Message: "All other sessions were signed out."},
+	flashWorldtreeSet:    {Kind: templates.FlashSuccess, Message: "Worldtree settings saved."},
+	flashWorldtreeOff:    {Kind: templates.FlashSuccess, Message: "The Worldtree configuration was removed, keys included."},
 }
 
 func (s *Server) setFlash(c echo.Context, code string) {
@@ -76,6 +80,9 @@ func (s *Server) chrome(c echo.Context, title, active string) templates.Chrome {
 	}
 	if sess := sessionOf(c); sess != nil {
 		ch.User = sess.Username
+		if s.worldtreeConfigured(c.Request().Context()) {
+			ch.ShowOptional = []string{"worldtree"}
+		}
 	}
 	return ch
 }

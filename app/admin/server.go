@@ -84,6 +84,7 @@ type Server struct {
 	publicPath map[string]bool
 	headers    []headerValue
 	status     statusCache
+	worldtree  worldtreeNav
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -228,6 +229,9 @@ func (s *Server) buildEcho() *echo.Echo {
 	g.POST("/settings/password", s.changePassword)
 	g.POST("/settings/backup", s.downloadBackup)
 	g.POST("/settings/sessions/revoke", s.revokeSessions)
+	g.POST("/settings/worldtree", s.saveWorldtreeSettings)
+	g.POST("/settings/worldtree/remove", s.removeWorldtreeSettings)
+	g.GET("/worldtree", s.worldtreePage)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}

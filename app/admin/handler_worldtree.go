@@ -1,0 +1,361 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/worldtree"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// Bounds of the Worldtree page: the whole page answers within worldtreePageTimeout (each call to
+// Worldtree within worldtreeCallTimeout), and shows worldtreeSessionPage sessions a page.
+const (
+	worldtreePageTimeout = 10 * time.Second
+	worldtreeCallTimeout = 8 * time.Second
+	worldtreeSessionPage = 25
+	// worldtreeMaxCursor bounds the ?cursor= passed through to Worldtree (an opaque token).
+	worldtreeMaxCursor = 4096
+	// worldtreeMaxTraits bounds the persona traits shown per agent.
+	worldtreeMaxTraits = 40
+)
+
+// worldtreeFormKey carries the submitted Worldtree form (with its errors) from the save handler
+// into renderSettings, so a refused save re-renders the whole settings page with the input kept.
+const worldtreeFormKey = "admin.worldtree_form"
+
+// worldtreeNav caches whether Worldtree is configured, for the navigation of every page, so a page
+// view does not read the settings table. Unknown until first read; saves and removals set it.
+type worldtreeNav struct {
+	state atomic.Int32 // 0 unknown, 1 not configured, 2 configured
+}
+
+func (w *worldtreeNav) set(configured bool) {
+	if configured {
+		w.state.Store(2)
+	} else {
+		w.state.Store(1)
+	}
+}
+
+// configured reports whether the Worldtree nav item shows. A failed read hides it this time and
+// tries again on the next page.
+func (s *Server) worldtreeConfigured(ctx context.Context) bool {
+	switch s.worldtree.state.Load() {
+	case 1:
+		return false
+	case 2:
+		return true
+	}
+	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	if err != nil {
+		s.log.Warn("admin: read Worldtree settings for the navigation", "err", err)
+		return false
+	}
+	v := int32(1)
+	if st.Configured() {
+		v = 2
+	}
+	// A save or removal that raced this read wins.
+	s.worldtree.state.CompareAndSwap(0, v)
+	return s.worldtree.state.Load() == 2
+}
+
+// worldtreeSettingsView is the Worldtree section of the settings page: the form kept by a refused
+// save, or the stored settings (keys only as set / not set).
+func (s *Server) worldtreeSettingsView(ctx context.Context, c echo.Context) (templates.WorldtreeSettingsView, error) {
+	if v, ok := c.Get(worldtreeFormKey).(templates.WorldtreeSettingsView); ok {
+		return v, nil
+	}
+	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	if err != nil {
+		return templates.WorldtreeSettingsView{}, err
+	}
+	return storedWorldtreeView(st), nil
+}
+
+func storedWorldtreeView(st worldtree.Settings) templates.WorldtreeSettingsView {
+	return templates.WorldtreeSettingsView{
+		Configured: st.Configured(), BaseURL: st.BaseURL, DefaultKeySet: st.DefaultKey != "",
+		AdminKeySet: st.AdminKey != "", ConsumerKeySet: st.ConsumerKey != "", Errors: map[string]string{},
+	}
+}
+
+// saveWorldtreeSettings stores the Worldtree settings form: blank keys keep the stored ones, the
+// clear boxes remove them. Errors re-render the settings page with the non-secret input kept.
+func (s *Server) saveWorldtreeSettings(c echo.Context) error {
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	sess := sessionOf(c)
+	upd := worldtree.SettingsUpdate{
+		BaseURL:     c.FormValue("base_url"),
+		DefaultKey:  worldtree.KeyUpdate{Value: c.FormValue("default_key")},
+		AdminKey:    worldtree.KeyUpdate{Value: c.FormValue("admin_key"), Clear: c.FormValue("clear_admin_key") != ""},
+		ConsumerKey: worldtree.KeyUpdate{Value: c.FormValue("consumer_key"), Clear: c.FormValue("clear_consumer_key") != ""},
+	}
+	_, err := worldtree.SaveSettings(ctx, s.opts.Store, upd, worldtree.Actor{Name: sess.Username, IP: c.RealIP()})
+	var invalid *worldtree.SettingsError
+	switch {
+	case errors.As(err, &invalid):
+		stored, lerr := worldtree.LoadSettings(ctx, s.opts.Store)
+		if lerr != nil {
+			return fmt.Errorf("admin: worldtree settings: %w", lerr)
+		}
+		v := storedWorldtreeView(stored)
+		v.BaseURL = strings.TrimSpace(upd.BaseURL)
+		if worldtree.HasUserInfo(upd.BaseURL) {
+			v.BaseURL = "" // it carries a password: never echo it
+		}
+		v.ClearAdmin, v.ClearConsumer = upd.AdminKey.Clear, upd.ConsumerKey.Clear
+		v.Errors = invalid.Fields
+		v.Errors["form"] = "The Worldtree settings were not saved. Correct the fields marked below."
+		c.Set(worldtreeFormKey, v)
+		return s.renderSettings(c, http.StatusUnprocessableEntity, nil)
+	case err != nil:
+		return fmt.Errorf("admin: worldtree settings: %w", err)
+	}
+	s.worldtree.set(true)
+	s.setFlash(c, flashWorldtreeSet)
+	return c.Redirect(http.StatusSeeOther, "/worldtree")
+}
+
+// removeWorldtreeSettings deletes the Worldtree configuration, keys included.
+func (s *Server) removeWorldtreeSettings(c echo.Context) error {
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	sess := sessionOf(c)
+	if _, err := worldtree.RemoveSettings(ctx, s.opts.Store, worldtree.Actor{Name: sess.Username, IP: c.RealIP()}); err != nil {
+		return fmt.Errorf("admin: remove worldtree settings: %w", err)
+	}
+	s.worldtree.set(false)
+	s.setFlash(c, flashWorldtreeOff)
+	return c.Redirect(http.StatusSeeOther, "/settings")
+}
+
+// worldtreePage shows the configured Worldtree server. Each section fails on its own, with the
+// operator message of worldtree.DescribeError.
+func (s *Server) worldtreePage(c echo.Context) error {
+	ctx, cancel := withTimeout(c, worldtreePageTimeout)
+	defer cancel()
+	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	if err != nil {
+		return fmt.Errorf("admin: worldtree page: %w", err)
+	}
+	s.worldtree.set(st.Configured())
+	v := templates.WorldtreeView{Configured: st.Configured(), BaseURL: st.BaseURL}
+	if !st.Configured() {
+		return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
+	}
+
+	cursor := c.QueryParam("cursor")
+	archived := c.QueryParam("archived") == "1"
+	if len(cursor) > worldtreeMaxCursor {
+		return echo.NewHTTPError(http.StatusBadRequest, "The page cursor is too long. Start again from the first page.")
+	}
+	v.IncludeArchived = archived
+	v.ArchivedURL = worldtreeURL("", !archived)
+	if cursor != "" {
+		v.SessionsFirstURL = worldtreeURL("", archived)
+	}
+
+	client, err := st.NewClient(worldtree.WithTimeout(worldtreeCallTimeout), worldtree.WithLogger(s.log))
+	if err != nil {
+		v.Notice = "The stored Worldtree settings cannot be used: " + worldtree.DescribeError(err) + " Correct them in Settings."
+		return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
+	}
+	data, err := worldtree.Overview(ctx, client, worldtree.OverviewOptions{
+		Cursor: cursor, Limit: worldtreeSessionPage, IncludeArchived: archived,
+	})
+	if err != nil {
+		v.Notice = worldtree.DescribeError(err)
+	}
+	fillWorldtreeView(&v, data)
+	if data.SessionsErr == nil && data.Sessions.NextCursor != nil && *data.Sessions.NextCursor != "" {
+		v.SessionsNextURL = worldtreeURL(*data.Sessions.NextCursor, archived)
+	}
+	return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
+}
+
+// worldtreeURL is the Worldtree page at cursor ("" = first page) with or without archived sessions.
+func worldtreeURL(cursor string, archived bool) string {
+	q := url.Values{}
+	if cursor != "" {
+		q.Set("cursor", cursor)
+	}
+	if archived {
+		q.Set("archived", "1")
+	}
+	if len(q) == 0 {
+		return "/worldtree"
+	}
+	return "/worldtree?" + q.Encode()
+}
+
+// fillWorldtreeView turns the overview into the page's view, section by section.
+func fillWorldtreeView(v *templates.WorldtreeView, d worldtree.OverviewData) {
+	if d.MeErr != nil {
+		v.IdentityError = worldtree.DescribeError(d.MeErr)
+	} else {
+		id := d.Identity
+		v.Identity = &templates.WorldtreeIdentity{UserID: id.UserID, Tier: id.Tier, KeyID: id.KeyID, KeyLabel: id.KeyLabel, Scopes: id.Scopes}
+	}
+	if d.CapabilitiesErr != nil {
+		v.TemplatesError = worldtree.DescribeError(d.CapabilitiesErr)
+	}
+	for _, t := range d.Templates {
+		row := templates.WorldtreeTemplate{Name: t.Name, DefaultModel: t.DefaultModel, AllowedModels: t.AllowedModels}
+		if t.SystemPromptMaxBytes > 0 {
+			row.PromptMax = humanBytes(int64(t.SystemPromptMaxBytes))
+		}
+		v.Templates = append(v.Templates, row)
+	}
+	if d.AgentsErr != nil {
+		v.AgentsError = worldtree.DescribeError(d.AgentsErr)
+	}
+	for _, a := range d.Agents {
+		v.Agents = append(v.Agents, worldtreeAgentView(a))
+	}
+	if d.SessionsErr != nil {
+		v.SessionsError = worldtree.DescribeError(d.SessionsErr)
+	}
+	for _, s := range d.Sessions.Items {
+		row := templates.WorldtreeSession{
+			ID: s.SessionID, AgentID: s.AgentID, Created: worldtreeTime(s.CreatedAt),
+			LastActive: worldtreeTime(s.LastActive), Archived: s.Archived, Tags: s.Tags,
+		}
+		if s.Name != nil {
+			row.Name = *s.Name
+		}
+		v.Sessions = append(v.Sessions, row)
+	}
+}
+
+func worldtreeAgentView(a worldtree.AgentOverview) templates.WorldtreeAgent {
+	out := templates.WorldtreeAgent{
+		ID: a.Agent.AgentID, Name: a.Agent.Name, Description: a.Agent.Description,
+		Capabilities: a.Agent.Capabilities, Traits: flattenTraits(a.Agent.PersonaTraits),
+	}
+	if out.Name == "" {
+		out.Name = a.Agent.AgentID
+	}
+	if a.Agent.Version != nil {
+		out.Version = *a.Agent.Version
+	}
+	switch {
+	case a.PersonaErr != nil:
+		out.PersonaError = worldtree.DescribeError(a.PersonaErr)
+	case a.PersonaSkipped:
+		out.PersonaNote = fmt.Sprintf("Not read: live state is shown for the first %d agents only.", worldtree.DefaultMaxPersonaAgents)
+	case !a.PersonaConfigured:
+		out.PersonaNote = "No persona is configured for this agent on Worldtree."
+	case a.Persona == nil || a.Persona.PAD == nil:
+		out.PersonaNote = "Worldtree sent a persona state without a PAD reading."
+	default:
+		p := a.Persona
+		pad := []struct {
+			label     string
+			now, base float64
+			baseOK    bool
+		}{
+			{"Pleasure", p.PAD.Pleasure, 0, false},
+			{"Arousal", p.PAD.Arousal, 0, false},
+			{"Dominance", p.PAD.Dominance, 0, false},
+		}
+		if b := p.BaselinePAD; b != nil {
+			pad[0].base, pad[1].base, pad[2].base = b.Pleasure, b.Arousal, b.Dominance
+			pad[0].baseOK, pad[1].baseOK, pad[2].baseOK = true, true, true
+		}
+		view := &templates.WorldtreePersona{DominantEmotion: p.DominantEmotion, UpdatedAt: worldtreeTime(p.LastUpdatedAt)}
+		for _, x := range pad {
+			st := templates.Stat{Label: x.label, Value: formatNumber(x.now), TestID: "worldtree-pad-" + strings.ToLower(x.label)}
+			if x.baseOK {
+				st.Hint = "baseline " + formatNumber(x.base)
+			}
+			view.PAD = append(view.PAD, st)
+		}
+		out.Persona = view
+	}
+	return out
+}
+
+// flattenTraits lists persona traits as "ocean.openness: 0.8", sorted, at most
+// worldtreeMaxTraits entries.
+func flattenTraits(traits map[string]any) []templates.KeyValue {
+	var out []templates.KeyValue
+	var walk func(prefix string, v any, depth int)
+	walk = func(prefix string, v any, depth int) {
+		if m, ok := v.(map[string]any); ok && depth < 3 {
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				name := k
+				if prefix != "" {
+					name = prefix + "." + k
+				}
+				walk(name, m[k], depth+1)
+			}
+			return
+		}
+		out = append(out, templates.KeyValue{Key: prefix, Value: clip(traitValue(v), 200)})
+	}
+	walk("", traits, 0)
+	if len(out) > worldtreeMaxTraits {
+		out = append(out[:worldtreeMaxTraits], templates.KeyValue{Key: "…", Value: fmt.Sprintf("%d more not shown", len(out)-worldtreeMaxTraits)})
+	}
+	return out
+}
+
+// traitValue renders a JSON value briefly.
+func traitValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "—"
+	case string:
+		return x
+	case float64:
+		return formatNumber(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case []any:
+		parts := make([]string, 0, len(x))
+		for _, e := range x {
+			parts = append(parts, traitValue(e))
+		}
+		return strings.Join(parts, ", ")
+	case map[string]any:
+		return fmt.Sprintf("%d fields", len(x))
+	}
+	return fmt.Sprint(v)
+}
+
+// formatNumber shows a reading with at most three decimals ("0.52", "1", "-0.125").
+func formatNumber(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)
+}
+
+// worldtreeTime shows an ISO-8601 timestamp as "2026-05-25 22:30 UTC"; anything else verbatim.
+func worldtreeTime(s string) string {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC().Format("2006-01-02 15:04 UTC")
+		}
+	}
+	return s
+}
