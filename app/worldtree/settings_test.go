@@ -208,3 +208,23 @@ func TestSettingsNewClient(t *testing.T) {
 		t.Fatalf("requests %+v: want one with the default key", reqs)
 	}
 }
+
+func TestHasUserInfo(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"https://wt.example", false},
+		{"https://wt.example/a@b", false},
+		{"https://bob@wt.example", true},
+		{" https://bob:secret@wt.example/api ", true},
+		{"https://bob:se cret@wt.example/%zz", true}, // does not parse; still recognised
+		{"https://wt.example/%zz", false},
+		{"wt.example", false},
+	}
+	for _, tt := range tests {
+		if got := HasUserInfo(tt.in); got != tt.want {
+			t.Errorf("HasUserInfo(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
