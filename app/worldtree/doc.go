@@ -54,6 +54,14 @@
 // session page, each section with its own error; DescribeError turns any error of this package
 // into an operator-facing sentence that names what to fix (a missing scope names the scope).
 //
+// # Settings
+//
+// The admin UI stores the base URL and the default, admin and consumer keys in the store's
+// settings table (SaveSettings, LoadSettings, RemoveSettings), each change in one write
+// transaction with an AuditActionSettings row whose detail names what changed, never a key. A
+// blank key keeps the stored one; KeyUpdate.Clear removes it. Settings.NewClient builds the
+// Client. Settings prints its keys only as set or not set.
+//
 // # Mapping to the contract's Python names
 //
 //	SessionApiFailed           *SessionAPIFailedError (Status, Body ≤ 1024 bytes, Code)
