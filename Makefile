@@ -35,8 +35,8 @@ lint: ## gofmt (fails on any unformatted file) and go vet
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# templ records file names relative to -path in the generated code, so each
-# directory of .templ files is generated on its own (stable, reviewable output).
+# templ records each source's path relative to the working directory in the
+# generated code, so generation always runs from the repo root (as CI checks).
 generate: ## regenerate templ components from the repo root (commit the *_templ.go files)
 	$(GO) tool templ generate
 
