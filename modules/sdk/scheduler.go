@@ -131,7 +131,10 @@ func (b Backoff) Delay(attempt int) time.Duration {
 	if growth >= math.Log(float64(b.Max))-math.Log(float64(b.Base)) {
 		return b.Max
 	}
-	d := time.Duration(math.Exp(math.Log(float64(b.Base)) + growth))
+	// growth < log(Max/Base), so Base·Multiplier^exponent < Max fits an
+	// int64: compute it directly (as the reference does when it cannot
+	// overflow) and round, because exp(log(…)) is off by a nanosecond.
+	d := time.Duration(math.Round(float64(b.Base) * math.Pow(b.Multiplier, float64(exponent))))
 	if d > b.Max || d <= 0 {
 		return b.Max
 	}

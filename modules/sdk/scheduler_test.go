@@ -44,13 +44,15 @@ func TestBackoffDelay(t *testing.T) {
 		{"huge multiplier", Backoff{Base: time.Nanosecond, Max: time.Duration(math.MaxInt64), Multiplier: 1e300}, 3, time.Duration(math.MaxInt64)},
 		{"invalid uses default", Backoff{}, 2, 60 * time.Second},
 		{"fractional", Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 1.5}, 3, 22500 * time.Millisecond},
+		{"fractional second", Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 1.5}, 2, 15 * time.Second},
+		{"sub-second base", Backoff{Base: 1500 * time.Millisecond, Max: time.Hour, Multiplier: 3}, 4, 40500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.b.Delay(tt.attempt)
-			diff := got - tt.want
-			if diff < -time.Microsecond || diff > time.Microsecond {
-				t.Fatalf("Delay(%d) = %v, want %v", tt.attempt, got, tt.want)
+			// Exact: the fake scheduler's reschedule times are compared
+			// with ==, so 59.999999999s for 60s is a bug.
+			if got := tt.b.Delay(tt.attempt); got != tt.want {
+				t.Fatalf("Delay(%d) = %v (%d ns), want %v", tt.attempt, got, int64(got), tt.want)
 			}
 		})
 	}
