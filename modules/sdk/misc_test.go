@@ -310,6 +310,15 @@ func TestProposalTargetsAndResults(t *testing.T) {
 	if strings.Join(r.AttachmentIDs(), ",") != "a,b,c" {
 		t.Error("AttachmentIDs")
 	}
+	c := r.Clone()
+	c.Messages[0].Attachments[0].ID = "changed"
+	c.Messages[1].Content = "changed"
+	if r.Messages[0].Attachments[0].ID != "a" || r.Messages[1].Content != "" {
+		t.Errorf("Clone shares memory with the original: %+v", r.Messages)
+	}
+	if c.Messages[0].Attachments[1].ID != "b" || len(c.Messages) != 2 {
+		t.Errorf("Clone lost data: %+v", c.Messages)
+	}
 	if len(DiscordCDNHosts()) != 2 || len(BaselineCapabilities()) != 2 {
 		t.Error("constants")
 	}

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -81,6 +82,18 @@ func (r ScheduledResult) AttachmentIDs() []string {
 		}
 	}
 	return ids
+}
+
+// Clone returns a deep copy (messages and their attachments), so a host or
+// fake can hand each handler invocation its own result: a handler that
+// changes its copy cannot alter what a retry receives.
+func (r ScheduledResult) Clone() ScheduledResult {
+	c := r
+	c.Messages = slices.Clone(r.Messages)
+	for i := range c.Messages {
+		c.Messages[i].Attachments = slices.Clone(r.Messages[i].Attachments)
+	}
+	return c
 }
 
 // ScheduledResultMessage is one posted message of the run.
