@@ -444,6 +444,13 @@ func TestParseErrorInfo(t *testing.T) {
 		{name: "empty", body: ``},
 		{name: "array", body: `[1]`},
 		{name: "legacy error key only", body: `{"error":"unknown_agent_id"}`},
+		// The real server wraps error bodies in FastAPI's envelope (the seed's 2026-05-28
+		// regression): the handshake body then arrives with its own detail one level down.
+		{name: "enveloped handshake", body: `{"detail":{"error_code":"bifrost_handshake_failed","detail":{"bifrost_error":"bifrost.auth_rejected"}}}`,
+			code: "bifrost_handshake_failed", bifrost: "bifrost.auth_rejected"},
+		{name: "enveloped flat bifrost error", body: `{"detail":{"error_code":"bifrost_handshake_failed","bifrost_error":"bifrost.timeout"}}`,
+			code: "bifrost_handshake_failed", bifrost: "bifrost.timeout"},
+		{name: "enveloped string inner detail", body: `{"detail":{"error_code":"x","detail":"text"}}`, code: "x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

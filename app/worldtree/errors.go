@@ -164,24 +164,38 @@ type errorInfo struct {
 	bifrostError string
 }
 
-// parseErrorInfo extracts error_code (flat first, then detail.error_code) and
-// detail.bifrost_error. Any other shape (a string detail, no detail, invalid JSON, an array)
-// yields empty fields and never fails: the caller falls back to the generic error.
+// parseErrorInfo extracts error_code (flat first, then detail.error_code) and the Bifrost error.
+// The seed's flat handshake body is {"error_code": ..., "detail": {"bifrost_error": ...}}; inside
+// FastAPI's envelope the same body becomes {"detail": {"error_code": ..., "detail":
+// {"bifrost_error": ...}}}, so the Bifrost error is read from detail.bifrost_error, then
+// detail.detail.bifrost_error. Any other shape (a string detail, no detail, invalid JSON, an
+// array) yields empty fields and never fails: the caller falls back to the generic error.
 func parseErrorInfo(body []byte) errorInfo {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) != nil {
+	top := rawObject(body)
+	if top == nil {
 		return errorInfo{}
 	}
 	var info errorInfo
 	info.code = rawString(top["error_code"])
-	var detail map[string]json.RawMessage
-	if raw, ok := top["detail"]; ok && json.Unmarshal(raw, &detail) == nil {
+	if detail := rawObject(top["detail"]); detail != nil {
 		if info.code == "" {
 			info.code = rawString(detail["error_code"])
 		}
 		info.bifrostError = rawString(detail["bifrost_error"])
+		if info.bifrostError == "" {
+			info.bifrostError = rawString(rawObject(detail["detail"])["bifrost_error"])
+		}
 	}
 	return info
+}
+
+// rawObject decodes raw as a JSON object, or returns nil for anything else.
+func rawObject(raw json.RawMessage) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if raw == nil || json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }
 
 // rawString decodes raw as a JSON string, or returns "" for anything else.

@@ -224,6 +224,24 @@ func TestCreateSession(t *testing.T) {
 			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 502) },
 		},
 		{
+			// The same 502 inside FastAPI's {"detail": {...}} envelope, as the real server sends
+			// its other errors.
+			seed: "extra::bind_handshake_failure_in_detail_envelope",
+			stub: stub{status: 502, body: `{"detail":{"error_code":"bifrost_handshake_failed","detail":{"bifrost_error":"bifrost.unreachable"}}}`},
+			call: createSession("ratatoskr:sindra", WithBifrost(bind, consumerKey)),
+			want: wantRequest{method: "POST", path: "/sessions", auth: bearer(consumerKey),
+				body: `{"agent_id":"ratatoskr:sindra","bifrost":{"endpoint_url":"http://10.100.10.50:8391","scope":null}}`},
+			check: func(t *testing.T, _ any, err error) {
+				var hs *BifrostHandshakeFailedError
+				if !errors.As(err, &hs) || hs.BifrostError != "bifrost.unreachable" {
+					t.Fatalf("err = %v, want BifrostHandshakeFailed(bifrost.unreachable)", err)
+				}
+				if !bytes.Contains(hs.Body, []byte("bifrost_handshake_failed")) {
+					t.Errorf("Body = %q, want the raw 502 body", hs.Body)
+				}
+			},
+		},
+		{
 			seed:  "extra::bind_with_empty_endpoint_url",
 			call:  createSession("a", WithBifrost(BifrostBinding{}, consumerKey)),
 			want:  wantRequest{none: true},
