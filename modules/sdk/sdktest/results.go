@@ -189,7 +189,8 @@ func (f *FakeScheduledResults) Deliver(ctx context.Context, result sdk.Scheduled
 	f.mu.Lock()
 	f.attempts = append(f.attempts, result.NotificationID)
 	f.mu.Unlock()
-	if err := callResultHandler(ctx, *handler, result, reader); err != nil {
+	// Each invocation gets its own copy: a handler cannot alter a retry.
+	if err := callResultHandler(ctx, *handler, result.Clone(), reader); err != nil {
 		return err
 	}
 	f.mu.Lock()

@@ -55,6 +55,25 @@ func TestResultPermissionsMustBeNamed(t *testing.T) {
 	if !slices.Equal(owners, []uint64{10, 10}) {
 		t.Errorf("owners seen = %v", owners)
 	}
+
+	// Nor can changing the messages it holds (slices share memory unless
+	// the fake copies them, as the frozen tuples of the reference forbid).
+	var contents, attachmentIDs []string
+	_ = fake.Subscribe(context.Background(), "reports", 100, func(_ context.Context, r sdk.ScheduledResult, _ sdk.ScheduledResultFiles) error {
+		contents = append(contents, r.Messages[0].Content)
+		attachmentIDs = append(attachmentIDs, r.Messages[0].Attachments[0].ID)
+		r.Messages[0].Content = "tampered"
+		r.Messages[0].Attachments[0].ID = "tampered"
+		return errors.New("retry")
+	})
+	_ = fake.Deliver(context.Background(), original, DeliverOptions{})
+	_ = fake.Deliver(context.Background(), original, DeliverOptions{})
+	if !slices.Equal(contents, []string{"Published", "Published"}) || !slices.Equal(attachmentIDs, []string{"file", "file"}) {
+		t.Errorf("a retry saw the handler's changes: contents %v, attachment ids %v", contents, attachmentIDs)
+	}
+	if original.Messages[0].Content != "Published" || original.Messages[0].Attachments[0].ID != "file" {
+		t.Errorf("the handler changed the caller's result: %+v", original.Messages[0])
+	}
 }
 
 // test_fake_retry_acknowledgement_preview_and_file_lifetime
