@@ -165,7 +165,9 @@ func runBackup(ctx context.Context, c *cli, args []string) error {
 		return usageError("expected exactly one argument: the backup FILE")
 	}
 	dest := pos[0]
-	if _, err := os.Stat(dest); err == nil && !force {
+	if fi, err := os.Stat(dest); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory; name the backup file, e.g. %s", dest, filepath.Join(dest, "kimi-backup.db"))
+	} else if err == nil && !force {
 		return fmt.Errorf("%s already exists (use --force to overwrite)", dest)
 	}
 	st, err := openExisting(ctx, cfg, logger)

@@ -44,11 +44,14 @@ func (s *Store) Backup(ctx context.Context, dest string, progress func(done, tot
 	if err != nil {
 		return fmt.Errorf("store: backup: %w", err)
 	}
-	if abs == s.path {
-		return errors.New("store: backup: destination is the live database")
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return fmt.Errorf("store: backup: %s is a directory; name the backup file", abs)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return fmt.Errorf("store: backup: create directory: %w", err)
+	}
+	if s.isLiveFile(abs) {
+		return fmt.Errorf("store: backup: %s is the live database or one of its companion files; choose another file", abs)
 	}
 	tmp := abs + ".partial-" + randHex(4)
 	defer removeDB(tmp)
@@ -73,6 +76,38 @@ func (s *Store) Backup(ctx context.Context, dest string, progress func(done, tot
 		s.log.Warn("store: record last backup", "err", err)
 	}
 	return nil
+}
+
+// liveSuffixes name the database file and its companions: the rollback
+// journal, WAL, shared-memory index and the process lock.
+var liveSuffixes = []string{"", "-wal", "-shm", "-journal", ".lock"}
+
+// isLiveFile reports whether abs names the live database or a companion
+// file, also through a symlinked or differently spelled directory. Renaming
+// a backup over any of them would replace the running database's files.
+func (s *Store) isLiveFile(abs string) bool {
+	base := filepath.Base(abs)
+	dbBase := filepath.Base(s.path)
+	match := false
+	for _, suffix := range liveSuffixes {
+		if base == dbBase+suffix {
+			match = true
+			break
+		}
+	}
+	if !match {
+		return false
+	}
+	if filepath.Dir(abs) == filepath.Dir(s.path) {
+		return true
+	}
+	destDir, err1 := os.Stat(filepath.Dir(abs))
+	liveDir, err2 := os.Stat(filepath.Dir(s.path))
+	if err1 != nil || err2 != nil {
+		// Unknown: refuse rather than risk replacing the live files.
+		return err1 == nil || !errors.Is(err1, os.ErrNotExist)
+	}
+	return os.SameFile(destDir, liveDir)
 }
 
 func (s *Store) copyTo(ctx context.Context, tmp string, progress func(done, total int)) error {

@@ -1,0 +1,108 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBackupRefusesLiveFiles: a backup written over the live database, its
+// WAL, shared-memory or lock file (also through a symlinked directory) would
+// corrupt the running appliance or lose acknowledged writes, so it is
+// refused and the live files are left untouched; a directory is refused
+// with a clear message.
+func TestBackupRefusesLiveFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kimi.db")
+	s := openTest(t, path)
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := AcquireLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	if err := s.Audit(ctx, AuditEntry{Actor: "admin", Action: "before.backup"}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "data-link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dest, want string
+	}{
+		{"database", path, "live database"},
+		{"wal", path + "-wal", "live database"},
+		{"shm", path + "-shm", "live database"},
+		{"journal", path + "-journal", "live database"},
+		{"lock", path + ".lock", "live database"},
+		{"database via symlinked dir", filepath.Join(link, "kimi.db"), "live database"},
+		{"wal via symlinked dir", filepath.Join(link, "kimi.db-wal"), "live database"},
+		{"relative wal", relTo(t, path+"-wal"), "live database"},
+		{"directory", t.TempDir(), "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := statAll(t, path)
+			err := s.Backup(ctx, tt.dest, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Backup(%s) = %v, want an error containing %q", tt.dest, err, tt.want)
+			}
+			after := statAll(t, path)
+			for name, fi := range before {
+				if !os.SameFile(fi, after[name]) {
+					t.Errorf("%s was replaced by the refused backup", name)
+				}
+			}
+		})
+	}
+	// The appliance still works and kept its write.
+	if err := s.Audit(ctx, AuditEntry{Actor: "admin", Action: "after.backup"}); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.Reader().QueryRowContext(ctx,
+		`SELECT count(*) FROM audit_log WHERE action IN ('before.backup', 'after.backup')`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("audit rows = %d, %v; want 2", n, err)
+	}
+	// A sibling file that merely shares the prefix is a fine destination.
+	if err := s.Backup(ctx, path+"-backup.db", nil); err != nil {
+		t.Fatalf("Backup beside the database: %v", err)
+	}
+}
+
+// statAll stats the database and its companion files that exist.
+func statAll(t *testing.T, path string) map[string]os.FileInfo {
+	t.Helper()
+	out := map[string]os.FileInfo{}
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
+		fi, err := os.Stat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[filepath.Base(p)] = fi
+	}
+	return out
+}
+
+func relTo(t *testing.T, p string) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
