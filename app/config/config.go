@@ -424,6 +424,15 @@ func validAddr(v string) bool {
 	return err == nil && n >= 0 && n <= 65535
 }
 
+// validPort accepts an absent port or a decimal port 1-65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
+}
+
 // normalizeBaseURL validates a public base URL and strips its trailing slash.
 // It returns a non-empty message when the URL is unusable.
 func normalizeBaseURL(v string) (string, string) {
@@ -433,8 +442,10 @@ func normalizeBaseURL(v string) (string, string) {
 		return "", "is not a URL"
 	case u.Scheme != "http" && u.Scheme != "https":
 		return "", "must start with http:// or https://"
-	case u.Host == "":
+	case u.Hostname() == "":
 		return "", "has no host"
+	case strings.HasSuffix(u.Host, ":") || !validPort(u.Port()):
+		return "", "has an invalid port (1-65535)"
 	case u.User != nil:
 		return "", "must not contain credentials"
 	case u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(v, "?") || strings.HasSuffix(v, "#"):
@@ -442,7 +453,12 @@ func normalizeBaseURL(v string) (string, string) {
 	case u.Path != "" && u.Path != "/":
 		return "", "must not have a path (Kimi is served at the root of its host)"
 	}
-	return u.Scheme + "://" + u.Host, ""
+	host := u.Host
+	if (u.Scheme == "https" && u.Port() == "443") || (u.Scheme == "http" && u.Port() == "80") {
+		// Browsers omit the default port from Origin; so must the trusted origin.
+		host = strings.TrimSuffix(host, ":"+u.Port())
+	}
+	return u.Scheme + "://" + host, ""
 }
 
 // UnknownEnv returns KIMI_* variables in environ (os.Environ form) that are

@@ -120,6 +120,14 @@ func TestSettings(t *testing.T) {
 		{name: "base url no host", vars: map[string]string{"KIMI_BASE_URL": "https://"}, wantErr: `config: KIMI_BASE_URL: "https://" has no host`},
 		{name: "base url path", vars: map[string]string{"KIMI_BASE_URL": "https://x/kimi"}, wantErr: `config: KIMI_BASE_URL: "https://x/kimi" must not have a path (Kimi is served at the root of its host)`},
 		{name: "base url query", vars: map[string]string{"KIMI_BASE_URL": "https://x/?a=1"}, wantErr: `config: KIMI_BASE_URL: "https://x/?a=1" must not have a query or fragment`},
+		{name: "base url port only", vars: map[string]string{"KIMI_BASE_URL": "https://:443"}, wantErr: `config: KIMI_BASE_URL: "https://:443" has no host`},
+		{name: "base url port out of range", vars: map[string]string{"KIMI_BASE_URL": "https://kimi.example.com:99999"}, wantErr: `config: KIMI_BASE_URL: "https://kimi.example.com:99999" has an invalid port (1-65535)`},
+		{name: "base url port zero", vars: map[string]string{"KIMI_BASE_URL": "http://kimi.example.com:0"}, wantErr: `config: KIMI_BASE_URL: "http://kimi.example.com:0" has an invalid port (1-65535)`},
+		{name: "base url empty port", vars: map[string]string{"KIMI_BASE_URL": "http://kimi.example.com:"}, wantErr: `config: KIMI_BASE_URL: "http://kimi.example.com:" has an invalid port (1-65535)`},
+		{name: "base url default https port dropped", vars: map[string]string{"KIMI_BASE_URL": "https://kimi.example.com:443/"}, checks: []check{baseURL("https://kimi.example.com")}},
+		{name: "base url default http port dropped", vars: map[string]string{"KIMI_BASE_URL": "http://kimi.example.com:80"}, checks: []check{baseURL("http://kimi.example.com")}},
+		{name: "base url other port kept", vars: map[string]string{"KIMI_BASE_URL": "http://kimi.example.com:443"}, checks: []check{baseURL("http://kimi.example.com:443")}},
+		{name: "base url ipv6 with port", vars: map[string]string{"KIMI_BASE_URL": "http://[::1]:8080/"}, checks: []check{baseURL("http://[::1]:8080")}},
 		{name: "base url credentials", vars: map[string]string{"KIMI_BASE_URL": "https://u:p@x"}, wantErr: `config: KIMI_BASE_URL: "https://u:p@x" must not contain credentials`},
 
 		// log format
