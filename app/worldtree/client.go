@@ -321,7 +321,7 @@ func (c *Client) failure(cl call, r *reply, classify func(status int, info error
 		if err := classify(r.status, info); err != nil {
 			var hs *BifrostHandshakeFailedError
 			if errors.As(err, &hs) {
-				hs.BifrostError = string(redactKeys([]byte(hs.BifrostError), keys))
+				hs.BifrostError = scrubField(hs.BifrostError, keys)
 				hs.Body = truncateBody(r.body, keys)
 			}
 			return fmt.Errorf("worldtree: %s: %w", cl.action, err)
@@ -332,7 +332,7 @@ func (c *Client) failure(cl call, r *reply, classify func(status int, info error
 		Method: cl.method,
 		Path:   path,
 		Status: r.status,
-		Code:   string(redactKeys([]byte(info.code), keys)),
+		Code:   scrubField(info.code, keys),
 		Body:   truncateBody(r.body, keys),
 	})
 }

@@ -551,3 +551,42 @@ func TestFailureLogLevel(t *testing.T) {
 		t.Errorf("err = %v, logs = %q, want a warning", err, logs.String())
 	}
 }
+
+// TestShortKeyNeverInErrorStrings checks a key too short for body redaction still never reaches
+// an error string or a description through the fields they print (error_code, bifrost_error),
+// when a server echoes it there.
+func TestShortKeyNeverInErrorStrings(t *testing.T) {
+	const short, shortConsumer = "k3y-a1", "ck-9x"
+	fs := newFakeServerFunc(t, func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if r.URL.Path == "/sessions" {
+			writeStub(w, stub{status: 502, body: `{"error_code":"x","detail":{"bifrost_error":"bifrost.` + tok + `"}}`})
+			return
+		}
+		writeStub(w, stub{status: 401, body: `{"detail":{"error_code":"bad_` + tok + `"}}`})
+	})
+	c, err := New(fs.URL, WithKey(short))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errMe := c.GetMe(t.Context())
+	_, errCreate := c.CreateSession(t.Context(), "a", WithBifrost(bind, shortConsumer))
+	for _, err := range []error{errMe, errCreate} {
+		if err == nil {
+			t.Fatal("no error")
+		}
+		for _, k := range []string{short, shortConsumer} {
+			if strings.Contains(err.Error(), k) || strings.Contains(DescribeError(err), k) {
+				t.Errorf("error %q / %q leaks key %q", err, DescribeError(err), k)
+			}
+		}
+	}
+	var f *SessionAPIFailedError
+	if !errors.As(errMe, &f) || f.Status != 401 || strings.Contains(f.Code, short) {
+		t.Errorf("errMe = %v, want a 401 with the echoed key dropped from Code", errMe)
+	}
+	var hs *BifrostHandshakeFailedError
+	if !errors.As(errCreate, &hs) || strings.Contains(hs.BifrostError, shortConsumer) {
+		t.Errorf("errCreate = %v, want a handshake error with the echoed key dropped", errCreate)
+	}
+}

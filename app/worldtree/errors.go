@@ -245,6 +245,19 @@ func redactKeys(b []byte, keys []string) []byte {
 	return b
 }
 
+// scrubField redacts keys from a short server-sent field that Error() and DescribeError print
+// (error_code, bifrost_error). Keys are redacted as in bodies; a key shorter than minRedactLen
+// that is still there replaces the whole field, since it must not reach an error string either.
+func scrubField(s string, keys []string) string {
+	s = string(redactKeys([]byte(s), keys))
+	for _, k := range keys {
+		if k != "" && strings.Contains(s, k) {
+			return redacted
+		}
+	}
+	return s
+}
+
 // truncateBody redacts keys from the full body, then cuts it to MaxErrorBodyBytes, so no part
 // of a key survives the cut. The result is a copy.
 func truncateBody(b []byte, keys []string) []byte {
