@@ -200,12 +200,12 @@ func TestLeaderboardToolRanksReceivers(t *testing.T) {
 	board := h.tool(t, ToolLeaderboard, map[string]any{"days": 7}, caller(alice))
 
 	lines := strings.Split(board, "\n")
-	want := []string{fmt.Sprintf("1. <@%d> — 2", staff), fmt.Sprintf("2. <@%d> — 1", bob)}
-	if !slices.Equal(lines[1:], want) {
+	want := []string{"Kudos received in the last 7 day(s):", fmt.Sprintf("1. <@%d> — 2", staff), fmt.Sprintf("2. <@%d> — 1", bob)}
+	if !slices.Equal(lines, want) {
 		t.Errorf("board = %q, want lines %q", board, want)
 	}
 	other := sdk.ToolContext{UserID: 1, GuildID: 999, TrustTier: sdk.TierMember}
-	if got := h.tool(t, ToolLeaderboard, nil, other); !strings.Contains(got, "Nobody") {
+	if got := h.tool(t, ToolLeaderboard, nil, other); got != "Nobody has received kudos in the last 30 day(s)." {
 		t.Errorf("unknown guild board = %q", got)
 	}
 }

@@ -110,11 +110,12 @@ func TestCreateRegistersToolsAndLabels(t *testing.T) {
 	if give.EffectiveMinTier() != sdk.TierMember || give.Searchable || give.AllowOutsideGuilds {
 		t.Errorf("give_kudos = tier %v searchable %v outside guilds %v", give.EffectiveMinTier(), give.Searchable, give.AllowOutsideGuilds)
 	}
-	if board, _ := recorded.Registry.Tool(ToolLeaderboard); !board.Searchable {
-		t.Error("kudos_leaderboard must be searchable")
+	if board, _ := recorded.Registry.Tool(ToolLeaderboard); !board.Searchable || board.EffectiveMinTier() != sdk.TierMember || board.AllowOutsideGuilds {
+		t.Errorf("kudos_leaderboard = tier %v searchable %v outside guilds %v, want a searchable member tool", board.EffectiveMinTier(), board.Searchable, board.AllowOutsideGuilds)
 	}
-	if labels := slices.Sorted(maps.Keys(recorded.Labels())); !slices.Equal(labels, []string{ToolGive, ToolLeaderboard}) {
-		t.Errorf("labels = %v", labels)
+	wantLabels := map[string]string{ToolGive: "Giving kudos", ToolLeaderboard: "Checking the kudos leaderboard"}
+	if labels := recorded.Labels(); !maps.Equal(labels, wantLabels) {
+		t.Errorf("labels = %v, want %v", labels, wantLabels)
 	}
 	required, _ := give.Parameters["required"].([]string)
 	if !slices.Equal(slices.Sorted(slices.Values(required)), []string{"reason", "user"}) {
