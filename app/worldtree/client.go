@@ -219,7 +219,7 @@ func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 	u, path := c.endpoint(cl.segments, cl.query)
 	var body io.Reader
 	if cl.body != nil {
-		b, err := json.Marshal(cl.body)
+		b, err := encodeBody(cl.body)
 		if err != nil {
 			return nil, fmt.Errorf("worldtree: %s: encode request: %w", cl.action, err)
 		}
@@ -275,6 +275,18 @@ func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 		slog.String("method", cl.method), slog.String("path", path),
 		slog.Int("status", resp.StatusCode), slog.Duration("duration", time.Since(start)))
 	return r, nil
+}
+
+// encodeBody is compact JSON without HTML escaping, so &, < and > go out as themselves (the bytes
+// the contract's client sends), with no trailing newline.
+func encodeBody(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // checkSize fails a success reply whose body went over the cap.

@@ -254,6 +254,15 @@ func TestCreateSession(t *testing.T) {
 			check: func(t *testing.T, _ any, err error) { wantInvalidArgument(t, err) },
 		},
 		{
+			// Bytes as the seed's client sends them: no HTML escaping of &, < and > (Go's default
+			// would send \u0026, \u003c, \u003e).
+			seed:  "extra::body_bytes_not_html_escaped",
+			stub:  stub{status: 201, body: sessionBody("s1", "R&D <team>", ts, `{}`)},
+			call:  createSession("R&D <team>", WithEndUserID("a>b")),
+			want:  unboundCreate(`{"agent_id":"R&D <team>","end_user_id":"a>b"}`),
+			check: func(t *testing.T, _ any, err error) { wantOK(t, err) },
+		},
+		{
 			seed:  "extra::create_200_is_not_201",
 			stub:  stub{status: 200, body: sessionBody("s1", "mimir", ts, `{}`)},
 			call:  createSession("mimir"),
