@@ -32,7 +32,8 @@ func WithEndUserID(id string) CreateSessionOption {
 
 // WithBifrost binds the session to a Bifrost tool server. The request then carries
 // "Authorization: Bearer <consumerKey>" instead of the client's default key; an empty
-// consumerKey fails with ErrBifrostConsumerKeyMissing before any request.
+// consumerKey, or one equal to the default key, fails with ErrBifrostConsumerKeyMissing before
+// any request.
 func WithBifrost(binding BifrostBinding, consumerKey string) CreateSessionOption {
 	return func(p *createSessionParams) {
 		b := binding
@@ -77,6 +78,12 @@ func (c *Client) CreateSession(ctx context.Context, agentID string, opts ...Crea
 	if p.bifrostSetup {
 		if p.consumerKey == "" {
 			return SessionInfo{}, fmt.Errorf("worldtree: %s: %w", action, ErrBifrostConsumerKeyMissing)
+		}
+		if p.consumerKey == c.key {
+			// INV-001: the default key never goes out on a bound create; Bifrost would answer
+			// bifrost.auth_rejected anyway.
+			return SessionInfo{}, fmt.Errorf("worldtree: %s: %w: the consumer key is the client's default key",
+				action, ErrBifrostConsumerKeyMissing)
 		}
 		if err := checkKey(p.consumerKey); err != nil {
 			return SessionInfo{}, fmt.Errorf("worldtree: %s: consumer key: %w", action, err)

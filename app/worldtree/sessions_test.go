@@ -242,6 +242,19 @@ func TestCreateSession(t *testing.T) {
 			},
 		},
 		{
+			// INV-001: the default key is never sent on a bound create, not even when a caller
+			// passes it as the consumer key.
+			seed: "extra::bind_with_default_key_as_consumer_key",
+			stub: stub{status: 201, body: sessionBody("s1", "a", ts, `{}`)},
+			call: createSession("a", WithBifrost(bind, canaryKey)),
+			want: wantRequest{none: true},
+			check: func(t *testing.T, _ any, err error) {
+				if !errors.Is(err, ErrBifrostConsumerKeyMissing) {
+					t.Fatalf("err = %v, want BifrostConsumerKeyMissing", err)
+				}
+			},
+		},
+		{
 			seed:  "extra::bind_with_empty_endpoint_url",
 			call:  createSession("a", WithBifrost(BifrostBinding{}, consumerKey)),
 			want:  wantRequest{none: true},

@@ -32,6 +32,10 @@ const (
 	MaxKeyBytes     = 1024
 )
 
+// consumerKeySameMsg refuses a consumer key equal to the default key: a Bifrost-bound create
+// never sends the default key (the contract's INV-001), and Bifrost rejects it.
+const consumerKeySameMsg = "The consumer key must differ from the default key: Bifrost rejects the default key (bifrost.auth_rejected)."
+
 // Form field names of the settings, used as the keys of SettingsError.Fields.
 const (
 	FieldBaseURL     = "base_url"
@@ -170,6 +174,9 @@ func (u SettingsUpdate) Validate() error {
 	}
 	if u.DefaultKey.Clear {
 		fields[FieldDefaultKey] = "The default key is required. Enter a new key, or remove the Worldtree configuration."
+	}
+	if u.ConsumerKey.Value != "" && u.ConsumerKey.Value == u.DefaultKey.Value && fields[FieldConsumerKey] == "" {
+		fields[FieldConsumerKey] = consumerKeySameMsg
 	}
 	if len(fields) > 0 {
 		return &SettingsError{Fields: fields}
@@ -316,6 +323,9 @@ func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who A
 		}
 		if next.DefaultKey == "" {
 			return &SettingsError{Fields: map[string]string{FieldDefaultKey: "Enter the Worldtree API key (the default key)."}}
+		}
+		if next.ConsumerKey != "" && next.ConsumerKey == next.DefaultKey {
+			return &SettingsError{Fields: map[string]string{FieldConsumerKey: consumerKeySameMsg}}
 		}
 		for _, kv := range []struct{ key, value string }{
 			{SettingBaseURL, next.BaseURL}, {SettingDefaultKey, next.DefaultKey},

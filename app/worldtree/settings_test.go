@@ -149,6 +149,7 @@ func TestSettingsValidation(t *testing.T) {
 		{"key with an inner space", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "abc def"}}, FieldDefaultKey, "space, control or non-ASCII"},
 		{"non-ASCII admin key", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "k"}, AdminKey: KeyUpdate{Value: "clé"}}, FieldAdminKey, "non-ASCII"},
 		{"key and clear together", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "k"}, ConsumerKey: KeyUpdate{Value: "c", Clear: true}}, FieldConsumerKey, "not both"},
+		{"consumer key equal to the default key", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: "same-key-123"}, ConsumerKey: KeyUpdate{Value: "same-key-123"}}, FieldConsumerKey, "differ from the default key"},
 		{"huge key", SettingsUpdate{BaseURL: good, DefaultKey: KeyUpdate{Value: strings.Repeat("k", MaxKeyBytes+1)}}, FieldDefaultKey, "longer than"},
 	}
 	for _, tt := range tests {
@@ -226,5 +227,35 @@ func TestHasUserInfo(t *testing.T) {
 		if got := HasUserInfo(tt.in); got != tt.want {
 			t.Errorf("HasUserInfo(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestSettingsConsumerKeyDiffersAfterMerge checks the consumer key is compared with the default
+// key as merged with the stored one (a blank field keeps it), in both directions.
+func TestSettingsConsumerKeyDiffersAfterMerge(t *testing.T) {
+	ctx := context.Background()
+	st := openSettingsStore(t)
+	first := SettingsUpdate{BaseURL: "https://wt.example", DefaultKey: KeyUpdate{Value: canaryKey}, ConsumerKey: KeyUpdate{Value: consumerKey}}
+	if _, err := SaveSettings(ctx, st, first, who); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []SettingsUpdate{
+		{BaseURL: "https://wt.example", ConsumerKey: KeyUpdate{Value: canaryKey}},  // new consumer = stored default
+		{BaseURL: "https://wt.example", DefaultKey: KeyUpdate{Value: consumerKey}}, // new default = stored consumer
+	} {
+		_, err := SaveSettings(ctx, st, u, who)
+		var se *SettingsError
+		if !errors.As(err, &se) || !strings.Contains(se.Fields[FieldConsumerKey], "differ from the default key") {
+			t.Fatalf("err = %v, want a consumer key field error", err)
+		}
+		if strings.Contains(err.Error(), canaryKey) || strings.Contains(err.Error(), consumerKey) {
+			t.Errorf("error repeats a key: %v", err)
+		}
+	}
+	if got, _ := LoadSettings(ctx, st); got.DefaultKey != canaryKey || got.ConsumerKey != consumerKey {
+		t.Errorf("refused saves changed the keys: %v", got)
+	}
+	if n := len(auditDetails(t, st)); n != 1 {
+		t.Errorf("%d audit rows, want 1 (refused saves write none)", n)
 	}
 }
