@@ -210,6 +210,10 @@ func (c *Client) ListSessions(ctx context.Context, opts ...ListSessionsOption) (
 	if w.Items == nil {
 		return SessionPage{}, fmt.Errorf("worldtree: %s: %w: page without items", action, ErrMalformedResponse)
 	}
+	if w.NextCursor != nil && *w.NextCursor == "" {
+		// "" cannot be passed back (WithCursor refuses it): like null, it ends the paging.
+		w.NextCursor = nil
+	}
 	page := SessionPage{Items: make([]SessionInfo, 0, len(*w.Items)), NextCursor: w.NextCursor}
 	for _, ws := range *w.Items {
 		// A list item never has a message count, whatever the server sends (INV-002).

@@ -502,6 +502,20 @@ func TestListSessions(t *testing.T) {
 			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 400) },
 		},
 		{
+			// An empty next_cursor cannot be passed back (WithCursor refuses ""): it marks the
+			// last page like null, instead of a next page that always fails.
+			seed: "extra::empty_next_cursor_is_last_page",
+			stub: stub{body: `{"items":[],"next_cursor":""}`},
+			call: listSessions(),
+			want: listReq(""),
+			check: func(t *testing.T, got any, err error) {
+				wantOK(t, err)
+				if p := got.(SessionPage); p.NextCursor != nil {
+					t.Errorf("NextCursor = %q, want nil", *p.NextCursor)
+				}
+			},
+		},
+		{
 			seed: "extra::page_without_items_is_malformed",
 			stub: stub{body: `{"next_cursor":null}`},
 			call: listSessions(),
