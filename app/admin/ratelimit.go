@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 
@@ -30,8 +31,26 @@ func newIPLimiter(every time.Duration, burst int) *ipLimiter {
 	return &ipLimiter{every: every, burst: burst, buckets: map[string]*bucket{}}
 }
 
-// allow takes one token for ip and reports whether the attempt may proceed.
+// limiterKey is the bucket of a client address: the IPv4 address itself,
+// but the whole /64 of an IPv6 address — one subscriber is routed a /64
+// (or more) and could otherwise rotate through 2^64 addresses, a fresh
+// budget each. IPv4-mapped IPv6 counts as its IPv4 address.
+func limiterKey(ip string) string {
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	addr = addr.Unmap()
+	if addr.Is4() {
+		return addr.String()
+	}
+	return netip.PrefixFrom(addr.WithZone(""), 64).Masked().String()
+}
+
+// allow takes one token for ip's bucket (see limiterKey) and reports
+// whether the attempt may proceed.
 func (l *ipLimiter) allow(ip string, now time.Time) bool {
+	ip = limiterKey(ip)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b := l.buckets[ip]
