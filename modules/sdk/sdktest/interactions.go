@@ -240,13 +240,12 @@ func (f *FakeInteractions) allowed(ctx context.Context, in sdk.Interaction, minT
 		}
 		return false, in.Respond(ctx, sdk.Response{Content: msg, Ephemeral: true})
 	}
-	if in.GuildID() == 0 {
-		if guildRequired {
-			return deny()
-		}
-		return true, nil
+	if in.GuildID() == 0 && guildRequired {
+		return deny()
 	}
-	if g.Active != nil && !g.Active(in.GuildID()) {
+	// Outside a guild there is no guild predicate to apply, but the
+	// caller's tier still is: a staff-only control must not open up in a DM.
+	if in.GuildID() != 0 && g.Active != nil && !g.Active(in.GuildID()) {
 		return deny()
 	}
 	tier := sdk.TierMember

@@ -232,6 +232,9 @@ func TestInteractionsGateLikeTheHost(t *testing.T) {
 		{"failing command", cmd(f, "fail"), InteractionInput{GuildID: 100, UserID: 3}, ReplyCommandFailed},
 		{"regular clicks vip", press(f), InteractionInput{GuildID: 100, UserID: 2, CustomID: vip}, ""},
 		{"member refused vip", press(f), InteractionInput{GuildID: 100, UserID: 3, CustomID: vip}, ReplyNotAllowed},
+		// Outside a guild the clicker's tier is still checked (fail closed).
+		{"vip outside a guild", press(f), InteractionInput{UserID: 3, CustomID: vip}, ReplyNotAllowed},
+		{"member control outside a guild", press(f), InteractionInput{UserID: 3, CustomID: failing}, ReplyControlFailed},
 		{"failing control", press(f), InteractionInput{GuildID: 100, UserID: 3, CustomID: failing}, ReplyControlFailed},
 	}
 	for _, tt := range tests {
