@@ -76,8 +76,11 @@ type GuildCommand struct {
 type Interaction interface {
 	// GuildID is 0 outside a guild.
 	GuildID() uint64
+	// ChannelID is the channel (or thread) the interaction happened in.
 	ChannelID() uint64
+	// UserID is the invoking user: the caller, clicker or submitter.
 	UserID() uint64
+	// GuildName is the guild's name ("" outside a guild).
 	GuildName() string
 	// Options are the slash-command option values; user, channel and role
 	// options are reduced to ids.

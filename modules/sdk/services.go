@@ -26,8 +26,12 @@ type Services interface {
 // Value fails with *ServiceUnavailable ("service n@v closed with module
 // 'p'"), even if the service is provided again later.
 type ServiceHandle interface {
+	// Name is the service's name.
 	Name() string
+	// Version is the service's version.
 	Version() int
+	// Value returns the provider's implementation, or *ServiceUnavailable
+	// once the provider closed.
 	Value() (any, error)
 }
 

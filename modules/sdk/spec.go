@@ -214,6 +214,7 @@ func ValidatePermissions(module string, p Permissions) error {
 // command, component, provided service or callback). Close removes it; it
 // is idempotent and safe for concurrent use.
 type Registration interface {
+	// Close removes the registration; later calls do nothing.
 	Close()
 }
 

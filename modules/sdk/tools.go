@@ -10,6 +10,7 @@ import (
 // Registering after loading fails with "tool 'x' cannot be registered after
 // module loading; register tools from ModuleSpec.create(), not start()".
 type ToolRegistry interface {
+	// Register validates and records tool (see ValidateTool).
 	Register(tool Tool) error
 }
 

@@ -78,5 +78,6 @@ func ParseTrustTier(s string) (TrustTier, error) {
 // Trust is the read-only trust lookup. An unknown member is TierMember
 // unless listed as staff.
 type Trust interface {
+	// Tier returns the user's trust tier in the guild.
 	Tier(ctx context.Context, guildID, userID uint64) (TrustTier, error)
 }
