@@ -31,6 +31,7 @@ type fakeWorldtree struct {
 	personaError map[string]string // agent id -> "status body"; default answers the PAD below
 	meStatus     int               // 0 = 200
 	sessionPages map[string]string // cursor ("" first) -> JSON page
+	sessions403  string            // when set, /sessions answers 403 with this body
 }
 
 func newFakeWorldtree(t *testing.T) *fakeWorldtree {
@@ -92,6 +93,8 @@ func (f *fakeWorldtree) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		answer(200, `{"agent_id":"`+id+`","pad":{"pleasure":0.52,"arousal":0.47,"dominance":0.5},"dominant_emotion":"curiosity",
 			"baseline_pad":{"pleasure":0.5,"arousal":0.4,"dominance":0.5},"last_updated_at":"2026-05-25T22:30:18+00:00"}`)
+	case r.URL.Path == "/sessions" && f.sessions403 != "":
+		answer(http.StatusForbidden, f.sessions403)
 	case r.URL.Path == "/sessions":
 		page, ok := f.sessionPages[r.URL.Query().Get("cursor")]
 		if !ok {
@@ -476,5 +479,25 @@ func TestWorldtreeNavOnlyWhenConfigured(t *testing.T) {
 	wantStatus(t, c.post("/settings/worldtree/remove", nil), http.StatusSeeOther)
 	if strings.Contains(c.get("/").body, link) {
 		t.Fatal("Worldtree still linked after removal")
+	}
+}
+
+// TestWorldtreeSessionsScopeDeniedNamesScope checks a key without the scope to list sessions gets
+// a message naming that scope, taken from Worldtree's message or, without one, from the endpoint.
+func TestWorldtreeSessionsScopeDeniedNamesScope(t *testing.T) {
+	_, c := signedIn(t)
+	wt := newFakeWorldtree(t)
+	configureWorldtree(t, c, allKeysForm(wt.URL))
+	for _, body := range []string{
+		`{"detail":{"error_code":"auth_scope_denied","message":"Missing required scope: conversations.read"}}`,
+		`{"detail":"Forbidden"}`,
+	} {
+		wt.mu.Lock()
+		wt.sessions403 = body
+		wt.mu.Unlock()
+		page := c.get("/worldtree")
+		wantStatus(t, page, http.StatusOK)
+		wantBody(t, page, `data-testid="worldtree-error-sessions"`, `lacks the &#34;conversations.read&#34; scope`, "Mimir", "alice")
+		wantNoKeys(t, "page with a sessions 403", page.body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 )
 
@@ -79,7 +80,11 @@ func describeStatus(e *SessionAPIFailedError) string {
 		}
 		return "Worldtree rejected the API key (401). Check the Worldtree default key in Settings."
 	case e.Status == http.StatusForbidden:
-		if s := scopeFor(e.Method, e.Path); s != "" {
+		s := scopeFromBody(e.Body)
+		if s == "" {
+			s = scopeFor(e.Method, e.Path)
+		}
+		if s != "" {
 			return fmt.Sprintf("The Worldtree key lacks the %q scope this request needs (403). Grant it to the key in Worldtree.", s)
 		}
 		return fmt.Sprintf("Worldtree refused the request (403%s): the key lacks a scope it needs.", codeSuffix(code))
@@ -120,6 +125,36 @@ func scopeFor(method, path string) string {
 			return "character.read"
 		}
 		return "character.write"
+	// The conversation scopes are named by the contract but not tied to endpoints by the seed:
+	// reading sessions needs conversations.read, creating one conversations.write (inferred).
+	case strings.HasSuffix(path, "/sessions") && method == http.MethodPost:
+		return "conversations.write"
+	case method == http.MethodGet && (strings.HasSuffix(path, "/sessions") ||
+		(strings.Contains(path, "/sessions/") && strings.HasSuffix(path, "/tools"))):
+		return "conversations.read"
+	}
+	return ""
+}
+
+// scopeInMessage finds a scope name ("conversations.read") after the word "scope" in a server
+// message such as "Missing required scope: persona.read".
+var scopeInMessage = regexp.MustCompile(`(?i)\bscopes?\b[^A-Za-z0-9<]{0,3}([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)\b`)
+
+// scopeFromBody returns the scope a 403 body names in its message (flat, in the detail
+// envelope, or as a string detail), or "" when it names none.
+func scopeFromBody(body []byte) string {
+	top := rawObject(body)
+	if top == nil {
+		return ""
+	}
+	msgs := []string{rawString(top["message"]), rawString(top["detail"])}
+	if d := rawObject(top["detail"]); d != nil {
+		msgs = append(msgs, rawString(d["message"]))
+	}
+	for _, m := range msgs {
+		if sub := scopeInMessage.FindStringSubmatch(m); sub != nil && len(sub[1]) <= 64 {
+			return sub[1]
+		}
 	}
 	return ""
 }

@@ -243,12 +243,25 @@ func TestDescribeError(t *testing.T) {
 	api := func(method, path string, status int, code string) error {
 		return fmt.Errorf("worldtree: x: %w", &SessionAPIFailedError{Method: method, Path: path, Status: status, Code: code})
 	}
+	apiBody := func(method, path string, status int, body string) error {
+		return fmt.Errorf("worldtree: x: %w", &SessionAPIFailedError{Method: method, Path: path, Status: status,
+			Code: parseErrorInfo([]byte(body)).code, Body: []byte(body)})
+	}
 	tests := []struct {
 		name string
 		err  error
 		want string // substring
 	}{
 		{"nil", nil, ""},
+		{"403 names the scope from the server's message", apiBody("GET", "/me", 403,
+			`{"detail":{"error_code":"auth_scope_denied","message":"Missing required scope: conversations.read"}}`), `lacks the "conversations.read" scope`},
+		{"403 flat message names the scope", apiBody("GET", "/capabilities", 403,
+			`{"error_code":"auth_scope_denied","message":"missing scope persona.read"}`), `lacks the "persona.read" scope`},
+		{"403 list sessions names conversations.read", api("GET", "/sessions", 403, "auth_scope_denied"), `lacks the "conversations.read" scope`},
+		{"403 create session names conversations.write", api("POST", "/sessions", 403, "auth_scope_denied"), `lacks the "conversations.write" scope`},
+		{"403 session tools names conversations.read", api("GET", "/sessions/s1/tools", 403, ""), `lacks the "conversations.read" scope`},
+		{"403 message without a scope-shaped word", apiBody("GET", "/me", 403,
+			`{"detail":{"error_code":"auth_scope_denied","message":"Missing required scope: <b>x</b>"}}`), "403, error code auth_scope_denied): the key lacks a scope"},
 		{"scope denied names the scope", &AuthScopeDeniedError{Scope: "persona.read"}, `lacks the "persona.read" scope`},
 		{"persona not configured", &PersonaNotConfiguredError{AgentID: "domari"}, `Agent "domari" has no persona configured`},
 		{"agent not available", &AgentNotAvailableError{AgentID: "bogus"}, `Agent "bogus" is not available`},
