@@ -46,7 +46,7 @@ func ExampleValidatePublishTopic() {
 
 func ExampleBackoff_Delay() {
 	for attempt := 1; attempt <= 9; attempt += 2 {
-		fmt.Println(attempt, sdk.DefaultBackoff.Delay(attempt))
+		fmt.Println(attempt, sdk.DefaultBackoff().Delay(attempt))
 	}
 	custom := sdk.Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 3}
 	fmt.Println(custom.Delay(3))

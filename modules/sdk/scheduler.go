@@ -85,8 +85,12 @@ type Backoff struct {
 	Multiplier float64
 }
 
-// DefaultBackoff is 30 s doubling up to one hour.
-var DefaultBackoff = Backoff{Base: 30 * time.Second, Max: time.Hour, Multiplier: 2}
+// DefaultBackoff returns the reference's default, 30 s doubling up to one
+// hour. It is a function, not a variable, so no package can change the
+// default for every module in the process.
+func DefaultBackoff() Backoff {
+	return Backoff{Base: 30 * time.Second, Max: time.Hour, Multiplier: 2}
+}
 
 // Validate checks Base > 0, Max > 0, Multiplier finite and ≥ 1. Messages:
 // "backoff base_seconds must be positive", "backoff max_seconds must be
@@ -115,7 +119,7 @@ func (b Backoff) Validate() error {
 // uses DefaultBackoff.
 func (b Backoff) Delay(attempt int) time.Duration {
 	if b.Validate() != nil {
-		b = DefaultBackoff
+		b = DefaultBackoff()
 	}
 	exponent := attempt - 1
 	if exponent < 0 {

@@ -12,7 +12,7 @@ func TestBackoffValidate(t *testing.T) {
 		b    Backoff
 		want string
 	}{
-		{DefaultBackoff, ""},
+		{DefaultBackoff(), ""},
 		{Backoff{Base: time.Second, Max: time.Second, Multiplier: 1}, ""},
 		{Backoff{Base: 0, Max: time.Second, Multiplier: 2}, "backoff base_seconds must be positive"},
 		{Backoff{Base: time.Second, Max: -1, Multiplier: 2}, "backoff max_seconds must be positive"},
@@ -25,6 +25,15 @@ func TestBackoffValidate(t *testing.T) {
 	}
 }
 
+// The default is not package state: changing a copy cannot change it.
+func TestDefaultBackoffIsAValue(t *testing.T) {
+	b := DefaultBackoff()
+	b.Base, b.Max, b.Multiplier = time.Nanosecond, time.Nanosecond, 1
+	if got := DefaultBackoff(); got != (Backoff{Base: 30 * time.Second, Max: time.Hour, Multiplier: 2}) {
+		t.Fatalf("DefaultBackoff() = %+v after changing a copy", got)
+	}
+}
+
 func TestBackoffDelay(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -32,13 +41,13 @@ func TestBackoffDelay(t *testing.T) {
 		attempt int
 		want    time.Duration
 	}{
-		{"first", DefaultBackoff, 1, 30 * time.Second},
-		{"zero attempt", DefaultBackoff, 0, 30 * time.Second},
-		{"second", DefaultBackoff, 2, 60 * time.Second},
-		{"sixth", DefaultBackoff, 6, 960 * time.Second},
-		{"seventh", DefaultBackoff, 7, 1920 * time.Second},
-		{"capped", DefaultBackoff, 8, time.Hour},
-		{"huge attempt", DefaultBackoff, math.MaxInt, time.Hour},
+		{"first", DefaultBackoff(), 1, 30 * time.Second},
+		{"zero attempt", DefaultBackoff(), 0, 30 * time.Second},
+		{"second", DefaultBackoff(), 2, 60 * time.Second},
+		{"sixth", DefaultBackoff(), 6, 960 * time.Second},
+		{"seventh", DefaultBackoff(), 7, 1920 * time.Second},
+		{"capped", DefaultBackoff(), 8, time.Hour},
+		{"huge attempt", DefaultBackoff(), math.MaxInt, time.Hour},
 		{"base over max", Backoff{Base: 2 * time.Hour, Max: time.Hour, Multiplier: 2}, 1, time.Hour},
 		{"multiplier one", Backoff{Base: 5 * time.Second, Max: time.Hour, Multiplier: 1}, 50, 5 * time.Second},
 		{"huge multiplier", Backoff{Base: time.Nanosecond, Max: time.Duration(math.MaxInt64), Multiplier: 1e300}, 3, time.Duration(math.MaxInt64)},

@@ -75,7 +75,7 @@ func (s *FakeScheduler) RunAt(ctx context.Context, key string, when time.Time, h
 		return err
 	}
 	job.RunAt = when
-	job.Backoff = sdk.DefaultBackoff
+	job.Backoff = sdk.DefaultBackoff()
 	s.put(job)
 	return nil
 }
@@ -89,7 +89,7 @@ func (s *FakeScheduler) RunEvery(ctx context.Context, key string, interval time.
 	if err := sdk.ValidateInterval(interval); err != nil {
 		return err
 	}
-	job.Backoff = sdk.DefaultBackoff
+	job.Backoff = sdk.DefaultBackoff()
 	if opts.Backoff != nil {
 		if err := opts.Backoff.Validate(); err != nil {
 			return err

@@ -142,7 +142,7 @@ func TestSchedulerFailedOneShotIsKeptAndRetried(t *testing.T) {
 
 	s.RunDue(ctx, at(5))
 	job, ok := s.Job("once")
-	if !ok || job.LastError != "panic: kaboom" || !job.RunAt.Equal(at(5).Add(sdk.DefaultBackoff.Base)) {
+	if !ok || job.LastError != "panic: kaboom" || !job.RunAt.Equal(at(5).Add(sdk.DefaultBackoff().Base)) {
 		t.Fatalf("after a panic: %+v (exists %v)", job, ok)
 	}
 	s.RunDue(ctx, at(35))
