@@ -75,7 +75,6 @@ func (s *Server) metricsHandler(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusUnauthorized,
 			"Metrics need an admin session or the metrics bearer token.")
 	}
-	c.Response().Header().Del("Content-Security-Policy")
 	s.metrics.handler.ServeHTTP(c.Response(), c.Request())
 	return nil
 }
