@@ -39,7 +39,7 @@ func DescribeError(err error) string {
 	case errors.As(err, &cursor):
 		return "This page of sessions is no longer valid (Worldtree rejected the cursor). Start again from the first page."
 	case errors.Is(err, ErrBifrostConsumerKeyMissing):
-		return "A Bifrost-bound session needs a consumer key. Set the Worldtree consumer key in Settings."
+		return "A Bifrost-bound session needs a consumer key of its own (never the default key). Set the Worldtree consumer key in Settings."
 	case errors.As(err, &handshake):
 		if handshake.BifrostError == "bifrost.auth_rejected" {
 			return "Worldtree could not connect to the Bifrost tool server: Bifrost rejected the consumer key (bifrost.auth_rejected). Check the Worldtree consumer key in Settings."

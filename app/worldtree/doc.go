@@ -10,7 +10,9 @@
 //
 // A Client carries one default bearer key. Two calls replace it for that request only, and never
 // fall back to it:
-//   - CreateSession with a Bifrost binding sends the consumer key (WithBifrost);
+//   - CreateSession with a Bifrost binding sends the consumer key (WithBifrost); an empty
+//     consumer key, or one equal to the default key, fails with ErrBifrostConsumerKeyMissing
+//     before any request;
 //   - GetSessionBifrost (an /admin endpoint) sends the admin key.
 //
 // Every request builds its own Authorization header; the shared *http.Client holds no auth
@@ -37,8 +39,12 @@
 //   - Ids are escaped one path segment each; "." and ".." are refused, so an id cannot reach
 //     another endpoint (in particular an /admin one).
 //   - No key appears in an error string or a log line: errors carry method, path, status and
-//     a sanitized error code; raw bodies are kept in fields (truncated to 1024 bytes, with any
-//     key used on the request redacted) and never in Error(). The Client's String/GoString and
+//     a sanitized error code (dropped whole if it contains a key of any length); raw bodies are
+//     kept in fields (truncated to 1024 bytes, with any key of 8 bytes or more used on the
+//     request redacted) and never in Error().
+//   - Request bodies are compact JSON without HTML escaping (& < > go out as themselves).
+//   - Error codes are read flat and from FastAPI's {"detail": {...}} envelope, the Bifrost
+//     error from detail.bifrost_error or, enveloped, detail.detail.bifrost_error. The Client's String/GoString and
 //     slog value do not print the key, and base URLs with user info are refused.
 //
 // # Open points of the contract
