@@ -122,7 +122,7 @@ func (f *FakeDiscordActions) CallsFor(action sdk.DiscordAction) []DiscordCall {
 func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, msg sdk.OutgoingMessage) (sdk.MessageRef, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionSendMessage, channelID, msg); err != nil {
+	if err := f.record(sdk.ActionSendMessage, channelID, cloneOutgoing(msg)); err != nil {
 		return sdk.MessageRef{}, err
 	}
 	if err := validateControls(f.module, msg.Components, nil); err != nil {
@@ -136,7 +136,7 @@ func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, 
 func (f *FakeDiscordActions) SendDM(ctx context.Context, userID uint64, content string, embed *sdk.OutgoingEmbed) (bool, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionSendDM, userID, content, embed); err != nil {
+	if err := f.record(sdk.ActionSendDM, userID, content, cloneEmbed(embed)); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -146,7 +146,7 @@ func (f *FakeDiscordActions) SendDM(ctx context.Context, userID uint64, content 
 func (f *FakeDiscordActions) EditMessage(ctx context.Context, ref sdk.MessageRef, content string, embed *sdk.OutgoingEmbed) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	return f.record(sdk.ActionEditMessage, ref, content, embed)
+	return f.record(sdk.ActionEditMessage, ref, content, cloneEmbed(embed))
 }
 
 // DeleteMessage records the call and forgets the message.

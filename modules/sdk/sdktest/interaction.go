@@ -98,8 +98,7 @@ func (f *FakeInteraction) add(r sdk.Response, kind ResponseKind) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r.Components = slices.Clone(r.Components)
-	f.responses = append(f.responses, FakeResponse{Response: r, Kind: kind})
+	f.responses = append(f.responses, FakeResponse{Response: cloneResponse(r), Kind: kind})
 	return nil
 }
 
@@ -123,6 +122,7 @@ func (f *FakeInteraction) ShowModal(ctx context.Context, modal sdk.ModalSpec) er
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	modal.Inputs, modal.Parts = slices.Clone(modal.Inputs), slices.Clone(modal.Parts)
 	f.modals = append(f.modals, modal)
 	return nil
 }
