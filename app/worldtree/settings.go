@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -204,23 +205,28 @@ func BaseURLProblem(raw string) string {
 	return ""
 }
 
-// HasUserInfo reports whether raw parses as a URL with user info ("https://user:pass@host"). Such
-// input is a secret and must not be echoed back into a form.
+// HasUserInfo reports whether raw carries user info ("https://user:pass@host"). Such input is a
+// secret and must not be echoed back into a form. Besides what url.Parse sees as user info, an
+// '@' in what would be the authority of a mistyped URL counts ("bob:pass@host",
+// "https:/bob:pass@host"), since url.Parse reads those as a scheme with an opaque part or a path.
 func HasUserInfo(raw string) bool {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		// An unparsable URL may still carry "user:pass@"; treat an '@' before the path as such.
-		rest := raw
-		if i := strings.Index(rest, "://"); i >= 0 {
-			rest = rest[i+3:]
-		}
-		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-			rest = rest[:i]
-		}
-		return strings.Contains(rest, "@")
+	raw = strings.TrimSpace(raw)
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return true
 	}
-	return u.User != nil
+	rest := raw
+	if i := strings.Index(rest, ":"); i > 0 && schemePattern.MatchString(rest[:i]) {
+		rest = rest[i+1:]
+	}
+	rest = strings.TrimLeft(rest, "/")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.Contains(rest, "@")
 }
+
+// schemePattern is the syntax of a URL scheme (RFC 3986 §3.1).
+var schemePattern = regexp.MustCompile(`\A[A-Za-z][A-Za-z0-9+.-]*\z`)
 
 // LoadSettings reads the stored settings. Without a configuration it returns the zero Settings
 // (Configured() is false) and no error.

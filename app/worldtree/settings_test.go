@@ -222,6 +222,13 @@ func TestHasUserInfo(t *testing.T) {
 		{"https://bob:se cret@wt.example/%zz", true}, // does not parse; still recognised
 		{"https://wt.example/%zz", false},
 		{"wt.example", false},
+		// Mistyped schemes still carry a password that must not be echoed into the form.
+		{"bob:hunter2@wt.example", true},
+		{"https:bob:hunter2@wt.example", true},
+		{"https:/bob:hunter2@wt.example/api", true},
+		{"https:///bob:hunter2@wt.example", true},
+		{"https://wt.example?next=a@b", false},
+		{"wt.example/a@b", false},
 	}
 	for _, tt := range tests {
 		if got := HasUserInfo(tt.in); got != tt.want {
