@@ -130,3 +130,45 @@ func TestReadyzOnUnmigratedDatabase(t *testing.T) {
 	}
 	wantStatus(t, c.get("/readyz"), http.StatusOK)
 }
+
+// TestSecureCookiesBehindTLSProxy: behind a trusted TLS-terminating proxy
+// (X-Forwarded-Proto: https) cookies carry Secure; the same header from an
+// untrusted client changes nothing, and plain local HTTP keeps cookies
+// usable (no Secure).
+func TestSecureCookiesBehindTLSProxy(t *testing.T) {
+	tests := []struct {
+		name       string
+		trustProxy bool
+		headers    []string
+		wantSecure bool
+	}{
+		{"plain local HTTP", false, nil, false},
+		{"trusted proxy terminating TLS", true, []string{"X-Forwarded-Proto", "https"}, true},
+		{"trusted proxy over plain HTTP", true, []string{"X-Forwarded-Proto", "http"}, false},
+		{"header without a trusted proxy", false, []string{"X-Forwarded-Proto", "https"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, func(o *Options) { o.TrustProxy = tt.trustProxy })
+			h.createAdmin()
+			c := h.newClient()
+			c.get("/login", tt.headers...)
+			res := c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}}, tt.headers...)
+			wantStatus(t, res, http.StatusSeeOther)
+			found := false
+			for _, ck := range res.Cookies() {
+				if ck.Name != sessionCookie {
+					continue
+				}
+				found = true
+				if ck.Secure != tt.wantSecure || !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
+					t.Errorf("session cookie Secure=%v HttpOnly=%v SameSite=%v, want Secure=%v HttpOnly SameSite=Lax",
+						ck.Secure, ck.HttpOnly, ck.SameSite, tt.wantSecure)
+				}
+			}
+			if !found {
+				t.Fatal("no session cookie set on sign-in")
+			}
+		})
+	}
+}
