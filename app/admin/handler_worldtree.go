@@ -182,7 +182,13 @@ func (s *Server) worldtreePage(c echo.Context) error {
 	}
 	fillWorldtreeView(&v, data)
 	if data.SessionsErr == nil && data.Sessions.NextCursor != nil && *data.Sessions.NextCursor != "" {
-		v.SessionsNextURL = worldtreeURL(*data.Sessions.NextCursor, archived)
+		if next := *data.Sessions.NextCursor; len(next) <= worldtreeMaxCursor {
+			v.SessionsNextURL = worldtreeURL(next, archived)
+		} else {
+			// This page refuses such a cursor; a link to it would always fail.
+			v.Notice = strings.TrimSpace(v.Notice + " " + fmt.Sprintf(
+				"Worldtree's next-page cursor is too long to follow (over %d bytes), so later pages of sessions cannot be shown here.", worldtreeMaxCursor))
+		}
 	}
 	return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
 }

@@ -505,3 +505,21 @@ func TestWorldtreeSessionsScopeDeniedNamesScope(t *testing.T) {
 		wantNoKeys(t, "page with a sessions 403", page.body)
 	}
 }
+
+// TestWorldtreeOverlongNextCursorNotLinked checks a next-page cursor the page would refuse is not
+// offered as a link that always fails, and the operator is told why paging stops.
+func TestWorldtreeOverlongNextCursorNotLinked(t *testing.T) {
+	_, c := signedIn(t)
+	wt := newFakeWorldtree(t)
+	configureWorldtree(t, c, allKeysForm(wt.URL))
+	long := strings.Repeat("c", worldtreeMaxCursor+1)
+	wt.mu.Lock()
+	wt.sessionPages[""] = `{"items":[{"session_id":"sess-one","agent_id":"mimir"}],"next_cursor":"` + long + `"}`
+	wt.mu.Unlock()
+	page := c.get("/worldtree")
+	wantStatus(t, page, http.StatusOK)
+	wantBody(t, page, "sess-one", "next-page cursor is too long")
+	if strings.Contains(page.body, long) || strings.Contains(page.body, `data-testid="page-next"`) {
+		t.Error("an over-long cursor is linked")
+	}
+}
