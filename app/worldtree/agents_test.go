@@ -252,6 +252,25 @@ func TestGetPersonaState(t *testing.T) {
 			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 404) },
 		},
 		{
+			seed: "extra::agent_not_available_detail_envelope",
+			stub: stub{status: 404, body: `{"detail":{"error_code":"agent_not_available","message":"unknown agent"}}`},
+			call: call("bogus"),
+			want: getReq("/agents/bogus/persona_state"),
+			check: func(t *testing.T, _ any, err error) {
+				var ana *AgentNotAvailableError
+				if !errors.As(err, &ana) || ana.AgentID != "bogus" {
+					t.Fatalf("err = %v, want AgentNotAvailable(bogus)", err)
+				}
+			},
+		},
+		{
+			seed:  "extra::scope_denied_as_string_detail_is_generic",
+			stub:  stub{status: 403, body: `{"detail":"auth_scope_denied"}`},
+			call:  call("mimir"),
+			want:  getReq("/agents/mimir/persona_state"),
+			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 403) },
+		},
+		{
 			seed:  "extra::empty_agent_id",
 			call:  call(""),
 			want:  wantRequest{none: true},

@@ -255,6 +255,14 @@ func TestCreateSession(t *testing.T) {
 			},
 		},
 		{
+			seed: "extra::bind_502_with_string_detail_is_generic",
+			stub: stub{status: 502, body: `{"detail":"Bad Gateway"}`},
+			call: createSession("a", WithBifrost(bind, consumerKey)),
+			want: wantRequest{method: "POST", path: "/sessions", auth: bearer(consumerKey),
+				body: `{"agent_id":"a","bifrost":{"endpoint_url":"http://10.100.10.50:8391","scope":null}}`},
+			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 502) },
+		},
+		{
 			seed:  "extra::bind_with_empty_endpoint_url",
 			call:  createSession("a", WithBifrost(BifrostBinding{}, consumerKey)),
 			want:  wantRequest{none: true},
@@ -514,6 +522,13 @@ func TestListSessions(t *testing.T) {
 					t.Errorf("NextCursor = %q, want nil", *p.NextCursor)
 				}
 			},
+		},
+		{
+			seed:  "extra::cursor_invalid_as_string_detail_is_generic",
+			stub:  stub{status: 422, body: `{"detail":"cursor_invalid"}`},
+			call:  listSessions(WithCursor("c")),
+			want:  listReq("cursor=c"),
+			check: func(t *testing.T, _ any, err error) { wantAPIFailed(t, err, 422) },
 		},
 		{
 			seed: "extra::page_without_items_is_malformed",
