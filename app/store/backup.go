@@ -121,7 +121,7 @@ func (s *Store) copyTo(ctx context.Context, tmp string, progress func(done, tota
 		if !ok {
 			return errors.New("store: backup: driver does not support the backup API")
 		}
-		bk, err := b.NewBackup(tmp)
+		bk, err := b.NewBackup(fileURI(tmp))
 		if err != nil {
 			return fmt.Errorf("store: backup: open destination: %w", err)
 		}

@@ -106,3 +106,41 @@ func relTo(t *testing.T, p string) string {
 	}
 	return rel
 }
+
+// TestBackupToAnyFileName: SQLite must not read URI syntax out of a backup
+// file name ('?' starts a query, '#' a fragment, '%' an escape), which would
+// write the copy somewhere else or fail after creating a stray file.
+func TestBackupToAnyFileName(t *testing.T) {
+	ctx := context.Background()
+	s := migratedStore(t)
+	if err := s.Audit(ctx, AuditEntry{Actor: "admin", Action: "in.backup"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"kimi?mode=memory.db", "kimi#1.db", "kimi%41 b.db", "dir?x/kimi.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			dest := filepath.Join(dir, name)
+			if err := s.Backup(ctx, dest, nil); err != nil {
+				t.Fatalf("Backup(%q): %v", name, err)
+			}
+			rep, err := Check(ctx, dest)
+			if err != nil || !rep.OK() {
+				t.Fatalf("Check(%q) = %+v, %v", name, rep, err)
+			}
+			var got []string
+			err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(dir, p)
+					got = append(got, rel)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0] != name {
+				t.Fatalf("files after backup = %q, want only %q", got, name)
+			}
+		})
+	}
+}

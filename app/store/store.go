@@ -76,7 +76,13 @@ func DSN(path string, readOnly bool) string {
 		q.Set("_txlock", "immediate")
 	}
 	q.Set("_time_format", "sqlite")
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	return fileURI(path) + "?" + q.Encode()
+}
+
+// fileURI is path as an SQLite file: URI, with '?', '#', '%' and spaces
+// escaped so a file name is never read as URI syntax.
+func fileURI(path string) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath()
 }
 
 // Open opens (creating if needed) the database at path with a single writer
