@@ -131,9 +131,15 @@ type OutgoingMessage struct {
 // before Before (at most one of them; both zero means the newest). Limit is
 // clamped to 1..MaxHistoryLimit; zero means MaxHistoryLimit.
 type HistoryQuery struct {
-	After  uint64
+	// After pages forward (oldest first) from this message id; NextCursor
+	// is then the newest id of the page. To read a channel from its very
+	// beginning set After to 1: 0 means "not set".
+	After uint64
+	// Before pages backward from this message id; NextCursor is then the
+	// oldest id of the page.
 	Before uint64
-	Limit  int
+	// Limit is the page size (1..MaxHistoryLimit, 0 = MaxHistoryLimit).
+	Limit int
 }
 
 // Validate returns "message history accepts either after or before, not

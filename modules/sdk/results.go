@@ -60,15 +60,26 @@ const ResultCompleted ResultOutcome = "completed"
 type ScheduledResult struct {
 	// NotificationID is stable across retries: the idempotency key.
 	NotificationID string
-	Subscription   string
-	TaskID         string
-	RunID          string
-	Revision       int
-	GuildID        uint64
-	OwnerID        uint64
-	PublishedAt    time.Time
-	ExpiresAt      time.Time
-	Messages       []ScheduledResultMessage
+	// Subscription is the subscribed name (1–64 of [a-z0-9_]).
+	Subscription string
+	// TaskID identifies the scheduled task that ran.
+	TaskID string
+	// RunID identifies the run whose output was published.
+	RunID string
+	// Revision is the task definition's revision that produced the run.
+	Revision int
+	// GuildID is the guild the task published in (0 < id < 2^64).
+	GuildID uint64
+	// OwnerID is the Discord user who owns the task.
+	OwnerID uint64
+	// PublishedAt is when the last required post was confirmed sent.
+	PublishedAt time.Time
+	// ExpiresAt ends retention (ResultRetention after publication): keep
+	// idempotency receipts at least this long.
+	ExpiresAt time.Time
+	// Messages are the posted messages in order; attachments are read
+	// through the handler's ScheduledResultFiles.
+	Messages []ScheduledResultMessage
 	// Outcome is always ResultCompleted.
 	Outcome ResultOutcome
 }
@@ -98,8 +109,11 @@ func (r ScheduledResult) Clone() ScheduledResult {
 
 // ScheduledResultMessage is one posted message of the run.
 type ScheduledResultMessage struct {
-	Message     MessageRef
-	Content     string
+	// Message is the posted Discord message.
+	Message MessageRef
+	// Content is the posted text (as sent; later edits do not change it).
+	Content string
+	// Attachments are the message's published files.
 	Attachments []ScheduledResultAttachment
 	// EmbedJSON is the published embed (≤ 32 KiB), "" when none or omitted;
 	// EmbedUnavailableReason then says why it was omitted.
@@ -109,9 +123,13 @@ type ScheduledResultMessage struct {
 
 // ScheduledResultAttachment describes a published file.
 type ScheduledResultAttachment struct {
-	ID          string
-	Filename    string
-	SizeBytes   int64
+	// ID is what ScheduledResultFiles.Read takes.
+	ID string
+	// Filename is the published file name.
+	Filename string
+	// SizeBytes is the file's size.
+	SizeBytes int64
+	// Description is the attachment's description ("" when none).
 	Description string
 }
 
