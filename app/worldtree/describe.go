@@ -108,15 +108,25 @@ func describeStatus(e *SessionAPIFailedError) string {
 	return fmt.Sprintf("Worldtree answered %s %s with status %d%s.", e.Method, e.Path, e.Status, codeSuffix(code))
 }
 
-// isAdminPath reports whether an escaped request path is an /admin endpoint.
-func isAdminPath(path string) bool { return strings.Contains(path, "/admin/") }
+// isAdminPath reports whether an escaped request path is the client's one /admin endpoint,
+// .../admin/sessions/{id}/bifrost. The whole endpoint is matched, not any "/admin/" in the path,
+// since a base URL may itself sit under an /admin/ prefix. An id is one escaped segment, so it
+// cannot fake the shape.
+func isAdminPath(path string) bool {
+	i := strings.LastIndex(path, "/admin/sessions/")
+	if i < 0 || !strings.HasSuffix(path, "/bifrost") {
+		return false
+	}
+	id := strings.TrimSuffix(path[i+len("/admin/sessions/"):], "/bifrost")
+	return id != "" && !strings.Contains(id, "/")
+}
 
 // scopeFor names the scope an endpoint needs, where the contract says so.
 func scopeFor(method, path string) string {
 	switch {
 	case isAdminPath(path):
 		return "admin.sessions.read"
-	case strings.HasSuffix(path, "/persona_state") && strings.Contains(path, "/agents/"):
+	case method == http.MethodGet && strings.HasSuffix(path, "/persona_state") && strings.Contains(path, "/agents/"):
 		return PersonaReadScope
 	case strings.HasSuffix(path, "/models/available-for-characters"):
 		return "character.read"

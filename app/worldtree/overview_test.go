@@ -274,6 +274,10 @@ func TestDescribeError(t *testing.T) {
 		{"redirect", api("GET", "/me", 302, ""), "redirect (status 302)"},
 		{"401 default key", api("GET", "/me", 401, ""), "rejected the API key (401). Check the Worldtree default key"},
 		{"401 admin key", api("GET", "/admin/sessions/s/bifrost", 401, ""), "rejected the admin key"},
+		{"401 admin key under a base path", api("GET", "/wt/admin/sessions/s/bifrost", 401, ""), "rejected the admin key"},
+		// A base URL under an /admin/ prefix does not make every request an admin one.
+		{"401 default key under an /admin/ base path", api("GET", "/admin/wt/me", 401, ""), "Check the Worldtree default key"},
+		{"403 under an /admin/ base path", api("GET", "/admin/wt/sessions", 403, ""), `"conversations.read"`},
 		{"403 admin names scope", api("GET", "/admin/sessions/s/bifrost", 403, "auth_scope_denied"), `"admin.sessions.read"`},
 		{"403 create character names scope", api("POST", "/characters", 403, "auth_scope_denied"), `"character.write"`},
 		{"403 delete character names scope", api("DELETE", "/characters/c", 403, ""), `"character.write"`},
