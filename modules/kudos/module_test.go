@@ -227,8 +227,12 @@ func TestGiveCommandRepliesWithThankBackButton(t *testing.T) {
 		t.Fatalf("components = %v, want one button", r.Components)
 	}
 	button, ok := r.Components[0].(sdk.ButtonSpec)
-	if !ok || button.Key != ButtonThankBack || !slices.Equal(button.Parts, []string{"1"}) {
-		t.Errorf("button = %#v", r.Components[0])
+	want := sdk.ButtonSpec{Key: ButtonThankBack, Label: "Thank back", Style: sdk.ButtonSuccess, Parts: []string{"1"}}
+	if !ok || !reflect.DeepEqual(button, want) {
+		t.Errorf("button = %#v, want %#v", r.Components[0], want)
+	}
+	if r.Ephemeral {
+		t.Error("a successful /kudos give must reply publicly")
 	}
 }
 
