@@ -56,7 +56,14 @@ func (h *FakeHealth) Constraint(source string) (health sdk.ModuleHealth, ok bool
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	health, ok = h.core[source]
-	return health, ok
+	return cloneHealth(health), ok
+}
+
+// cloneHealth copies a report's metrics, so what the fake hands out cannot
+// rewrite what it recorded.
+func cloneHealth(m sdk.ModuleHealth) sdk.ModuleHealth {
+	m.Metrics = maps.Clone(m.Metrics)
+	return m
 }
 
 // record builds the report; UpdatedAt counts reports (one second each since
@@ -99,7 +106,7 @@ func (h *FakeHealth) Current() (health sdk.ModuleHealth, ok bool) {
 	if len(h.reports) == 0 {
 		return sdk.ModuleHealth{}, false
 	}
-	return h.reports[len(h.reports)-1], true
+	return cloneHealth(h.reports[len(h.reports)-1]), true
 }
 
 // Keyed returns the live report for key.
@@ -107,7 +114,7 @@ func (h *FakeHealth) Keyed(key string) (health sdk.ModuleHealth, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	health, ok = h.keyed[key]
-	return health, ok
+	return cloneHealth(health), ok
 }
 
 // Keys returns the live keys, sorted.
@@ -121,14 +128,22 @@ func (h *FakeHealth) Keys() []string {
 func (h *FakeHealth) Reports() []sdk.ModuleHealth {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Clone(h.reports)
+	out := make([]sdk.ModuleHealth, len(h.reports))
+	for i, r := range h.reports {
+		out[i] = cloneHealth(r)
+	}
+	return out
 }
 
 // History returns every call, keyed and unkeyed, oldest first.
 func (h *FakeHealth) History() []HealthReport {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return slices.Clone(h.history)
+	out := make([]HealthReport, len(h.history))
+	for i, r := range h.history {
+		out[i] = HealthReport{Key: r.Key, Health: cloneHealth(r.Health)}
+	}
+	return out
 }
 
 // State returns the worst state across the current unkeyed report, every

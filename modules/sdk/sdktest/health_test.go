@@ -81,3 +81,32 @@ func TestHealthBoundsDetailAndMetrics(t *testing.T) {
 		t.Errorf("updated at = %v", cur.UpdatedAt)
 	}
 }
+
+// Reports handed out are copies: a test or module changing a returned
+// report's metrics cannot rewrite what was recorded.
+func TestHealthReportsAreCopies(t *testing.T) {
+	h := NewFakeHealth()
+	h.Report(sdk.HealthHealthy, "", map[string]float64{"guilds": 1})
+	h.ReportKey("digest", sdk.HealthDegraded, "late", map[string]float64{"digest_failures": 1})
+
+	cur, _ := h.Current()
+	cur.Metrics["guilds"] = 99
+	keyed, _ := h.Keyed("digest")
+	keyed.Metrics["digest_failures"] = 99
+	h.Reports()[0].Metrics["guilds"] = 99
+	h.History()[1].Health.Metrics["digest_failures"] = 99
+	h.Aggregate().Metrics["guilds"] = 99
+
+	if cur, _ := h.Current(); cur.Metrics["guilds"] != 1 {
+		t.Errorf("current metrics = %v, want guilds=1", cur.Metrics)
+	}
+	if keyed, _ := h.Keyed("digest"); keyed.Metrics["digest_failures"] != 1 {
+		t.Errorf("keyed metrics = %v, want digest_failures=1", keyed.Metrics)
+	}
+	if got := h.History()[0].Health.Metrics["guilds"]; got != 1 {
+		t.Errorf("history metrics guilds = %v, want 1", got)
+	}
+	if got := h.Aggregate().Metrics; got["guilds"] != 1 || got["digest_failures"] != 1 {
+		t.Errorf("aggregate metrics = %v", got)
+	}
+}
