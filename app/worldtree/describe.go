@@ -148,7 +148,9 @@ func scopeFor(method, path string) string {
 
 // scopeInMessage finds a scope name ("conversations.read") after the word "scope" in a server
 // message such as "Missing required scope: persona.read".
-var scopeInMessage = regexp.MustCompile(`(?i)\bscopes?\b[^A-Za-z0-9<]{0,3}([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)+)\b`)
+// Scope names are lowercase words joined by dots (admin.sessions.read); anything else, a key
+// echoed into the message say, is not taken for one.
+var scopeInMessage = regexp.MustCompile(`(?i:\bscopes?\b)[^A-Za-z0-9<]{0,3}([a-z][a-z_]*(?:\.[a-z_]+)+)\b`)
 
 // scopeFromBody returns the scope a 403 body names in its message (flat, in the detail
 // envelope, or as a string detail), or "" when it names none.

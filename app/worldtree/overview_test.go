@@ -260,6 +260,8 @@ func TestDescribeError(t *testing.T) {
 		{"403 list sessions names conversations.read", api("GET", "/sessions", 403, "auth_scope_denied"), `lacks the "conversations.read" scope`},
 		{"403 create session names conversations.write", api("POST", "/sessions", 403, "auth_scope_denied"), `lacks the "conversations.write" scope`},
 		{"403 session tools names conversations.read", api("GET", "/sessions/s1/tools", 403, ""), `lacks the "conversations.read" scope`},
+		{"403 message echoing a dotted token is not a scope", apiBody("GET", "/me", 403,
+			`{"detail":{"error_code":"auth_scope_denied","message":"Missing required scope: eyJhbGci.OiJIUz1"}}`), "403, error code auth_scope_denied): the key lacks a scope"},
 		{"403 message without a scope-shaped word", apiBody("GET", "/me", 403,
 			`{"detail":{"error_code":"auth_scope_denied","message":"Missing required scope: <b>x</b>"}}`), "403, error code auth_scope_denied): the key lacks a scope"},
 		{"scope denied names the scope", &AuthScopeDeniedError{Scope: "persona.read"}, `lacks the "persona.read" scope`},
