@@ -523,3 +523,41 @@ func TestWorldtreeOverlongNextCursorNotLinked(t *testing.T) {
 		t.Error("an over-long cursor is linked")
 	}
 }
+
+// TestWorldtreePageNeverRendersEchoedKeys points the page at a server that echoes the bearer key
+// into every error it sends (error_code, message, body), with a long and a short default key.
+func TestWorldtreePageNeverRendersEchoedKeys(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		w.Header().Set("Content-Type", "application/json")
+		status := http.StatusInternalServerError
+		switch r.URL.Path {
+		case "/me":
+			status = http.StatusUnauthorized
+		case "/sessions":
+			status = http.StatusForbidden
+		case "/agents":
+			status = http.StatusUnprocessableEntity
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, `{"detail":{"error_code":"bad_`+tok+`","message":"Missing required scope: `+tok+` for `+tok+`"}}`)
+	}))
+	t.Cleanup(echo.Close)
+	for _, key := range []string{wtDefaultKey, "k3y-a1"} {
+		t.Run(key, func(t *testing.T) {
+			h, c := signedIn(t)
+			configureWorldtree(t, c, url.Values{"base_url": {echo.URL}, "default_key": {key}})
+			page := c.get("/worldtree")
+			wantStatus(t, page, http.StatusOK)
+			for _, section := range []string{"identity", "templates", "agents", "sessions"} {
+				wantBody(t, page, `data-testid="worldtree-error-`+section+`"`)
+			}
+			if strings.Contains(page.body, key) {
+				t.Errorf("the page renders the echoed key %q", key)
+			}
+			if strings.Contains(h.logs.String(), key) {
+				t.Errorf("the logs contain the key %q", key)
+			}
+		})
+	}
+}
