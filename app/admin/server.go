@@ -56,7 +56,7 @@ type Options struct {
 	MetricsToken string
 	// Modules lists the loaded modules (may be empty).
 	Modules []ModuleInfo
-	// TrustProxy takes the client IP from X-Forwarded-For / X-Real-IP when
+	// TrustProxy takes the client IP from X-Forwarded-For (not X-Real-IP) when
 	// the direct peer is a loopback or private address (a reverse proxy on
 	// the same host or network), and honours X-Forwarded-Proto. Off by
 	// default: a spoofed header must not dodge the sign-in rate limit.
