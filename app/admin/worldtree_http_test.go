@@ -317,6 +317,8 @@ func TestWorldtreeSettingsValidationErrors(t *testing.T) {
 			"base_url", "user name or password", "", "hunter2secret"},
 		{"credentials after a one-slash scheme are not echoed", url.Values{"base_url": {"https:/bob:hunter2secret@wt.example"}, "default_key": {wtDefaultKey}},
 			"base_url", "user name or password", "", "hunter2secret"},
+		{"consumer key equal to the default key", url.Values{"base_url": {"https://wt.example"}, "default_key": {wtDefaultKey}, "consumer_key": {wtDefaultKey}},
+			"consumer_key", "must differ from the default key", "https://wt.example", ""},
 		{"missing default key", url.Values{"base_url": {"https://wt.example"}},
 			"default_key", "Enter the Worldtree API key", "https://wt.example", ""},
 		{"key with spaces", url.Values{"base_url": {"https://wt.example"}, "default_key": {"two words"}},
