@@ -55,6 +55,9 @@ func (s *Server) setupSubmit(c echo.Context) error {
 	token := c.FormValue("token")
 	username := c.FormValue("username")
 	password := c.FormValue("password")
+	// The set-up contract is username + password; the browser form adds a
+	// confirm field, checked whenever it is sent (an empty one is a mismatch).
+	_, hasConfirm := c.Request().PostForm["confirm"]
 	confirm := c.FormValue("confirm")
 
 	view := s.setupFormView(token, username)
@@ -63,7 +66,7 @@ func (s *Server) setupSubmit(c echo.Context) error {
 	}
 	if err := auth.ValidatePassword(username, password); err != nil {
 		view.Errors["password"] = userMessage(err)
-	} else if password != confirm {
+	} else if hasConfirm && password != confirm {
 		view.Errors["confirm"] = userMessage(auth.ErrPasswordsDoNotMatch)
 	}
 	if len(view.Errors) > 0 {
