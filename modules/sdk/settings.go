@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
@@ -294,6 +296,24 @@ func (s Settings) String(name string) string { v, _ := s.values[name].(string); 
 
 // Bool returns a bool setting.
 func (s Settings) Bool(name string) bool { v, _ := s.values[name].(bool); return v }
+
+var (
+	_ fmt.Formatter  = Settings{}
+	_ slog.LogValuer = Settings{}
+)
+
+// Format prints the setting names only, never a value: settings may hold
+// secrets, and a module that logs or prints its settings must not leak
+// them. Every verb renders "sdk.Settings{name, …}".
+func (s Settings) Format(f fmt.State, _ rune) {
+	_, _ = fmt.Fprint(f, "sdk.Settings{"+strings.Join(s.Names(), ", ")+"}")
+}
+
+// LogValue renders the setting names only (see Format), so slog never
+// records a value.
+func (s Settings) LogValue() slog.Value {
+	return slog.StringValue("sdk.Settings{" + strings.Join(s.Names(), ", ") + "}")
+}
 
 // Names returns the setting names, sorted.
 func (s Settings) Names() []string {
