@@ -55,6 +55,15 @@ func (s *Store) Backup(ctx context.Context, dest string, progress func(done, tot
 	}
 	tmp := abs + ".partial-" + randHex(4)
 	defer removeDB(tmp)
+	// Create the file owner-only before SQLite opens it (SQLite would use
+	// 0644 minus the umask): a backup holds password and session hashes.
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
 	if err := s.copyTo(ctx, tmp, progress); err != nil {
 		return err
 	}

@@ -144,3 +144,42 @@ func TestBackupToAnyFileName(t *testing.T) {
 		})
 	}
 }
+
+// TestBackupIsPrivate: a backup holds password and session hashes and
+// stored keys, so it is readable by the owner only (0600) whatever the
+// umask, like the live database — including the automatic pre-migration one.
+func TestBackupIsPrivate(t *testing.T) {
+	ctx := context.Background()
+	s := migratedStore(t)
+	dir := t.TempDir()
+	for _, name := range []string{"new.db", "overwritten.db"} {
+		dest := filepath.Join(dir, name)
+		if name == "overwritten.db" {
+			if err := os.WriteFile(dest, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Backup(ctx, dest, nil); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Stat(dest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if perm := fi.Mode().Perm(); perm != 0o600 {
+			t.Errorf("%s mode %#o, want 0600", name, perm)
+		}
+	}
+	if perm := filepathMode(t, s.Path()); perm != 0o600 {
+		t.Errorf("live database mode %#o, want 0600", perm)
+	}
+}
+
+func filepathMode(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}

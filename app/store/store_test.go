@@ -169,6 +169,9 @@ func TestMigratePopulatedDatabaseBacksUpFirst(t *testing.T) {
 	if rep.BackupPath == "" || filepath.Dir(rep.BackupPath) != filepath.Join(filepath.Dir(path), "backups") {
 		t.Fatalf("pre-migration backup path = %q", rep.BackupPath)
 	}
+	if perm := filepathMode(t, rep.BackupPath); perm != 0o600 {
+		t.Errorf("pre-migration backup mode %#o, want 0600", perm)
+	}
 	// The data survived the migration and the backup holds the old schema.
 	if v, ok, err := s2.Setting(ctx, "keep.me"); err != nil || !ok || v != "precious" {
 		t.Fatalf("setting after migrate = %q %v %v", v, ok, err)
