@@ -337,10 +337,29 @@ func (s Spec) Clone() Spec {
 		schema.Fields = slices.Clone(s.GuildSettings.Fields)
 		for i := range schema.Fields {
 			schema.Fields[i].Choices = slices.Clone(schema.Fields[i].Choices)
+			schema.Fields[i].Default = cloneListDefault(schema.Fields[i].Default)
 		}
 		c.GuildSettings = &schema
 	}
 	return c
+}
+
+// cloneListDefault copies a list-valued default (id_list, str_list) so a
+// clone does not share its backing array; scalars are returned as they are.
+func cloneListDefault(v any) any {
+	switch l := v.(type) {
+	case []any:
+		return slices.Clone(l)
+	case []string:
+		return slices.Clone(l)
+	case []uint64:
+		return slices.Clone(l)
+	case []int64:
+		return slices.Clone(l)
+	case []int:
+		return slices.Clone(l)
+	}
+	return v
 }
 
 // Clone returns a deep copy of the permissions.

@@ -198,6 +198,18 @@ func TestSpecClone(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	// List defaults are slices too.
+	s.GuildSettings.Fields = append(s.GuildSettings.Fields, GuildSettingField{Name: "mod_roles", Kind: GuildSettingIDList, Default: []uint64{7}})
+	s.GuildSettings.Fields = append(s.GuildSettings.Fields, GuildSettingField{Name: "words", Kind: GuildSettingStrList, Default: []any{"a"}})
+	c = s.Clone()
+	s.GuildSettings.Fields[len(s.GuildSettings.Fields)-2].Default.([]uint64)[0] = 9
+	s.GuildSettings.Fields[len(s.GuildSettings.Fields)-1].Default.([]any)[0] = "changed"
+	if f, _ := c.GuildSettings.Field("mod_roles"); f.Default.([]uint64)[0] != 7 {
+		t.Errorf("clone shares an id_list default: %v", f.Default)
+	}
+	if f, _ := c.GuildSettings.Field("words"); f.Default.([]any)[0] != "a" {
+		t.Errorf("clone shares a str_list default: %v", f.Default)
+	}
 	bare := Spec{Name: "x"}.Clone()
 	if bare.Settings != nil || bare.GuildSettings != nil {
 		t.Fatal("nil definitions became non-nil")
