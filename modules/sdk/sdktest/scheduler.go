@@ -164,7 +164,9 @@ func (s *FakeScheduler) Job(key string) (FakeJob, bool) {
 	if !ok {
 		return FakeJob{}, false
 	}
-	return *j, true
+	c := *j
+	c.Payload = slices.Clone(j.Payload)
+	return c, true
 }
 
 // Handlers returns the registered handler names, sorted.
@@ -183,7 +185,12 @@ func (s *FakeScheduler) Handlers() []string {
 func (s *FakeScheduler) Runs() []sdk.JobRun {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.runs)
+	out := make([]sdk.JobRun, len(s.runs))
+	for i, r := range s.runs {
+		r.Payload = slices.Clone(r.Payload)
+		out[i] = r
+	}
+	return out
 }
 
 // RunDue runs, one at a time and in scheduling order, every job due at or
@@ -217,7 +224,11 @@ func (s *FakeScheduler) RunDue(ctx context.Context, now time.Time) int {
 		s.runs = append(s.runs, run)
 		s.mu.Unlock()
 
-		err := callJob(ctx, handler, run)
+		// The handler gets its own payload: changing it cannot alter the
+		// recorded run or the next execution.
+		handlerRun := run
+		handlerRun.Payload = slices.Clone(run.Payload)
+		err := callJob(ctx, handler, handlerRun)
 
 		s.mu.Lock()
 		if s.jobs[key] == job { // not cancelled or replaced meanwhile

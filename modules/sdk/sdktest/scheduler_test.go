@@ -265,3 +265,30 @@ func TestSchedulerValidatesLikeTheHost(t *testing.T) {
 		t.Errorf("invalid calls scheduled %+v", infos)
 	}
 }
+
+// Jobs and runs handed out are copies: changing a returned payload cannot
+// change what the next execution receives.
+func TestSchedulerJobsAndRunsAreCopies(t *testing.T) {
+	ctx := context.Background()
+	s := NewFakeScheduler("mod")
+	var payloads []string
+	mustRegister(t, s, "h", func(_ context.Context, run sdk.JobRun) error {
+		payloads = append(payloads, string(run.Payload))
+		run.Payload[2] = 'X'
+		return nil
+	})
+	if err := s.RunEvery(ctx, "tick", time.Minute, "h", map[string]any{"n": 1}, sdk.EveryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job, _ := s.Job("tick")
+	job.Payload[2] = 'Y'
+	s.RunDue(ctx, at(0))
+	s.Runs()[0].Payload[2] = 'Z'
+	s.RunDue(ctx, at(60))
+	if want := []string{`{"n":1}`, `{"n":1}`}; !slices.Equal(payloads, want) {
+		t.Errorf("payloads = %q, want %q", payloads, want)
+	}
+	if got := string(s.Runs()[0].Payload); got != `{"n":1}` {
+		t.Errorf("recorded run payload = %s", got)
+	}
+}
