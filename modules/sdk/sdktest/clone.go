@@ -86,3 +86,66 @@ func cloneResponse(r sdk.Response) sdk.Response {
 	r.Components = cloneComponents(r.Components)
 	return r
 }
+
+// Reads hand out deep copies of the fake's data for the same reason: a
+// module changing a fetched snapshot must not change what the next fetch
+// returns.
+
+func cloneMessage(m sdk.MessageSnapshot) sdk.MessageSnapshot {
+	m.Attachments = slices.Clone(m.Attachments)
+	m.EmbedImageURLs = slices.Clone(m.EmbedImageURLs)
+	m.EmbedTexts = slices.Clone(m.EmbedTexts)
+	return m
+}
+
+func cloneMessages(ms []sdk.MessageSnapshot) []sdk.MessageSnapshot {
+	if ms == nil {
+		return nil
+	}
+	out := make([]sdk.MessageSnapshot, len(ms))
+	for i, m := range ms {
+		out[i] = cloneMessage(m)
+	}
+	return out
+}
+
+func cloneMember(m sdk.MemberSnapshot) sdk.MemberSnapshot {
+	m.RoleIDs = slices.Clone(m.RoleIDs)
+	return m
+}
+
+func cloneChannel(c sdk.ChannelSnapshot) sdk.ChannelSnapshot {
+	c.AppliedTags = slices.Clone(c.AppliedTags)
+	return c
+}
+
+func cloneChannels(cs []sdk.ChannelSnapshot) []sdk.ChannelSnapshot {
+	if cs == nil {
+		return nil
+	}
+	out := make([]sdk.ChannelSnapshot, len(cs))
+	for i, c := range cs {
+		out[i] = cloneChannel(c)
+	}
+	return out
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+func cloneInvites(is []sdk.InviteSnapshot) []sdk.InviteSnapshot {
+	if is == nil {
+		return nil
+	}
+	out := make([]sdk.InviteSnapshot, len(is))
+	for i, inv := range is {
+		inv.Uses, inv.MaxUses, inv.Temporary = clonePtr(inv.Uses), clonePtr(inv.MaxUses), clonePtr(inv.Temporary)
+		out[i] = inv
+	}
+	return out
+}

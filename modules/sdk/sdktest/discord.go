@@ -196,6 +196,7 @@ func (f *FakeDiscordActions) FetchMessage(ctx context.Context, ref sdk.MessageRe
 		return nil, err
 	}
 	if m, ok := f.Messages[ref]; ok {
+		m = cloneMessage(m)
 		return &m, nil
 	}
 	return nil, nil
@@ -209,6 +210,7 @@ func (f *FakeDiscordActions) FetchMember(ctx context.Context, guildID, userID ui
 		return nil, err
 	}
 	if m, ok := f.Members[GuildUser{guildID, userID}]; ok {
+		m = cloneMember(m)
 		return &m, nil
 	}
 	return nil, nil
@@ -222,6 +224,7 @@ func (f *FakeDiscordActions) FetchChannel(ctx context.Context, guildID, channelI
 		return nil, err
 	}
 	if c, ok := f.Channels[GuildChannel{guildID, channelID}]; ok {
+		c = cloneChannel(c)
 		return &c, nil
 	}
 	return nil, nil
@@ -277,7 +280,7 @@ func (f *FakeDiscordActions) FetchMessages(ctx context.Context, guildID, channel
 			cursor = selected[0].Ref.MessageID
 		}
 	}
-	return sdk.MessagePage{Messages: slices.Clone(selected), NextCursor: cursor, HasMore: len(candidates) > len(selected)}, nil
+	return sdk.MessagePage{Messages: cloneMessages(selected), NextCursor: cursor, HasMore: len(candidates) > len(selected)}, nil
 }
 
 // FetchPins returns Pins[{guild, channel}].
@@ -287,7 +290,7 @@ func (f *FakeDiscordActions) FetchPins(ctx context.Context, guildID, channelID u
 	if err := f.record(sdk.ActionFetchPins, guildID, channelID); err != nil {
 		return nil, err
 	}
-	return slices.Clone(f.Pins[GuildChannel{guildID, channelID}]), nil
+	return cloneMessages(f.Pins[GuildChannel{guildID, channelID}]), nil
 }
 
 // FetchPublicThreads returns PublicThreads[{guild, parent}].
@@ -297,7 +300,7 @@ func (f *FakeDiscordActions) FetchPublicThreads(ctx context.Context, guildID, pa
 	if err := f.record(sdk.ActionFetchPublicThreads, guildID, parentChannelID); err != nil {
 		return nil, err
 	}
-	return slices.Clone(f.PublicThreads[GuildChannel{guildID, parentChannelID}]), nil
+	return cloneChannels(f.PublicThreads[GuildChannel{guildID, parentChannelID}]), nil
 }
 
 // FetchRoles returns Roles[guild].
@@ -317,7 +320,7 @@ func (f *FakeDiscordActions) FetchInvites(ctx context.Context, guildID uint64) (
 	if err := f.record(sdk.ActionFetchInvites, guildID); err != nil {
 		return nil, err
 	}
-	return slices.Clone(f.Invites[guildID]), nil
+	return cloneInvites(f.Invites[guildID]), nil
 }
 
 // CanViewChannel returns ChannelAccess[{guild, user, channel}] (false when

@@ -108,3 +108,61 @@ func TestRecordedMessagesAreCopies(t *testing.T) {
 		t.Errorf("recorded modals = %+v", got)
 	}
 }
+
+// Fetched snapshots are copies: a module changing one cannot change what
+// the next fetch returns.
+func TestFetchedSnapshotsAreCopies(t *testing.T) {
+	ctx := context.Background()
+	d := NewFakeDiscordActions("mod", nil)
+	ref := sdk.MessageRef{GuildID: 1, ChannelID: 2, MessageID: 3}
+	msg := sdk.MessageSnapshot{Ref: ref, Attachments: []sdk.AttachmentSnapshot{{Filename: "a.png"}},
+		EmbedImageURLs: []string{"u"}, EmbedTexts: []string{"t"}}
+	uses := 4
+	d.Messages[ref] = msg
+	d.Histories[GuildChannel{1, 2}] = []sdk.MessageSnapshot{msg}
+	d.Pins[GuildChannel{1, 2}] = []sdk.MessageSnapshot{msg}
+	d.Members[GuildUser{1, 5}] = sdk.MemberSnapshot{GuildID: 1, UserID: 5, RoleIDs: []uint64{7}}
+	d.Channels[GuildChannel{1, 2}] = sdk.ChannelSnapshot{GuildID: 1, ChannelID: 2, AppliedTags: []string{"tag"}}
+	d.PublicThreads[GuildChannel{1, 2}] = []sdk.ChannelSnapshot{{GuildID: 1, ChannelID: 9, AppliedTags: []string{"tag"}}}
+	d.Invites[1] = []sdk.InviteSnapshot{{GuildID: 1, Code: "c", Uses: &uses}}
+
+	tamper := func() {
+		m, _ := d.FetchMessage(ctx, ref)
+		m.Attachments[0].Filename, m.EmbedImageURLs[0], m.EmbedTexts[0] = "x", "x", "x"
+		page, _ := d.FetchMessages(ctx, 1, 2, sdk.HistoryQuery{})
+		page.Messages[0].Attachments[0].Filename = "x"
+		pins, _ := d.FetchPins(ctx, 1, 2)
+		pins[0].Attachments[0].Filename = "x"
+		member, _ := d.FetchMember(ctx, 1, 5)
+		member.RoleIDs[0] = 0
+		channel, _ := d.FetchChannel(ctx, 1, 2)
+		channel.AppliedTags[0] = "x"
+		threads, _ := d.FetchPublicThreads(ctx, 1, 2)
+		threads[0].AppliedTags[0] = "x"
+		invites, _ := d.FetchInvites(ctx, 1)
+		*invites[0].Uses = 0
+	}
+	tamper()
+
+	m, _ := d.FetchMessage(ctx, ref)
+	page, _ := d.FetchMessages(ctx, 1, 2, sdk.HistoryQuery{})
+	pins, _ := d.FetchPins(ctx, 1, 2)
+	member, _ := d.FetchMember(ctx, 1, 5)
+	channel, _ := d.FetchChannel(ctx, 1, 2)
+	threads, _ := d.FetchPublicThreads(ctx, 1, 2)
+	invites, _ := d.FetchInvites(ctx, 1)
+	switch {
+	case m.Attachments[0].Filename != "a.png" || m.EmbedImageURLs[0] != "u" || m.EmbedTexts[0] != "t":
+		t.Errorf("message = %+v", m)
+	case page.Messages[0].Attachments[0].Filename != "a.png":
+		t.Errorf("history = %+v", page.Messages)
+	case pins[0].Attachments[0].Filename != "a.png":
+		t.Errorf("pins = %+v", pins)
+	case member.RoleIDs[0] != 7:
+		t.Errorf("member = %+v", member)
+	case channel.AppliedTags[0] != "tag" || threads[0].AppliedTags[0] != "tag":
+		t.Errorf("channel = %+v, threads = %+v", channel, threads)
+	case *invites[0].Uses != 4 || uses != 4:
+		t.Errorf("invite uses = %d (test's %d)", *invites[0].Uses, uses)
+	}
+}
