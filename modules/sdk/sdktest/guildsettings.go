@@ -2,7 +2,6 @@ package sdktest
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sync"
 
@@ -81,7 +80,7 @@ func (g *FakeGuildSettings) Set(guildID uint64, values map[string]any) {
 			delete(doc, k)
 			continue
 		}
-		doc[k] = v
+		doc[k] = cloneValue(v)
 	}
 	callbacks := slices.Clone(g.callbacks)
 	g.mu.Unlock()
@@ -94,7 +93,36 @@ func (g *FakeGuildSettings) Set(guildID uint64, values map[string]any) {
 func (g *FakeGuildSettings) Document(guildID uint64) map[string]any {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return maps.Clone(g.documents[guildID])
+	return cloneValues(g.documents[guildID])
+}
+
+// cloneValues copies a document, list values included, so callers and the
+// fake never share a backing array.
+func cloneValues(doc map[string]any) map[string]any {
+	if doc == nil {
+		return nil
+	}
+	out := make(map[string]any, len(doc))
+	for k, v := range doc {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch l := v.(type) {
+	case []any:
+		return slices.Clone(l)
+	case []string:
+		return slices.Clone(l)
+	case []uint64:
+		return slices.Clone(l)
+	case []int64:
+		return slices.Clone(l)
+	case []int:
+		return slices.Clone(l)
+	}
+	return v
 }
 
 // GuildIDs returns the guilds with a document, active ones only, sorted.
@@ -121,7 +149,7 @@ func (g *FakeGuildSettings) Get(ctx context.Context, guildID uint64) (sdk.GuildS
 
 func (g *FakeGuildSettings) snapshot(guildID uint64) sdk.GuildSettingsSnapshot {
 	doc, stored := g.documents[guildID]
-	snap := sdk.GuildSettingsSnapshot{Values: maps.Clone(doc)}
+	snap := sdk.GuildSettingsSnapshot{Values: cloneValues(doc)}
 	if snap.Values == nil {
 		snap.Values = map[string]any{}
 	}

@@ -94,3 +94,25 @@ func TestGuildSettingsOnChangeAndEnablement(t *testing.T) {
 		t.Error("the active-guild predicate is not applied")
 	}
 }
+
+// Documents are copied in and out: the caller's slice given to Set, a
+// snapshot's values and Document's result are all independent.
+func TestGuildSettingsValuesAreCopies(t *testing.T) {
+	ctx := context.Background()
+	for _, schema := range []*sdk.GuildSettingsSchema{nil, {Fields: []sdk.GuildSettingField{{Name: "ids", Kind: sdk.GuildSettingIDList}}}} {
+		g := NewFakeGuildSettings(schema)
+		ids := []uint64{1}
+		g.Set(100, map[string]any{"ids": ids})
+		ids[0] = 9
+		snap, _ := g.Get(ctx, 100)
+		snap.Values["ids"].([]uint64)[0] = 8
+		g.Document(100)["ids"].([]uint64)[0] = 7
+		snap, _ = g.Get(ctx, 100)
+		if got := snap.Values["ids"].([]uint64); got[0] != 1 {
+			t.Errorf("schema %v: ids = %v, want [1]", schema != nil, got)
+		}
+		if got := g.Document(100)["ids"].([]uint64); got[0] != 1 {
+			t.Errorf("schema %v: stored document ids = %v, want [1]", schema != nil, got)
+		}
+	}
+}
