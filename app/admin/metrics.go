@@ -61,7 +61,18 @@ func newMetrics(st *store.Store) *metrics {
 	return m
 }
 
+// metricMethods are the methods counted under their own name; any other
+// (client-chosen) method is "other", so labels stay bounded.
+var metricMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+	http.MethodConnect: true, http.MethodTrace: true,
+}
+
 func (m *metrics) observe(route, method string, status int, d time.Duration) {
+	if !metricMethods[method] {
+		method = "other"
+	}
 	code := strconv.Itoa(status)
 	m.requests.WithLabelValues(route, method, code).Inc()
 	m.latency.WithLabelValues(route, method, code).Observe(d.Seconds())
