@@ -227,8 +227,21 @@ func logSetupLink(ctx context.Context, a *auth.Service, baseURL string, logger *
 		return err
 	}
 	ttl := time.Until(expires).Round(time.Minute)
-	logger.Info(fmt.Sprintf("Open %s/setup?token=%s to create the admin (expires in %s)", baseURL, token, formatMinutes(ttl)))
+	logger.Log(ctx, visibleLevel(ctx, logger),
+		fmt.Sprintf("Open %s/setup?token=%s to create the admin (expires in %s)", baseURL, token, formatMinutes(ttl)))
 	return nil
+}
+
+// visibleLevel is the lowest of info, warn and error that logger prints:
+// the set-up link is the only way in on a first run, so it must show even
+// when the operator raised KIMI_LOG_LEVEL.
+func visibleLevel(ctx context.Context, logger *slog.Logger) slog.Level {
+	for _, l := range []slog.Level{slog.LevelInfo, slog.LevelWarn, slog.LevelError} {
+		if logger.Enabled(ctx, l) {
+			return l
+		}
+	}
+	return slog.LevelError
 }
 
 // isLoopback reports whether addr only accepts local connections.
