@@ -47,6 +47,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		{"metrics refused", func() *response { return anon.get("/metrics") }, http.StatusUnauthorized},
 		{"unknown page", func() *response { return signedIn.get("/nope") }, http.StatusNotFound},
 		{"redirect to sign-in", func() *response { return anon.get("/settings") }, http.StatusSeeOther},
+		{"trailing-slash redirect", func() *response { return signedIn.get("/settings/") }, http.StatusMovedPermanently},
 		{"missing CSRF token", func() *response {
 			return signedIn.post("/logout", url.Values{"_csrf": {"-"}})
 		}, http.StatusForbidden},
@@ -93,6 +94,9 @@ func wantSecurityHeaders(t *testing.T, res *response) {
 	}
 	if res.Header.Get("Cache-Control") == "" {
 		t.Error("no Cache-Control")
+	}
+	if res.Header.Get("X-Request-Id") == "" {
+		t.Error("no X-Request-Id")
 	}
 }
 

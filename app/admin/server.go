@@ -196,10 +196,13 @@ func (s *Server) buildEcho() *echo.Echo {
 		e.IPExtractor = echo.ExtractIPDirect()
 	}
 
-	// "/settings/" -> "/settings": one canonical address per page.
-	e.Pre(middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Use(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders, s.bodyLimit(1<<20),
-		s.crossOrigin, s.loadSession, s.checkCSRF)
+	// Request ID, logging, panic recovery and the security headers run
+	// before routing, so every response has them — the trailing-slash
+	// redirect ("/settings/" -> "/settings": one canonical address per page)
+	// answers before any route middleware runs.
+	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders,
+		middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
+	e.Use(s.bodyLimit(1<<20), s.crossOrigin, s.loadSession, s.checkCSRF)
 
 	s.publicPath = map[string]bool{}
 	public := func(method, path string, h echo.HandlerFunc) {
