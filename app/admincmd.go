@@ -69,7 +69,21 @@ func runAdmin(ctx context.Context, c *cli, args []string) error {
 	}
 	defer st.Close()
 	// A fresh data directory is migrated here so `kimi admin create` can run
-	// before the first `kimi serve` (provisioning scripts).
+	// before the first `kimi serve` (provisioning scripts). Changing the
+	// schema needs the lock, like `kimi migrate up`: never under a running
+	// (older) server. A current schema needs no lock, so this works while
+	// the server runs.
+	cur, latest, err := st.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if cur < latest {
+		lock, err := store.AcquireLock(cfg.DBPath())
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
 	rep, err := st.Migrate(ctx)
 	if err != nil {
 		return err
