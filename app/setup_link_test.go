@@ -61,3 +61,46 @@ func TestSetupLinkPrintedAtAnyLogLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestNoCommandMeansServe: plain `kimi`, or flags alone, runs `kimi serve`.
+func TestNoCommandMeansServe(t *testing.T) {
+	readyRE := regexp.MustCompile(`msg="kimi: ready" addr=\S+ url=(\S+)`)
+	for _, args := range [][]string{nil, {"--addr", "127.0.0.1:0"}} {
+		t.Run(strings.Join(append([]string{"kimi"}, args...), " "), func(t *testing.T) {
+			c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": t.TempDir(), "KIMI_ADDR": "127.0.0.1:0"}, "")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			code := make(chan int, 1)
+			go func() { code <- c.main(ctx, args) }()
+			var url string
+			for i := 0; url == ""; i++ {
+				if m := readyRE.FindStringSubmatch(stderr.String()); m != nil {
+					url = m[1]
+					break
+				}
+				select {
+				case rc := <-code:
+					t.Fatalf("kimi %v exited with %d without serving:\n%s", args, rc, stderr)
+				default:
+				}
+				if i > 6000 { // a guard against hangs, not a speed assertion
+					t.Fatalf("kimi %v never became ready:\n%s", args, stderr)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+			resp, err := client.Get(url + "/readyz")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("/readyz = %d", resp.StatusCode)
+			}
+			cancel()
+			if rc := <-code; rc != ExitOK {
+				t.Fatalf("exit code %d, want 0:\n%s", rc, stderr)
+			}
+		})
+	}
+}
