@@ -18,6 +18,11 @@ func (s *Server) setupForm(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	token := c.QueryParam("token")
+	// The answer tells whether a token is live, so a guess spends the
+	// sign-in budget like a post does (the help page without one is free).
+	if token != "" && !s.limiter.allow(c.RealIP(), time.Now()) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	}
 	err := s.opts.Auth.CheckSetupToken(ctx, token)
 	switch {
 	case errors.Is(err, auth.ErrAdminExists):

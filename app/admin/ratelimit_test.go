@@ -77,3 +77,25 @@ func TestLimiterKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupTokenGuessesAreRateLimited: GET /setup?token= answers whether a
+// token is live, so guessing through it spends the same per-client budget
+// as sign-in and set-up posts; opening /setup without a token does not.
+func TestSetupTokenGuessesAreRateLimited(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.LoginBurst = 3; o.LoginEvery = time.Hour })
+	c := h.newClient()
+	for range 5 {
+		wantStatus(t, c.get("/setup"), http.StatusOK) // the "link needed" help page is free
+	}
+	for i := range 3 {
+		res := c.get(fmt.Sprintf("/setup?token=guess-%d", i))
+		wantStatus(t, res, http.StatusForbidden)
+	}
+	res := c.get("/setup?token=guess-3")
+	wantStatus(t, res, http.StatusTooManyRequests)
+	wantBody(t, res, "Too many attempts")
+	// The budget is shared with sign-in.
+	c.get("/login")
+	res = c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}})
+	wantStatus(t, res, http.StatusTooManyRequests)
+}
