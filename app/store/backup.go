@@ -248,7 +248,9 @@ func check(ctx context.Context, db *sql.DB) (CheckReport, error) {
 // backup is copied beside the database and verified first (integrity check,
 // foreign keys, a Kimi schema no newer than this binary); only then is the
 // current database checkpointed and kept as <db>.pre-restore-<time>, and the
-// copy renamed into place. It refuses while another process holds the
+// copy renamed into place. The restored database starts with no sessions
+// or set-up tokens (everyone signs in again) and an audit row recording the
+// restore. It refuses while another process holds the
 // database lock (a running `kimi serve`). It returns the kept previous file
 // ("" when there was none).
 func Restore(ctx context.Context, dbPath, src string) (previous string, err error) {
@@ -287,6 +289,9 @@ func Restore(ctx context.Context, dbPath, src string) (previous string, err erro
 	case rep.SchemaVersion > rep.Latest:
 		return "", fmt.Errorf("%w: %s has schema version %d but this Kimi knows only up to %d", ErrSchemaTooNew, src, rep.SchemaVersion, rep.Latest)
 	}
+	if err := signOutRestored(ctx, tmp, src); err != nil {
+		return "", fmt.Errorf("store: restore: %w", err)
+	}
 	if err := checkpointFile(ctx, tmp); err != nil {
 		return "", fmt.Errorf("store: restore: %w", err)
 	}
@@ -312,6 +317,56 @@ func Restore(ctx context.Context, dbPath, src string) (previous string, err erro
 	}
 	_ = syncDir(filepath.Dir(dbPath))
 	return previous, nil
+}
+
+// ActionRestore is the audit action recorded in a database restored by
+// Restore.
+const ActionRestore = "store.restore"
+
+// signOutRestored ends every session and set-up token in the restored copy
+// at path and records the restore in its audit log. A backup holds the
+// sessions live when it was taken — including ones revoked since (a stolen
+// cookie signed out, a password change) — which must not come back.
+func signOutRestored(ctx context.Context, path, src string) error {
+	db, err := sql.Open("sqlite", DSN(path, false))
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sign out restored sessions: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	has := func(table string) (bool, error) {
+		var n int
+		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?`, table).Scan(&n)
+		return n == 1, err
+	}
+	for _, table := range []string{"sessions", "setup_tokens"} {
+		ok, err := has(table)
+		if err != nil {
+			return fmt.Errorf("sign out restored sessions: %w", err)
+		}
+		if ok {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
+				return fmt.Errorf("sign out restored sessions: %w", err)
+			}
+		}
+	}
+	if ok, err := has("audit_log"); err != nil {
+		return fmt.Errorf("record restore: %w", err)
+	} else if ok {
+		if err := AuditTx(ctx, tx, AuditEntry{Actor: "cli", Action: ActionRestore, Target: filepath.Base(src),
+			Detail: "database restored from a backup; all sessions signed out"}); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sign out restored sessions: %w", err)
+	}
+	return nil
 }
 
 // checkpointFile opens path alone, folds its WAL into the main file and

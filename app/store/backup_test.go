@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -182,4 +183,56 @@ func filepathMode(t *testing.T, p string) os.FileMode {
 		t.Fatal(err)
 	}
 	return fi.Mode().Perm()
+}
+
+// TestRestoreSignsEveryoneOut: a backup holds the sessions that were live
+// when it was taken, including ones revoked since (a stolen cookie the admin
+// signed out, a password change). Restoring must not bring them back: the
+// restored database has no sessions and no set-up tokens, and the restore
+// is recorded in its audit log.
+func TestRestoreSignsEveryoneOut(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kimi.db")
+	s := openTest(t, path)
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO admins (username, password_hash, created_at, password_changed_at) VALUES ('admin', 'x', 1, 1)`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at)
+			VALUES ('stolen', x'00', 1, 'c', 1, 1, 4102444800)`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO setup_tokens (token_hash, expires_at) VALUES (x'01', 4102444800)`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(dir, "backup.db")
+	if err := s.Backup(ctx, backup, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	if _, err := Restore(ctx, path, backup); err != nil {
+		t.Fatal(err)
+	}
+	r := openTest(t, path)
+	var sessions, tokens, admins, restores int
+	if err := r.Reader().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM setup_tokens),
+		(SELECT count(*) FROM admins), (SELECT count(*) FROM audit_log WHERE action = ?)`, ActionRestore).Scan(&sessions, &tokens, &admins, &restores); err != nil {
+		t.Fatal(err)
+	}
+	if sessions != 0 || tokens != 0 || admins != 1 || restores != 1 {
+		t.Fatalf("after restore: sessions=%d setup tokens=%d admins=%d restore audit rows=%d, want 0 0 1 1", sessions, tokens, admins, restores)
+	}
+	// The backup file itself is left as it was.
+	b := openTest(t, backup)
+	if err := b.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&sessions); err != nil || sessions != 1 {
+		t.Fatalf("backup file changed by the restore: sessions=%d, %v", sessions, err)
+	}
 }
