@@ -258,15 +258,17 @@ func Restore(ctx context.Context, dbPath, src string) (previous string, err erro
 	if err != nil {
 		return "", fmt.Errorf("store: restore: %w", err)
 	}
+	// statFile and AcquireLock errors already read "store: …" and name the
+	// file; wrapping them again would only repeat the prefix.
 	if err := statFile(src); err != nil {
-		return "", fmt.Errorf("store: restore: %w", err)
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
 		return "", fmt.Errorf("store: restore: %w", err)
 	}
 	lock, err := AcquireLock(dbPath)
 	if err != nil {
-		return "", fmt.Errorf("store: restore: %w", err)
+		return "", err
 	}
 	defer lock.Release()
 

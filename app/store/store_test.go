@@ -335,6 +335,9 @@ func TestRestoreRefusesBadInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Restore(%s) = %v, want error containing %q", tt.name, err, tt.want)
 			}
+			if strings.Contains(err.Error(), "store: restore: store:") {
+				t.Errorf("error repeats its prefix: %v", err)
+			}
 			// The live database is untouched.
 			if v, ok, err := s.Setting(ctx, "k"); err != nil || !ok || v != "v" {
 				t.Fatalf("live database changed: %q %v %v", v, ok, err)
