@@ -183,10 +183,7 @@ func (f *FakeInteractions) Components() []ComponentID {
 	defer f.mu.Unlock()
 	ids := slices.Collect(maps.Keys(f.components))
 	slices.SortFunc(ids, func(a, b ComponentID) int {
-		if a.Kind != b.Kind {
-			return cmp.Compare(a.Kind, b.Kind)
-		}
-		return cmp.Compare(a.Key, b.Key)
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Key, b.Key))
 	})
 	return ids
 }

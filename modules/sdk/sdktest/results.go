@@ -2,7 +2,9 @@ package sdktest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"sync"
 
@@ -212,24 +214,9 @@ func callResultHandler(ctx context.Context, h sdk.ScheduledResultHandler, r sdk.
 func (f *FakeScheduledResults) Subscriptions() []ResultSubscription {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]ResultSubscription, 0, len(f.handlers))
-	for k := range f.handlers {
-		out = append(out, k)
-	}
+	out := slices.Collect(maps.Keys(f.handlers))
 	slices.SortFunc(out, func(a, b ResultSubscription) int {
-		if a.Name != b.Name {
-			if a.Name < b.Name {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.GuildID < b.GuildID:
-			return -1
-		case a.GuildID > b.GuildID:
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.GuildID, b.GuildID))
 	})
 	return out
 }
@@ -245,12 +232,7 @@ func (f *FakeScheduledResults) Acknowledged(notificationID string) bool {
 func (f *FakeScheduledResults) AcknowledgedIDs() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ids := make([]string, 0, len(f.acknowledged))
-	for id := range f.acknowledged {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	return slices.Sorted(maps.Keys(f.acknowledged))
 }
 
 // ForgetAcknowledgements clears every acknowledgement, modelling a host

@@ -3,6 +3,7 @@ package sdktest
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -173,12 +174,7 @@ func (s *FakeScheduler) Job(key string) (FakeJob, bool) {
 func (s *FakeScheduler) Handlers() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.handlers))
-	for name := range s.handlers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(s.handlers))
 }
 
 // Runs returns every execution so far, oldest first.

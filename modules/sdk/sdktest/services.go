@@ -1,6 +1,8 @@
 package sdktest
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"sync"
 
@@ -91,18 +93,9 @@ func (s *FakeServices) get(name string, version int) (sdk.ServiceHandle, error) 
 func (s *FakeServices) Provided() []ServiceKey {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keys := make([]ServiceKey, 0, len(s.live))
-	for k := range s.live {
-		keys = append(keys, k)
-	}
+	keys := slices.Collect(maps.Keys(s.live))
 	slices.SortFunc(keys, func(a, b ServiceKey) int {
-		if a.Name != b.Name {
-			if a.Name < b.Name {
-				return -1
-			}
-			return 1
-		}
-		return a.Version - b.Version
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Version, b.Version))
 	})
 	return keys
 }
