@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+
+	"github.com/kimiapp/kimi/modules/sdk/internal/settingvalue"
 )
 
 // Spec declares a module: who it is, what it needs and what it may do. A
@@ -337,29 +339,11 @@ func (s Spec) Clone() Spec {
 		schema.Fields = slices.Clone(s.GuildSettings.Fields)
 		for i := range schema.Fields {
 			schema.Fields[i].Choices = slices.Clone(schema.Fields[i].Choices)
-			schema.Fields[i].Default = cloneListDefault(schema.Fields[i].Default)
+			schema.Fields[i].Default = settingvalue.Clone(schema.Fields[i].Default)
 		}
 		c.GuildSettings = &schema
 	}
 	return c
-}
-
-// cloneListDefault copies a list-valued default (id_list, str_list) so a
-// clone does not share its backing array; scalars are returned as they are.
-func cloneListDefault(v any) any {
-	switch l := v.(type) {
-	case []any:
-		return slices.Clone(l)
-	case []string:
-		return slices.Clone(l)
-	case []uint64:
-		return slices.Clone(l)
-	case []int64:
-		return slices.Clone(l)
-	case []int:
-		return slices.Clone(l)
-	}
-	return v
 }
 
 // Clone returns a deep copy of the permissions.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/internal/settingvalue"
 )
 
 // FakeGuildSettings is an sdk.GuildSettings over per-guild documents that a
@@ -80,7 +81,7 @@ func (g *FakeGuildSettings) Set(guildID uint64, values map[string]any) {
 			delete(doc, k)
 			continue
 		}
-		doc[k] = cloneValue(v)
+		doc[k] = settingvalue.Clone(v)
 	}
 	callbacks := slices.Clone(g.callbacks)
 	g.mu.Unlock()
@@ -104,25 +105,9 @@ func cloneValues(doc map[string]any) map[string]any {
 	}
 	out := make(map[string]any, len(doc))
 	for k, v := range doc {
-		out[k] = cloneValue(v)
+		out[k] = settingvalue.Clone(v)
 	}
 	return out
-}
-
-func cloneValue(v any) any {
-	switch l := v.(type) {
-	case []any:
-		return slices.Clone(l)
-	case []string:
-		return slices.Clone(l)
-	case []uint64:
-		return slices.Clone(l)
-	case []int64:
-		return slices.Clone(l)
-	case []int:
-		return slices.Clone(l)
-	}
-	return v
 }
 
 // GuildIDs returns the guilds with a document, active ones only, sorted.
