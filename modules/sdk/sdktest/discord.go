@@ -125,7 +125,7 @@ func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, 
 	if err := f.record(sdk.ActionSendMessage, channelID, cloneOutgoing(msg)); err != nil {
 		return sdk.MessageRef{}, err
 	}
-	if err := validateControls(f.module, msg.Components, nil); err != nil {
+	if err := sdk.ValidateMessageControls(f.module, msg.Components, nil); err != nil {
 		return sdk.MessageRef{}, err
 	}
 	f.nextMessageID++

@@ -72,7 +72,7 @@ func (e *FakeEvents) Subscribe(pattern string, handler sdk.EventHandler) (sdk.Re
 		return nil, err
 	}
 	if handler == nil {
-		return nil, &sdk.ModuleContractError{Message: "event handler for " + reprString(pattern) + " is nil"}
+		return nil, &sdk.ModuleContractError{Message: "event handler for " + sdk.Repr(pattern) + " is nil"}
 	}
 	sub := &fakeSubscription{pattern: pattern, handler: handler}
 	e.mu.Lock()

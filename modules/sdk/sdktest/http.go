@@ -113,7 +113,7 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 		if u, err := url.Parse(rawURL); err == nil {
 			host = u.Hostname()
 		}
-		return nil, sdk.NewHostNotAllowed(host, "no fake route for "+reprString(rawURL))
+		return nil, sdk.NewHostNotAllowed(host, "no fake route for "+sdk.Repr(rawURL))
 	}
 	resp, err := answer(req)
 	if err != nil {

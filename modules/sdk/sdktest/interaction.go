@@ -92,7 +92,7 @@ func (f *FakeInteraction) Message() *sdk.MessageRef { return f.in.Message }
 
 func (f *FakeInteraction) add(r sdk.Response, kind ResponseKind) error {
 	if f.in.Module != "" {
-		if err := validateControls(f.in.Module, r.Components, r.Layout); err != nil {
+		if err := sdk.ValidateMessageControls(f.in.Module, r.Components, r.Layout); err != nil {
 			return err
 		}
 	}

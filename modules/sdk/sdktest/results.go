@@ -126,7 +126,7 @@ func (f *FakeScheduledResults) Subscribe(ctx context.Context, name string, guild
 		return err
 	}
 	if handler == nil {
-		return &sdk.ModuleContractError{Message: "scheduled-result handler for " + reprString(name) + " is nil"}
+		return &sdk.ModuleContractError{Message: "scheduled-result handler for " + sdk.Repr(name) + " is nil"}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -142,7 +142,7 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	caps := sdk.NewCapabilities(append(sdk.BaselineCapabilities(), cfg.capabilities...), cfg.members, cfg.content)
 	for _, c := range spec.RequiresCapabilities {
 		if !caps.Has(c) {
-			return nil, fmt.Errorf("Kimi module %s requires unavailable capability %s", reprString(spec.Name), reprString(c))
+			return nil, fmt.Errorf("Kimi module %s requires unavailable capability %s", sdk.Repr(spec.Name), sdk.Repr(c))
 		}
 	}
 	settings, err := prepareSettings(spec, cfg.settings)
@@ -256,7 +256,7 @@ func prepareSettings(spec sdk.Spec, raw map[string]string) (sdk.Settings, error)
 	delete(raw, envMarker)
 	if spec.Settings == nil {
 		if len(raw) > 0 {
-			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", reprString(spec.Name))
+			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", sdk.Repr(spec.Name))
 		}
 		return sdk.NewSettings(nil), nil
 	}

@@ -61,7 +61,7 @@ func (s *FakeScheduler) Register(handlerName string, handler sdk.JobHandler) err
 		return err
 	}
 	if handler == nil {
-		return &sdk.ModuleContractError{Message: "handler " + reprString(handlerName) + " is nil"}
+		return &sdk.ModuleContractError{Message: "handler " + sdk.Repr(handlerName) + " is nil"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +210,7 @@ func (s *FakeScheduler) RunDue(ctx context.Context, now time.Time) int {
 		}
 		handler := s.handlers[job.Handler]
 		if handler == nil {
-			job.LastError = "no handler " + reprString(job.Handler)
+			job.LastError = "no handler " + sdk.Repr(job.Handler)
 			s.mu.Unlock()
 			continue
 		}

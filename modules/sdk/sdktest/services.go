@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -58,7 +59,7 @@ func (s *FakeServices) Get(name string, version int) (sdk.ServiceHandle, error) 
 
 func (s *FakeServices) provide(provider, name string, version int, impl any) (sdk.Registration, error) {
 	if !sdk.ValidServiceName(name) || version < 1 {
-		return nil, &sdk.ModuleContractError{Message: "invalid service " + reprString(name) + " version " + itoa(version)}
+		return nil, &sdk.ModuleContractError{Message: "invalid service " + sdk.Repr(name) + " version " + strconv.Itoa(version)}
 	}
 	key := ServiceKey{name, version}
 	s.mu.Lock()

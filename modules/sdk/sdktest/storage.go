@@ -156,11 +156,11 @@ func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error
 	}
 	for pos, name := range applied {
 		if pos > len(migrations) {
-			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %s was applied but is no longer declared", reprString(s.module), reprString(name))}
+			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %s was applied but is no longer declared", sdk.Repr(s.module), sdk.Repr(name))}
 		}
 		if migrations[pos-1].Name != name {
 			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %d was released as %s and may not change to %s",
-				reprString(s.module), pos, reprString(name), reprString(migrations[pos-1].Name))}
+				sdk.Repr(s.module), pos, sdk.Repr(name), sdk.Repr(migrations[pos-1].Name))}
 		}
 	}
 	for i, m := range migrations {

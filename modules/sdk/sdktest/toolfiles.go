@@ -96,7 +96,7 @@ func (f *FakeToolFiles) readAttachment(id string, maxBytes int64) (sdk.ToolFile,
 	}
 	i := slices.IndexFunc(f.attachments, func(a sdk.ToolAttachment) bool { return a.ID == id })
 	if i < 0 {
-		return sdk.ToolFile{}, fileErr(sdk.FileUnknownAttachment, "unknown attachment "+reprString(id))
+		return sdk.ToolFile{}, fileErr(sdk.FileUnknownAttachment, "unknown attachment "+sdk.Repr(id))
 	}
 	a := f.attachments[i]
 	if a.UnavailableReason != "" {
@@ -124,7 +124,7 @@ func (f *FakeToolFiles) readWorkspace(relativePath string, maxBytes int64) (sdk.
 	}
 	data, ok := f.workspace[clean]
 	if !ok {
-		return sdk.ToolFile{}, fileErr(sdk.FileUnavailable, "workspace file "+reprString(relativePath)+" is unavailable")
+		return sdk.ToolFile{}, fileErr(sdk.FileUnavailable, "workspace file "+sdk.Repr(relativePath)+" is unavailable")
 	}
 	return f.charge(path.Base(clean), "application/octet-stream", data, maxBytes)
 }

@@ -41,7 +41,7 @@ func (r *RecordingToolRegistry) Register(tool sdk.Tool) error {
 		return sdk.NewToolsSealed(tool.Name)
 	}
 	if _, dup := r.tools[tool.Name]; dup {
-		return &sdk.ModuleContractError{Message: "tool " + reprString(tool.Name) + " is already registered"}
+		return &sdk.ModuleContractError{Message: "tool " + sdk.Repr(tool.Name) + " is already registered"}
 	}
 	tool.Parameters = maps.Clone(tool.Parameters)
 	tool.GuildIDs = slices.Clone(tool.GuildIDs)
@@ -77,7 +77,7 @@ func (r *RecordingToolRegistry) Names() []string {
 func (r *RecordingToolRegistry) Call(ctx context.Context, name string, args any, tc sdk.ToolContext) (string, error) {
 	tool, ok := r.Tool(name)
 	if !ok {
-		return "", &sdk.ModuleContractError{Message: "tool " + reprString(name) + " is not registered"}
+		return "", &sdk.ModuleContractError{Message: "tool " + sdk.Repr(name) + " is not registered"}
 	}
 	raw := json.RawMessage("{}")
 	if args != nil {
