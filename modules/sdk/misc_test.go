@@ -348,3 +348,32 @@ func TestAggregateHealth(t *testing.T) {
 		t.Fatalf("detail length %d", len(long.Detail))
 	}
 }
+
+func TestProposalValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Proposal
+		want string
+	}{
+		{"ok", Proposal{Summary: " s ", Content: strings.Repeat("x", MaxProposalContentBytes)}, ""},
+		{"longest summary", Proposal{Summary: strings.Repeat("é", MaxProposalSummaryLength)}, ""},
+		{"blank summary", Proposal{Summary: " \n "}, "proposal summary must be 1-1000 characters"},
+		{"long summary", Proposal{Summary: strings.Repeat("é", MaxProposalSummaryLength+1)}, "proposal summary must be 1-1000 characters"},
+		{"huge content", Proposal{Summary: "s", Content: strings.Repeat("x", MaxProposalContentBytes+1)}, "configuration fragment exceeds the 1 MB limit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.p.Validate()
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			var pe *ProposalError
+			if !errors.As(err, &pe) || pe.Message != tt.want {
+				t.Fatalf("got %v, want ProposalError %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,8 @@ package sdk
 import (
 	"context"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Proposal limits.
@@ -48,6 +50,22 @@ type Proposal struct {
 	// ExpectedRevision, when set, must equal the target's current revision
 	// (from Snapshot) or the proposal is refused.
 	ExpectedRevision string
+}
+
+// Validate checks the limits a proposal must meet whatever its target:
+// "configuration fragment exceeds the 1 MB limit" (Content over
+// MaxProposalContentBytes) and "proposal summary must be 1-1000 characters"
+// (Summary, trimmed). Host and fakes share it; the target, the actor's
+// guild and the revision are checked against live configuration.
+func (p Proposal) Validate() error {
+	if len(p.Content) > MaxProposalContentBytes {
+		return &ProposalError{Message: "configuration fragment exceeds the 1 MB limit"}
+	}
+	summary := strings.TrimSpace(p.Summary)
+	if summary == "" || utf8.RuneCountInString(summary) > MaxProposalSummaryLength {
+		return &ProposalError{Message: "proposal summary must be 1-1000 characters"}
+	}
+	return nil
 }
 
 // ConfigSnapshot is a target's current document. Revision is the sha256 hex

@@ -119,12 +119,8 @@ func (p *FakeProposals) Propose(ctx context.Context, proposal sdk.Proposal) (sdk
 	if err != nil {
 		return sdk.ProposalRef{}, err
 	}
-	if len(proposal.Content) > sdk.MaxProposalContentBytes {
-		return sdk.ProposalRef{}, &sdk.ProposalError{Message: "configuration fragment exceeds the 1 MB limit"}
-	}
-	summary := strings.TrimSpace(proposal.Summary)
-	if summary == "" || len([]rune(summary)) > sdk.MaxProposalSummaryLength {
-		return sdk.ProposalRef{}, &sdk.ProposalError{Message: "proposal summary must be 1-1000 characters"}
+	if err := proposal.Validate(); err != nil {
+		return sdk.ProposalRef{}, err
 	}
 	if proposal.ExpectedRevision != "" && proposal.ExpectedRevision != Revision(p.documents[proposal.Target]) {
 		return sdk.ProposalRef{}, &sdk.ProposalError{Message: "configuration changed since it was inspected"}
