@@ -202,7 +202,7 @@ func bootstrapAdmin(ctx context.Context, a *auth.Service, cfg config.Config, log
 	case err == nil:
 	case errors.Is(err, auth.ErrInvalidUsername):
 		return false, &config.Error{Source: cfg.Origins[config.KeyAdminUsername], Msg: err.Error()}
-	case isPasswordRuleError(err):
+	case auth.IsPasswordRuleError(err):
 		return false, &config.Error{Source: cfg.Origins[config.KeyAdminPassword], Msg: err.Error()}
 	default:
 		return false, fmt.Errorf("app: create admin from the environment: %w", err)
@@ -210,10 +210,6 @@ func bootstrapAdmin(ctx context.Context, a *auth.Service, cfg config.Config, log
 	logger.Info("kimi: admin created from the environment", "username", cfg.AdminUsername,
 		"source", cfg.Origins[config.KeyAdminPassword])
 	return false, nil
-}
-
-func isPasswordRuleError(err error) bool {
-	return errors.Is(err, auth.ErrWeakPassword) || errors.Is(err, auth.ErrPasswordTooLong) || errors.Is(err, auth.ErrPasswordIsUsername)
 }
 
 // logSetupLink mints a fresh one-time set-up token and logs the one line that

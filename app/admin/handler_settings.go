@@ -85,7 +85,7 @@ func (s *Server) changePassword(c echo.Context) error {
 	case errors.Is(err, auth.ErrCurrentPasswordBad):
 		return s.renderSettings(c, http.StatusUnprocessableEntity,
 			map[string]string{"current_password": userMessage(err)})
-	case errors.Is(err, auth.ErrWeakPassword), errors.Is(err, auth.ErrPasswordTooLong), errors.Is(err, auth.ErrPasswordIsUsername):
+	case auth.IsPasswordRuleError(err):
 		return s.renderSettings(c, http.StatusUnprocessableEntity, map[string]string{"new_password": userMessage(err)})
 	case err != nil:
 		return err

@@ -79,8 +79,12 @@ func TestValidate(t *testing.T) {
 			if err := ValidateUsername(tt.user); !errors.Is(err, tt.userErr) {
 				t.Errorf("ValidateUsername(%q) = %v, want %v", tt.user, err, tt.userErr)
 			}
-			if err := ValidatePassword(tt.user, tt.pass); !errors.Is(err, tt.passErr) {
+			err := ValidatePassword(tt.user, tt.pass)
+			if !errors.Is(err, tt.passErr) {
 				t.Errorf("ValidatePassword = %v, want %v", err, tt.passErr)
+			}
+			if got, want := IsPasswordRuleError(err), tt.passErr != nil; got != want {
+				t.Errorf("IsPasswordRuleError(%v) = %t, want %t", err, got, want)
 			}
 		})
 	}

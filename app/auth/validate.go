@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"errors"
 	"regexp"
 	"unicode/utf8"
 )
@@ -36,6 +37,13 @@ func ValidatePassword(username, password string) error {
 		return ErrPasswordIsUsername
 	}
 	return nil
+}
+
+// IsPasswordRuleError reports whether err is one of ValidatePassword's
+// refusals (too short, too long, equal to the username): a problem with the
+// chosen password to show the operator, not a failure of the service.
+func IsPasswordRuleError(err error) bool {
+	return errors.Is(err, ErrWeakPassword) || errors.Is(err, ErrPasswordTooLong) || errors.Is(err, ErrPasswordIsUsername)
 }
 
 // truncateActor bounds attacker-chosen text (a failed login's username)
