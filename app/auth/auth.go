@@ -133,20 +133,38 @@ func (s *Service) now() time.Time { return s.opts.Now() }
 
 // HasAdmin reports whether at least one admin account exists.
 func (s *Service) HasAdmin(ctx context.Context) (bool, error) {
+	return hasAdmin(ctx, s.st.Reader())
+}
+
+// rowQuerier is the reader pool or a write transaction.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+var (
+	_ rowQuerier = (*sql.DB)(nil)
+	_ rowQuerier = (*sql.Tx)(nil)
+)
+
+func hasAdmin(ctx context.Context, q rowQuerier) (bool, error) {
 	var n int
-	err := s.st.Reader().QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins)`).Scan(&n)
-	if err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins)`).Scan(&n); err != nil {
 		return false, fmt.Errorf("auth: check admins: %w", err)
 	}
 	return n == 1, nil
 }
 
-func hasAdminTx(ctx context.Context, tx *sql.Tx) (bool, error) {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins)`).Scan(&n); err != nil {
-		return false, fmt.Errorf("auth: check admins: %w", err)
+// requireNoAdmin returns ErrAdminExists once an admin exists: first-run
+// set-up is over.
+func requireNoAdmin(ctx context.Context, q rowQuerier) error {
+	has, err := hasAdmin(ctx, q)
+	if err != nil {
+		return err
 	}
-	return n == 1, nil
+	if has {
+		return ErrAdminExists
+	}
+	return nil
 }
 
 // CreateAdmin creates an admin account (for `kimi admin create` and headless

@@ -29,12 +29,8 @@ func (s *Service) NewSetupToken(ctx context.Context) (token string, expires time
 	hash := sha256.Sum256([]byte(token))
 	expires = s.now().Add(s.opts.SetupTokenTTL)
 	err = s.st.Write(ctx, func(tx *sql.Tx) error {
-		has, err := hasAdminTx(ctx, tx)
-		if err != nil {
+		if err := requireNoAdmin(ctx, tx); err != nil {
 			return err
-		}
-		if has {
-			return ErrAdminExists
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM setup_tokens`); err != nil {
 			return fmt.Errorf("auth: replace setup tokens: %w", err)
@@ -55,19 +51,15 @@ func (s *Service) NewSetupToken(ctx context.Context) (token string, expires time
 // the set-up form). It returns ErrInvalidSetupToken otherwise, and
 // ErrAdminExists once set-up is done.
 func (s *Service) CheckSetupToken(ctx context.Context, token string) error {
-	has, err := s.HasAdmin(ctx)
-	if err != nil {
+	if err := requireNoAdmin(ctx, s.st.Reader()); err != nil {
 		return err
-	}
-	if has {
-		return ErrAdminExists
 	}
 	if token == "" || len(token) > 256 {
 		return ErrInvalidSetupToken
 	}
 	hash := sha256.Sum256([]byte(token))
 	var n int
-	err = s.st.Reader().QueryRowContext(ctx,
+	err := s.st.Reader().QueryRowContext(ctx,
 		`SELECT EXISTS(SELECT 1 FROM setup_tokens WHERE token_hash = ? AND expires_at > ?)`,
 		hash[:], s.now().Unix()).Scan(&n)
 	if err != nil {
@@ -100,12 +92,8 @@ func (s *Service) CompleteSetup(ctx context.Context, token, username, password s
 	now := s.now()
 	var issued IssuedSession
 	err = s.st.Write(ctx, func(tx *sql.Tx) error {
-		has, err := hasAdminTx(ctx, tx)
-		if err != nil {
+		if err := requireNoAdmin(ctx, tx); err != nil {
 			return err
-		}
-		if has {
-			return ErrAdminExists
 		}
 		// Burn the token first; zero rows means someone else used it (or it
 		// expired) between the check above and this transaction.
