@@ -384,7 +384,10 @@ func (s *Service) deleteSession(ctx context.Context, id string) error {
 		return err
 	})
 	s.cache.dropID(id)
-	return err
+	if err != nil {
+		return fmt.Errorf("auth: delete session: %w", err)
+	}
+	return nil
 }
 
 // splitCookie parses "<id>.<secret>" as produced by insertSession
