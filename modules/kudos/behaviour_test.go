@@ -207,7 +207,7 @@ func TestParseUserID(t *testing.T) {
 	}
 }
 
-func TestClampDays(t *testing.T) {
+func TestDaysArg(t *testing.T) {
 	tests := []struct {
 		in   any
 		want int
@@ -217,14 +217,22 @@ func TestClampDays(t *testing.T) {
 		{json.Number("7.9"), 7},
 		{json.Number("0"), 1},
 		{json.Number("9999"), 365},
-		{int64(-3), 1},
+		{json.Number("-3"), 1},
 		{"12", 12},
 		{"soon", 30},
 		{true, 30},
 	}
 	for _, tt := range tests {
-		if got := clampDays(tt.in); got != tt.want {
-			t.Errorf("clampDays(%#v) = %d, want %d", tt.in, got, tt.want)
+		if got := daysArg(tt.in); got != tt.want {
+			t.Errorf("daysArg(%#v) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestClampDays(t *testing.T) {
+	for in, want := range map[int64]int{-3: 1, 0: 1, 1: 1, 7: 7, 365: 365, 366: 365} {
+		if got := clampDays(in); got != want {
+			t.Errorf("clampDays(%d) = %d, want %d", in, got, want)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 // registerInteractions adds /kudos give|top|setup and the persistent
 // "Thank back" button.
 func (m *module) registerInteractions(in sdk.Interactions) error {
-	one, year := int64(1), int64(365)
+	minDays, maxDays := int64(1), int64(maxBoardDays)
 	commands := []struct {
 		spec    sdk.CommandSpec
 		handler sdk.CommandHandler
@@ -33,7 +33,7 @@ func (m *module) registerInteractions(in sdk.Interactions) error {
 			Name: "top", Description: "Show who received the most kudos recently.",
 			Group: CommandGroup, MinTier: sdk.TierMember,
 			Options: []sdk.CommandOption{
-				{Name: "days", Kind: sdk.OptionInteger, Description: "Window in days.", MinValue: &one, MaxValue: &year},
+				{Name: "days", Kind: sdk.OptionInteger, Description: "Window in days.", MinValue: &minDays, MaxValue: &maxDays},
 			},
 		}, m.commandTop},
 		{sdk.CommandSpec{
@@ -120,11 +120,9 @@ func thankBackAllowed(rt *sdk.Runtime, s sdk.GuildSettingsSnapshot) bool {
 
 // commandTop: /kudos top [days]. Public when there is something to show.
 func (m *module) commandTop(ctx context.Context, in sdk.Interaction) error {
-	var days int
+	days := defaultBoardDays
 	if n, ok := in.Options().Int("days"); ok {
 		days = clampDays(n)
-	} else {
-		days = clampDays(nil)
 	}
 	entries, err := m.leaderboard(ctx, in.GuildID(), days)
 	if err != nil {

@@ -13,6 +13,16 @@ import (
 // The leaderboard is shown by the LLM tool, /kudos top and the digest, so
 // its window and rendering live here once.
 
+// Leaderboard windows in days: /kudos top and the leaderboard tool show
+// defaultBoardDays unless asked for 1..maxBoardDays.
+const (
+	defaultBoardDays = 30
+	maxBoardDays     = 365
+)
+
+// clampDays bounds a requested window to 1..maxBoardDays.
+func clampDays(n int64) int { return int(max(min(n, maxBoardDays), 1)) }
+
 // leaderboard ranks the last days of a guild, board_size entries.
 func (m *module) leaderboard(ctx context.Context, guildID uint64, days int) ([]BoardEntry, error) {
 	_, ledger, err := m.started()

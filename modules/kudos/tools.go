@@ -107,7 +107,7 @@ func (m *module) toolLeaderboard(ctx context.Context, tc sdk.ToolContext, raw js
 	if tc.GuildID == 0 {
 		return "The kudos leaderboard is only available inside a server.", nil
 	}
-	days := clampDays(decodeArgs(raw)["days"])
+	days := daysArg(decodeArgs(raw)["days"])
 	entries, err := m.leaderboard(ctx, tc.GuildID, days)
 	if err != nil {
 		return "", err
@@ -148,23 +148,21 @@ func parseUserID(v any) (uint64, bool) {
 	return id, true
 }
 
-// clampDays reads a window in days: 30 when absent or unreadable, clamped
-// to 1..365.
-func clampDays(v any) int {
-	days := 30
+// daysArg reads the model's loosely typed days argument: defaultBoardDays
+// when absent or unreadable, fractions truncated, clamped by clampDays.
+func daysArg(v any) int {
 	switch t := v.(type) {
 	case json.Number:
 		if n, err := t.Int64(); err == nil {
-			days = int(max(min(n, 365), 1))
-		} else if f, err := t.Float64(); err == nil && !math.IsNaN(f) {
-			days = int(max(min(math.Trunc(f), 365), 1))
+			return clampDays(n)
 		}
-	case int64:
-		days = int(max(min(t, 365), 1))
+		if f, err := t.Float64(); err == nil && !math.IsNaN(f) {
+			return int(max(min(math.Trunc(f), maxBoardDays), 1))
+		}
 	case string:
 		if n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64); err == nil {
-			days = int(max(min(n, 365), 1))
+			return clampDays(n)
 		}
 	}
-	return days
+	return defaultBoardDays
 }
