@@ -202,6 +202,20 @@ func (c *cli) parse(fs *flag.FlagSet, cmd command, args []string) ([]string, err
 	}
 }
 
+// parseFlagsOnly parses the flags of a command that takes no positional
+// arguments.
+func (c *cli) parseFlagsOnly(fs *flag.FlagSet, name string, args []string) error {
+	cmd, _ := findCommand(name)
+	pos, err := c.parse(fs, cmd, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
 func (c *cli) printUsage(fs *flag.FlagSet, cmd command) {
 	w := c.stdout
 	fmt.Fprintf(w, "Usage: kimi %s %s\n\n%s\n", cmd.name, cmd.usage, strings.TrimSpace(cmd.help))
@@ -221,14 +235,8 @@ func (c *cli) loadConfig(f *config.Flags) (config.Config, error) {
 }
 
 func runVersion(_ context.Context, c *cli, args []string) error {
-	cmd, _ := findCommand("version")
-	fs := c.newFlagSet("version")
-	pos, err := c.parse(fs, cmd, args)
-	if err != nil {
+	if err := c.parseFlagsOnly(c.newFlagSet("version"), "version", args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("unexpected argument %q", pos[0])
 	}
 	bi := buildinfo.Get()
 	commit := bi.Commit

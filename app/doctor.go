@@ -58,15 +58,10 @@ func (r *doctorReport) add(level checkLevel, check, format string, args ...any) 
 }
 
 func runDoctor(ctx context.Context, c *cli, args []string) error {
-	cmd, _ := findCommand("doctor")
 	fs := c.newFlagSet("doctor")
 	flags := config.Bind(fs)
-	pos, err := c.parse(fs, cmd, args)
-	if err != nil {
+	if err := c.parseFlagsOnly(fs, "doctor", args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("unexpected argument %q", pos[0])
 	}
 	r := &doctorReport{w: c.stdout}
 	cfg, cfgErr := c.loadConfig(flags)

@@ -43,15 +43,10 @@ const shutdownTimeout = 15 * time.Second
 const bootstrapActor = "bootstrap"
 
 func runServe(ctx context.Context, c *cli, args []string) error {
-	cmd, _ := findCommand("serve")
 	fs := c.newFlagSet("serve")
 	flags := config.Bind(fs)
-	pos, err := c.parse(fs, cmd, args)
-	if err != nil {
+	if err := c.parseFlagsOnly(fs, "serve", args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageError("unexpected argument %q", pos[0])
 	}
 	cfg, err := c.loadConfig(flags)
 	if err != nil {
