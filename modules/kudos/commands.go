@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -150,32 +151,39 @@ func (m *module) commandSetup(ctx context.Context, in sdk.Interaction) error {
 	guildID := in.GuildID()
 	actor := sdk.ProposalActor{UserID: in.UserID(), Source: Name + ":setup", GuildID: guildID, ChannelID: in.ChannelID()}
 	target := sdk.GuildModuleTarget(guildID, Name)
+	// Pin the proposal to the document as it is before we read it: an edit
+	// that lands after this snapshot makes Propose fail instead of being
+	// silently overwritten.
+	snapshot, err := rt.Proposals.Snapshot(ctx, target, actor)
+	if err != nil {
+		return proposalFailed(ctx, in, err)
+	}
 	current, err := m.guildSettings(ctx, rt, guildID)
 	if err != nil {
 		return err
 	}
 	proposed := make(map[string]any, len(current.Values)+1)
-	for k, v := range current.Values {
-		proposed[k] = v
-	}
+	maps.Copy(proposed, current.Values)
 	proposed[FieldDigestChannel] = channel
 	content, err := sdk.RenderGuildSettings(proposed)
 	if err != nil {
 		return err
 	}
-	snapshot, err := rt.Proposals.Snapshot(ctx, target, actor)
-	if err == nil {
-		var ref sdk.ProposalRef
-		ref, err = rt.Proposals.Propose(ctx, sdk.Proposal{
-			Target: target, Content: content, Actor: actor,
-			Summary: fmt.Sprintf("Post the kudos digest in <#%d>", channel),
-			// Refuse to clobber an edit made between the snapshot and now.
-			ExpectedRevision: snapshot.Revision,
-		})
-		if err == nil {
-			return replyEphemeral(ctx, in, fmt.Sprintf("Proposed (`%s`). Staff can approve it from the review card.", ref.ID))
-		}
+	ref, err := rt.Proposals.Propose(ctx, sdk.Proposal{
+		Target: target, Content: content, Actor: actor,
+		Summary:          fmt.Sprintf("Post the kudos digest in <#%d>", channel),
+		ExpectedRevision: snapshot.Revision,
+	})
+	if err != nil {
+		return proposalFailed(ctx, in, err)
 	}
+	return replyEphemeral(ctx, in, fmt.Sprintf("Proposed (`%s`). Staff can approve it from the review card.", ref.ID))
+}
+
+// proposalFailed tells the member why a proposal was refused (a
+// *sdk.ProposalError: another guild's target, a stale revision, a limit);
+// any other error is an outage for the host to report.
+func proposalFailed(ctx context.Context, in sdk.Interaction, err error) error {
 	var perr *sdk.ProposalError
 	if errors.As(err, &perr) {
 		return replyEphemeral(ctx, in, "Could not propose the change: "+perr.Message)
