@@ -63,7 +63,7 @@ func runAdmin(ctx context.Context, c *cli, args []string) error {
 	if err := ensureDataDir(cfg.DataDir, logger); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: logger.With("component", "store"), ReadConns: 1})
+	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}

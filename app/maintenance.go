@@ -69,6 +69,11 @@ func openExisting(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 		}
 		return nil, fmt.Errorf("app: %w", err)
 	}
+	return openStore(ctx, cfg, logger)
+}
+
+// openStore opens the database for a one-shot command (one reader is enough).
+func openStore(ctx context.Context, cfg config.Config, logger *slog.Logger) (*store.Store, error) {
 	return store.Open(ctx, cfg.DBPath(), store.Options{Logger: logger.With("component", "store"), ReadConns: 1})
 }
 
@@ -91,7 +96,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer lock.Release()
-	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: logger.With("component", "store"), ReadConns: 1})
+	st, err := openStore(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
