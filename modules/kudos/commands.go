@@ -125,7 +125,7 @@ func (m *module) commandTop(ctx context.Context, in sdk.Interaction) error {
 	if n, ok := in.Options().Int("days"); ok {
 		days = clampDays(n)
 	}
-	entries, err := m.leaderboard(ctx, in.GuildID(), days)
+	entries, err := m.leaderboard(ctx, in.GuildID(), days, m.cfg.boardSize)
 	if err != nil {
 		return err
 	}

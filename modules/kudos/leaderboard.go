@@ -23,13 +23,15 @@ const (
 // clampDays bounds a requested window to 1..maxBoardDays.
 func clampDays(n int64) int { return int(max(min(n, maxBoardDays), 1)) }
 
-// leaderboard ranks the last days of a guild, board_size entries.
-func (m *module) leaderboard(ctx context.Context, guildID uint64, days int) ([]BoardEntry, error) {
+// leaderboard ranks the receivers of the last days of a guild, at most
+// limit entries. The commands and the tool pass board_size; the service
+// passes its caller's limit.
+func (m *module) leaderboard(ctx context.Context, guildID uint64, days, limit int) ([]BoardEntry, error) {
 	_, ledger, err := m.started()
 	if err != nil {
 		return nil, err
 	}
-	return ledger.top(ctx, guildID, m.clock().Add(-time.Duration(days)*day), m.cfg.boardSize)
+	return ledger.top(ctx, guildID, m.clock().Add(-time.Duration(days)*day), limit)
 }
 
 // boardEmbed renders a leaderboard for /kudos top and the digest.

@@ -1,9 +1,6 @@
 package kudos
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Board is the "kudos.board"@1 service other modules consume:
 //
@@ -23,10 +20,7 @@ type boardService struct{ m *module }
 
 var _ Board = (*boardService)(nil)
 
+// Leaderboard implements Board with the same query /kudos top uses.
 func (b *boardService) Leaderboard(ctx context.Context, guildID uint64, days, limit int) ([]BoardEntry, error) {
-	_, ledger, err := b.m.started()
-	if err != nil {
-		return nil, err
-	}
-	return ledger.top(ctx, guildID, b.m.clock().Add(-time.Duration(days)*day), limit)
+	return b.m.leaderboard(ctx, guildID, days, limit)
 }

@@ -108,7 +108,7 @@ func (m *module) toolLeaderboard(ctx context.Context, tc sdk.ToolContext, raw js
 		return "The kudos leaderboard is only available inside a server.", nil
 	}
 	days := daysArg(decodeArgs(raw)["days"])
-	entries, err := m.leaderboard(ctx, tc.GuildID, days)
+	entries, err := m.leaderboard(ctx, tc.GuildID, days, m.cfg.boardSize)
 	if err != nil {
 		return "", err
 	}
