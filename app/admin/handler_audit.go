@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -64,10 +65,7 @@ func (s *Server) audit(c echo.Context) error {
 		}
 	}
 	if next > 0 {
-		nq := url.Values{}
-		for k, vs := range q {
-			nq[k] = vs
-		}
+		nq := maps.Clone(q)
 		nq.Set("before", strconv.FormatInt(next, 10))
 		v.NextURL = "/audit?" + nq.Encode()
 	}

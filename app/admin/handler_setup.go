@@ -105,11 +105,7 @@ func (s *Server) setupFailed(c echo.Context, token string, err error) error {
 
 // userMessage strips the "auth: " prefix of a validation error for display.
 func userMessage(err error) string {
-	msg := err.Error()
-	const prefix = "auth: "
-	if len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
-		msg = msg[len(prefix):]
-	}
+	msg := strings.TrimPrefix(err.Error(), "auth: ")
 	if msg != "" {
 		msg = strings.ToUpper(msg[:1]) + msg[1:]
 	}

@@ -279,8 +279,7 @@ func (s *Server) setCookie(c echo.Context, name, value string, maxAge time.Durat
 }
 
 func (s *Server) clearCookie(c echo.Context, name string) {
-	c.SetCookie(&http.Cookie{Name: name, Value: "", Path: "/", HttpOnly: true, Secure: s.cookieSecure(c),
-		SameSite: http.SameSiteLaxMode, MaxAge: -1})
+	s.setCookie(c, name, "", -time.Second, http.SameSiteLaxMode) // MaxAge -1: delete now
 }
 
 func (s *Server) setSessionCookie(c echo.Context, issued auth.IssuedSession) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -150,7 +151,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 }
 
 func isPublicPrefix(path string) bool {
-	return len(path) >= 8 && path[:8] == "/static/"
+	return strings.HasPrefix(path, "/static/")
 }
 
 func statusText(status int) (title, message string) {

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -188,7 +189,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
-	e.Logger.SetOutput(discard{})
+	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
 	if s.opts.TrustProxy {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
@@ -245,10 +246,6 @@ func (s *Server) buildEcho() *echo.Echo {
 func (s *Server) isPublic(method, path string) bool {
 	return s.publicPath[method+" "+path]
 }
-
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // clientMeta extracts the audit/session metadata of a request.
 func clientMeta(c echo.Context) auth.ClientMeta {
