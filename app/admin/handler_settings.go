@@ -45,7 +45,7 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 	} else if ok {
 		v.LastBackup = info.At.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	if n, err := s.opts.Store.Size(); err == nil {
+	if n, err := s.status.dbSize(s); err == nil {
 		v.DBSize = humanBytes(n)
 	}
 	if v.Worldtree, err = s.worldtreeSettingsView(ctx, c); err != nil {
