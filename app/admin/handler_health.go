@@ -1,10 +1,13 @@
 package admin
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/store"
 )
 
 // healthz answers while the process serves HTTP (liveness).
@@ -13,13 +16,18 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 // readyz answers 200 when the database is reachable and fully migrated,
-// else 503 with the reason (readiness).
+// else 503 with the reason (readiness). The probe is public, so the reason is
+// one of a fixed few; the underlying error goes to the log only.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 2*time.Second)
 	defer cancel()
 	if err := s.opts.Store.Ready(ctx); err != nil {
-		s.log.Warn("admin: not ready", "err", err)
-		return c.String(http.StatusServiceUnavailable, "not ready: "+err.Error()+"\n")
+		s.log.Warn("admin: not ready", "err", err, "request_id", requestIDOf(c))
+		reason := "the database is unavailable (see the server log)"
+		if errors.Is(err, store.ErrNotMigrated) {
+			reason = "the database has pending migrations"
+		}
+		return c.String(http.StatusServiceUnavailable, "not ready: "+reason+"\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
 }

@@ -185,7 +185,10 @@ func TestHealthAndReadiness(t *testing.T) {
 	}
 	res = c.get("/readyz")
 	wantStatus(t, res, http.StatusServiceUnavailable)
-	wantBody(t, res, "not ready")
+	wantBody(t, res, "not ready", "database is unavailable")
+	if strings.Contains(res.body, "store:") {
+		t.Errorf("readyz shows the raw error to an unauthenticated caller: %q", res.body)
+	}
 	wantStatus(t, c.get("/healthz"), http.StatusOK)
 }
 
