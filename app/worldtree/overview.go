@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -38,14 +39,7 @@ type Identity struct {
 }
 
 // HasScope reports whether the key has scope.
-func (i Identity) HasScope(scope string) bool {
-	for _, s := range i.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
+func (i Identity) HasScope(scope string) bool { return slices.Contains(i.Scopes, scope) }
 
 // EphemeralTemplate is one entry of GET /capabilities "ephemeral_templates".
 type EphemeralTemplate struct {
@@ -208,20 +202,13 @@ func personaOverview(ctx context.Context, c *Client, agents []AgentInfo, limit i
 
 // identityFromMe reads the typed fields of a /me answer; absent or mistyped fields stay zero.
 func identityFromMe(me map[string]any) Identity {
-	id := Identity{
+	return Identity{
 		UserID:   stringField(me, "user_id"),
 		Tier:     stringField(me, "tier"),
 		KeyID:    stringField(me, "key_id"),
 		KeyLabel: stringField(me, "key_label"),
+		Scopes:   stringList(me["scopes"]),
 	}
-	if list, ok := me["scopes"].([]any); ok {
-		for _, s := range list {
-			if str, ok := s.(string); ok {
-				id.Scopes = append(id.Scopes, str)
-			}
-		}
-	}
-	return id
 }
 
 // templatesFromCapabilities reads "ephemeral_templates", sorted by name.
@@ -230,20 +217,17 @@ func templatesFromCapabilities(caps map[string]any) []EphemeralTemplate {
 	out := make([]EphemeralTemplate, 0, len(raw))
 	for name, v := range raw {
 		m, _ := v.(map[string]any)
-		t := EphemeralTemplate{Name: name, DefaultModel: stringField(m, "default_model")}
-		if list, ok := m["allowed_models"].([]any); ok {
-			for _, s := range list {
-				if str, ok := s.(string); ok {
-					t.AllowedModels = append(t.AllowedModels, str)
-				}
-			}
+		t := EphemeralTemplate{
+			Name:          name,
+			DefaultModel:  stringField(m, "default_model"),
+			AllowedModels: stringList(m["allowed_models"]),
 		}
 		if n, ok := m["system_prompt_max_bytes"].(float64); ok {
 			t.SystemPromptMaxBytes = int(n)
 		}
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b EphemeralTemplate) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -271,6 +255,19 @@ func padFromAny(v any) *PAD {
 		return nil
 	}
 	return &PAD{Pleasure: p, Arousal: a, Dominance: d}
+}
+
+// stringList returns the strings of a JSON array, skipping other elements; nil for anything
+// that is not an array.
+func stringList(v any) []string {
+	list, _ := v.([]any)
+	var out []string
+	for _, s := range list {
+		if str, ok := s.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
 }
 
 // stringField returns m[key] if it is a string, else "".
