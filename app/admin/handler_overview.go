@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"sync"
@@ -34,14 +35,14 @@ func (s *Server) overview(c echo.Context) error {
 	for _, m := range s.opts.Modules {
 		o.Modules = append(o.Modules, templates.Module{Name: m.Name, Version: m.Version})
 	}
-	if n, err := s.status.dbSize(s); err == nil {
+	if n, err := s.status.dbSize(); err == nil {
 		o.DBSize = humanBytes(n)
 	} else {
 		s.log.Warn("admin: database size", "err", err)
 		o.DBSize = "unknown"
 	}
-	o.SchemaVersion = s.status.schemaVersion(ctx, s)
-	info, ok, err := s.status.lastBackup(ctx, s)
+	o.SchemaVersion = s.status.schemaVersion(ctx)
+	info, ok, err := s.status.lastBackup(ctx)
 	if err != nil {
 		return fmt.Errorf("admin: overview: %w", err)
 	}
@@ -58,6 +59,9 @@ func (s *Server) overview(c echo.Context) error {
 // backupTTL (or at once after a download from this server), the size every
 // sizeTTL.
 type statusCache struct {
+	st  *store.Store
+	log *slog.Logger
+
 	mu          sync.Mutex
 	schema      string
 	schemaFinal bool
@@ -75,13 +79,13 @@ const (
 
 // dbSize is the database + WAL size, re-read at most once a second (two
 // stat calls were a tenth of an overview's server time).
-func (sc *statusCache) dbSize(s *Server) (int64, error) {
+func (sc *statusCache) dbSize() (int64, error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if !sc.sizeRead.IsZero() && time.Since(sc.sizeRead) < sizeTTL {
 		return sc.size, nil
 	}
-	n, err := s.opts.Store.Size()
+	n, err := sc.st.Size()
 	if err != nil {
 		return 0, err
 	}
@@ -89,15 +93,15 @@ func (sc *statusCache) dbSize(s *Server) (int64, error) {
 	return n, nil
 }
 
-func (sc *statusCache) schemaVersion(ctx context.Context, s *Server) string {
+func (sc *statusCache) schemaVersion(ctx context.Context) string {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.schemaFinal {
 		return sc.schema
 	}
-	cur, latest, err := s.opts.Store.SchemaVersion(ctx)
+	cur, latest, err := sc.st.SchemaVersion(ctx)
 	if err != nil {
-		s.log.Warn("admin: schema version", "err", err)
+		sc.log.Warn("admin: schema version", "err", err)
 		return "unknown"
 	}
 	sc.schema = fmt.Sprintf("%d", cur)
@@ -108,13 +112,13 @@ func (sc *statusCache) schemaVersion(ctx context.Context, s *Server) string {
 	return sc.schema
 }
 
-func (sc *statusCache) lastBackup(ctx context.Context, s *Server) (store.BackupInfo, bool, error) {
+func (sc *statusCache) lastBackup(ctx context.Context) (store.BackupInfo, bool, error) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if !sc.backupRead.IsZero() && time.Since(sc.backupRead) < backupTTL {
 		return sc.backup, sc.backupOK, nil
 	}
-	info, ok, err := s.opts.Store.LastBackup(ctx)
+	info, ok, err := sc.st.LastBackup(ctx)
 	if err != nil {
 		return store.BackupInfo{}, false, err
 	}

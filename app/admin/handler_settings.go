@@ -40,12 +40,12 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 			Browser: summarizeUserAgent(l.UserAgent),
 		})
 	}
-	if info, ok, err := s.status.lastBackup(ctx, s); err != nil {
+	if info, ok, err := s.status.lastBackup(ctx); err != nil {
 		return fmt.Errorf("admin: settings: %w", err)
 	} else if ok {
 		v.LastBackup = info.At.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	if n, err := s.status.dbSize(s); err == nil {
+	if n, err := s.status.dbSize(); err == nil {
 		v.DBSize = humanBytes(n)
 	}
 	if v.Worldtree, err = s.worldtreeSettingsView(ctx, c); err != nil {

@@ -136,6 +136,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("admin: new: trusted origin: %w", err)
 		}
 	}
+	s.status.st, s.status.log = opts.Store, opts.Logger
 	s.headers = s.buildSecurityHeaders()
 	assets, err := loadAssets(opts.Static)
 	if err != nil {
