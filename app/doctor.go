@@ -37,6 +37,7 @@ const (
 	levelFail
 )
 
+// String is the level as printed in the report's first column.
 func (l checkLevel) String() string {
 	return [...]string{"ok", "warn", "FAIL"}[l]
 }

@@ -198,7 +198,10 @@ type Error struct {
 	Msg    string
 }
 
+// Error renders the problem prefixed with the setting's source.
 func (e *Error) Error() string { return "config: " + e.Source + ": " + e.Msg }
+
+var _ error = (*Error)(nil)
 
 // Env is where Load reads the environment and secret files; tests replace it.
 type Env struct {
