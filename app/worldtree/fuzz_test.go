@@ -29,23 +29,26 @@ func FuzzParseErrorInfo(f *testing.F) {
 	})
 }
 
-// FuzzSessionPage decodes arbitrary GET /sessions bodies the way ListSessions does: no panic, and
-// every accepted item has a session id, non-nil metadata and tags, and no message count.
+// FuzzSessionPage decodes arbitrary GET /sessions bodies through the page conversion ListSessions
+// uses: no panic, and an accepted page has items, no empty cursor, and every item a session id,
+// non-nil metadata and tags, and no message count.
 func FuzzSessionPage(f *testing.F) {
 	f.Add([]byte(`{"items":[` + listItem + `],"next_cursor":"v1.x"}`))
 	f.Add([]byte(`{"items":[{"session_id":"s","agent_id":"a","archived":null,"tags":null}],"next_cursor":null}`))
 	f.Add([]byte(`{"items":null}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var w wireSessionPage
-		if json.Unmarshal(body, &w) != nil || w.Items == nil {
+		if json.Unmarshal(body, &w) != nil {
 			return
 		}
-		for _, ws := range *w.Items {
-			ws.MessageCount = nil
-			s, err := ws.info()
-			if err != nil {
-				continue
-			}
+		page, err := w.page()
+		if err != nil {
+			return
+		}
+		if page.Items == nil || (page.NextCursor != nil && *page.NextCursor == "") {
+			t.Fatalf("bad page %+v from %q", page, body)
+		}
+		for _, s := range page.Items {
 			if s.SessionID == "" || s.Metadata == nil || s.Tags == nil || s.MessageCount != nil {
 				t.Fatalf("bad item %+v from %q", s, body)
 			}

@@ -207,8 +207,19 @@ func (c *Client) ListSessions(ctx context.Context, opts ...ListSessionsOption) (
 	if err := c.decodeJSON(cl, r, &w); err != nil {
 		return SessionPage{}, err
 	}
+	page, err := w.page()
+	if err != nil {
+		return SessionPage{}, fmt.Errorf("worldtree: %s: %w", action, err)
+	}
+	return page, nil
+}
+
+// page checks a decoded GET /sessions body and converts it: items are required, a list item
+// never has a message count whatever the server sends (INV-002), and an empty next_cursor ends
+// the paging like null.
+func (w wireSessionPage) page() (SessionPage, error) {
 	if w.Items == nil {
-		return SessionPage{}, fmt.Errorf("worldtree: %s: %w: page without items", action, ErrMalformedResponse)
+		return SessionPage{}, fmt.Errorf("%w: page without items", ErrMalformedResponse)
 	}
 	if w.NextCursor != nil && *w.NextCursor == "" {
 		// "" cannot be passed back (WithCursor refuses it): like null, it ends the paging.
@@ -216,11 +227,10 @@ func (c *Client) ListSessions(ctx context.Context, opts ...ListSessionsOption) (
 	}
 	page := SessionPage{Items: make([]SessionInfo, 0, len(*w.Items)), NextCursor: w.NextCursor}
 	for _, ws := range *w.Items {
-		// A list item never has a message count, whatever the server sends (INV-002).
 		ws.MessageCount = nil
 		s, err := ws.info()
 		if err != nil {
-			return SessionPage{}, fmt.Errorf("worldtree: %s: %w", action, err)
+			return SessionPage{}, err
 		}
 		page.Items = append(page.Items, s)
 	}
