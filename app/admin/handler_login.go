@@ -42,8 +42,8 @@ func nextField(next string) string {
 // loginSubmit checks the credentials (rate-limited per IP) and starts a new
 // session, replacing any session cookie the browser brought along.
 func (s *Server) loginSubmit(c echo.Context) error {
-	if !s.limiter.allow(c.RealIP(), time.Now()) {
-		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	if err := s.spendAttempt(c); err != nil {
+		return err
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()

@@ -59,8 +59,8 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]
 func (s *Server) changePassword(c echo.Context) error {
 	// Shares the sign-in budget: a stolen session must not become an oracle
 	// for guessing the current password.
-	if !s.limiter.allow(c.RealIP(), time.Now()) {
-		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	if err := s.spendAttempt(c); err != nil {
+		return err
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()

@@ -20,8 +20,10 @@ func (s *Server) setupForm(c echo.Context) error {
 	token := c.QueryParam("token")
 	// The answer tells whether a token is live, so a guess spends the
 	// sign-in budget like a post does (the help page without one is free).
-	if token != "" && !s.limiter.allow(c.RealIP(), time.Now()) {
-		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	if token != "" {
+		if err := s.spendAttempt(c); err != nil {
+			return err
+		}
 	}
 	err := s.opts.Auth.CheckSetupToken(ctx, token)
 	switch {
@@ -52,8 +54,8 @@ func (s *Server) setupFormView(token, username string) templates.SetupForm {
 
 // setupSubmit burns the token, creates the admin and signs them in.
 func (s *Server) setupSubmit(c echo.Context) error {
-	if !s.limiter.allow(c.RealIP(), time.Now()) {
-		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	if err := s.spendAttempt(c); err != nil {
+		return err
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()

@@ -1,10 +1,12 @@
 package admin
 
 import (
+	"net/http"
 	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 )
 
@@ -66,6 +68,15 @@ func (l *ipLimiter) allow(ip string, now time.Time) bool {
 	}
 	b.last = now
 	return b.lim.AllowN(now, 1)
+}
+
+// spendAttempt takes one token of the client's sign-in budget, which sign-in,
+// set-up and password changes share; an empty bucket is a 429.
+func (s *Server) spendAttempt(c echo.Context) error {
+	if s.limiter.allow(c.RealIP(), time.Now()) {
+		return nil
+	}
+	return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
 }
 
 // gc drops buckets unused for longer than idle (they would be full again).
