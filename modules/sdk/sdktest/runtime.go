@@ -64,6 +64,7 @@ type runtimeConfig struct {
 	trust        *FakeTrust
 	guildDocs    map[uint64]map[string]any
 	logger       *slog.Logger
+	fromEnv      bool // WithEnv: read declared settings from the environment first
 }
 
 // WithSettings sets deployment settings by field name. Values are rendered
@@ -81,10 +82,8 @@ func WithSettings(values map[string]any) Option {
 // environment (sdk.SettingEnvName, e.g. REFERENCE_KUDOS_DAILY_LIMIT); set
 // them with t.Setenv. Later WithSettings options override.
 func WithEnv() Option {
-	return func(c *runtimeConfig) { c.settings[envMarker] = "" }
+	return func(c *runtimeConfig) { c.fromEnv = true }
 }
-
-const envMarker = "\x00env"
 
 // WithCapabilities advertises capabilities beyond the baseline.
 func WithCapabilities(names ...string) Option {
@@ -145,7 +144,7 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 			return nil, fmt.Errorf("Kimi module %s requires unavailable capability %s", sdk.Repr(spec.Name), sdk.Repr(c))
 		}
 	}
-	settings, err := prepareSettings(spec, cfg.settings)
+	settings, err := prepareSettings(spec, cfg.settings, cfg.fromEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -251,9 +250,7 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 
 // prepareSettings builds the module's settings from text values (and the
 // environment when WithEnv was given) through the spec's definition.
-func prepareSettings(spec sdk.Spec, raw map[string]string) (sdk.Settings, error) {
-	_, fromEnv := raw[envMarker]
-	delete(raw, envMarker)
+func prepareSettings(spec sdk.Spec, raw map[string]string, fromEnv bool) (sdk.Settings, error) {
 	if spec.Settings == nil {
 		if len(raw) > 0 {
 			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", sdk.Repr(spec.Name))
