@@ -80,7 +80,6 @@ type Server struct {
 	limiter    *ipLimiter
 	metrics    *metrics
 	secure     bool // cookies carry Secure regardless of the request
-	csp        string
 	origin     *http.CrossOriginProtection
 	publicPath map[string]bool
 	headers    []headerValue
@@ -120,11 +119,9 @@ func New(opts Options) (*Server, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		limiter: newIPLimiter(opts.LoginEvery, opts.LoginBurst),
-		csp: "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
-			"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-		origin: http.NewCrossOriginProtection(),
-		stop:   make(chan struct{}),
-		done:   make(chan struct{}),
+		origin:  http.NewCrossOriginProtection(),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
