@@ -215,3 +215,19 @@ func TestSpecClone(t *testing.T) {
 		t.Fatal("nil definitions became non-nil")
 	}
 }
+
+func TestSpecCheckCapabilities(t *testing.T) {
+	caps := NewCapabilities(append(BaselineCapabilities(), CapToolFiles), false, false)
+	tests := []struct {
+		requires []string
+		want     string
+	}{
+		{nil, ""},
+		{[]string{CapDiscordHistory, CapToolFiles}, ""},
+		{[]string{CapToolFiles, "x.v1", "y.v1"}, "Kimi module 'probe' requires unavailable capability 'x.v1'"},
+	}
+	for _, tt := range tests {
+		spec := Spec{Name: "probe", RequiresCapabilities: tt.requires}
+		checkErr(t, spec.CheckCapabilities(caps), tt.want)
+	}
+}

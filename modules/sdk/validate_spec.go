@@ -8,8 +8,8 @@ import "fmt"
 // permissions, services, guild-settings schema — each wrapped as
 // "Kimi module 'x' has an invalid declaration: <msg>" (the cause is
 // available through errors.Unwrap / errors.As). Checks that need the whole
-// selection (dependencies active, capabilities, consumes matched by a
-// provider) are the host's.
+// selection (dependencies active, consumes matched by a provider) are the
+// host's; capabilities are checked by CheckCapabilities.
 func (s Spec) Validate() error {
 	if s.APIVersion != APIVersion {
 		return contractErrorf("Kimi module %s requires module API %d; core provides %d", pyRepr(s.Name), s.APIVersion, APIVersion)
@@ -18,6 +18,19 @@ func (s Spec) Validate() error {
 		return &ModuleContractError{
 			Message: fmt.Sprintf("Kimi module %s has an invalid declaration: %s", pyRepr(s.Name), err.Error()),
 			Err:     err,
+		}
+	}
+	return nil
+}
+
+// CheckCapabilities is preflight's capability step, run once the host
+// knows what it advertises: every RequiresCapabilities entry must be in
+// caps ("Kimi module 'x' requires unavailable capability 'c'"). Host and
+// fakes share it.
+func (s Spec) CheckCapabilities(caps Capabilities) error {
+	for _, c := range s.RequiresCapabilities {
+		if !caps.Has(c) {
+			return contractErrorf("Kimi module %s requires unavailable capability %s", pyRepr(s.Name), pyRepr(c))
 		}
 	}
 	return nil

@@ -139,10 +139,8 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 		return nil, err
 	}
 	caps := sdk.NewCapabilities(append(sdk.BaselineCapabilities(), cfg.capabilities...), cfg.members, cfg.content)
-	for _, c := range spec.RequiresCapabilities {
-		if !caps.Has(c) {
-			return nil, fmt.Errorf("Kimi module %s requires unavailable capability %s", sdk.Repr(spec.Name), sdk.Repr(c))
-		}
+	if err := spec.CheckCapabilities(caps); err != nil {
+		return nil, err
 	}
 	settings, err := prepareSettings(spec, cfg.settings, cfg.fromEnv)
 	if err != nil {
