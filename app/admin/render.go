@@ -75,7 +75,7 @@ func (s *Server) chrome(c echo.Context, title, active string) templates.Chrome {
 		Title:   title,
 		Active:  active,
 		CSRF:    s.csrfToken(c),
-		Assets:  templates.Assets{CSS: s.assets.url("app.css"), Icon: s.assets.url("favicon.svg")},
+		Assets:  s.pageAssets,
 		Version: s.opts.Version,
 		Flashes: s.takeFlash(c),
 	}

@@ -32,6 +32,7 @@ import (
 	kimi "github.com/kimiapp/kimi"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/web/templates"
 )
 
 // ModuleInfo names a loaded module for the overview.
@@ -77,6 +78,7 @@ type Server struct {
 	log        *slog.Logger
 	echo       *echo.Echo
 	assets     *assetSet
+	pageAssets templates.Assets // the layout's asset URLs, fixed at start-up
 	limiter    *ipLimiter
 	metrics    *metrics
 	secure     bool // cookies carry Secure regardless of the request
@@ -140,6 +142,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.assets = assets
+	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
 	s.metrics = newMetrics(opts.Store)
 	s.echo = s.buildEcho()
 	go s.housekeeping()
