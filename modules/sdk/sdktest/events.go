@@ -107,8 +107,9 @@ func (e *FakeEvents) Subscriptions() []string {
 // Deliver pushes one event from core (source "core") through every
 // matching subscriber, in subscription order, and returns how many
 // handlers ran. A core event whose payload belongs to a guild the guild
-// filter rejects (sdk.EventGuildID) reaches none. Handler errors do not stop later handlers (the host logs
-// and counts them); they are returned joined.
+// filter rejects (sdk.EventGuildID) reaches none. Handler errors do not
+// stop later handlers (the host logs and counts them); they are returned
+// joined.
 func (e *FakeEvents) Deliver(ctx context.Context, topic string, payload any) (int, error) {
 	return e.DeliverFrom(ctx, sdk.CoreSourceModule, topic, payload)
 }
