@@ -41,17 +41,7 @@ func SetupPage(c Chrome, f SetupForm) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card auth-card\" data-testid=\"setup-card\"><h1 class=\"auth-title\">Create the admin account</h1><p class=\"muted\">This is a one-time step. The link you opened is valid once; after this, sign in with the account you create here.</p>")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if f.FormError != "" {
-				templ_7745c5c3_Err = Alert(FlashError, f.FormError).Render(ctx, templ_7745c5c3_Buffer)
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<form method=\"post\" action=\"/setup\" class=\"form\" data-testid=\"setup-form\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card auth-card\" data-testid=\"setup-card\"><h1 class=\"auth-title\">Create the admin account</h1><p class=\"muted\">This is a one-time step. The link you opened is valid once; after this, sign in with the account you create here.</p><form method=\"post\" action=\"/setup\" class=\"form\" data-testid=\"setup-form\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -59,20 +49,20 @@ func SetupPage(c Chrome, f SetupForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<input type=\"hidden\" name=\"token\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<input type=\"hidden\" name=\"token\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Token).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/auth.templ`, Line: 16, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/auth.templ`, Line: 13, Col: 53}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -93,7 +83,7 @@ func SetupPage(c Chrome, f SetupForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<button type=\"submit\" class=\"btn btn-primary btn-block\" data-testid=\"setup-submit\">Create admin and sign in</button></form></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<button type=\"submit\" class=\"btn btn-primary btn-block\" data-testid=\"setup-submit\">Create admin and sign in</button></form></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -137,22 +127,22 @@ func SetupBlockedPage(c Chrome, b SetupBlocked) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<section class=\"card auth-card\" data-testid=\"setup-blocked\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<section class=\"card auth-card\" data-testid=\"setup-blocked\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if b.Reason == "missing" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<h1 class=\"auth-title\">Set-up link needed</h1><p>To create the first admin account, open the set-up link that Kimi printed in its log when it started. It looks like:</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<h1 class=\"auth-title\">Set-up link needed</h1><p>To create the first admin account, open the set-up link that Kimi printed in its log when it started. It looks like:</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<h1 class=\"auth-title\">This set-up link is not valid</h1><p>The link has expired, was already used, or was replaced by a newer one. Set-up links are valid for 30 minutes and only once; each restart prints a new one in the log:</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<h1 class=\"auth-title\">This set-up link is not valid</h1><p>The link has expired, was already used, or was replaced by a newer one. Set-up links are valid for 30 minutes and only once; each restart prints a new one in the log:</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<pre class=\"code\" data-testid=\"setup-example\">Open http://…/setup?token=… to create the admin (expires in 30m)</pre><ul class=\"steps\"><li>Look for that line in the output of <code>kimi serve</code> (or <code>journalctl -u kimi</code>, <code>docker logs …</code>).</li><li>If it expired, restart Kimi to print a fresh link.</li><li>Headless alternative: <code>kimi admin create</code> on the server, or start once with <code>KIMI_ADMIN_PASSWORD_FILE</code> set.</li></ul><p class=\"muted small\">Already set up? <a href=\"/login\">Sign in</a>.</p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<pre class=\"code\" data-testid=\"setup-example\">Open http://…/setup?token=… to create the admin (expires in 30m)</pre><ul class=\"steps\"><li>Look for that line in the output of <code>kimi serve</code> (or <code>journalctl -u kimi</code>, <code>docker logs …</code>).</li><li>If it expired, restart Kimi to print a fresh link.</li><li>Headless alternative: <code>kimi admin create</code> on the server, or start once with <code>KIMI_ADMIN_PASSWORD_FILE</code> set.</li></ul><p class=\"muted small\">Already set up? <a href=\"/login\">Sign in</a>.</p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -196,7 +186,7 @@ func LoginPage(c Chrome, f LoginForm) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<section class=\"card auth-card\" data-testid=\"login-card\"><h1 class=\"auth-title\">Sign in</h1>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<section class=\"card auth-card\" data-testid=\"login-card\"><h1 class=\"auth-title\">Sign in</h1>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -206,7 +196,7 @@ func LoginPage(c Chrome, f LoginForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<form method=\"post\" action=\"/login\" class=\"form\" data-testid=\"login-form\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<form method=\"post\" action=\"/login\" class=\"form\" data-testid=\"login-form\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -215,20 +205,20 @@ func LoginPage(c Chrome, f LoginForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if f.Next != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<input type=\"hidden\" name=\"next\" value=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<input type=\"hidden\" name=\"next\" value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var8 string
 				templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Next).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/auth.templ`, Line: 64, Col: 52}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/auth.templ`, Line: 61, Col: 52}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -243,7 +233,7 @@ func LoginPage(c Chrome, f LoginForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<button type=\"submit\" class=\"btn btn-primary btn-block\" data-testid=\"login-submit\">Sign in</button></form><p class=\"muted small\">Forgot the password? Run <code>kimi admin reset-password</code> on the server.</p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<button type=\"submit\" class=\"btn btn-primary btn-block\" data-testid=\"login-submit\">Sign in</button></form><p class=\"muted small\">Forgot the password? Run <code>kimi admin reset-password</code> on the server.</p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -24,7 +24,7 @@ func sampleChrome(user string) Chrome {
 func pages() map[string]templ.Component {
 	errs := map[string]string{"username": "Bad name", "password": "Too short", "confirm": "Mismatch"}
 	return map[string]templ.Component{
-		"setup":         SetupPage(sampleChrome(""), SetupForm{Token: "tok", Username: "x", Errors: errs, FormError: "oops", MinLen: 8, MaxBytes: 72}),
+		"setup":         SetupPage(sampleChrome(""), SetupForm{Token: "tok", Username: "x", Errors: errs, MinLen: 8, MaxBytes: 72}),
 		"setup-missing": SetupBlockedPage(sampleChrome(""), SetupBlocked{Reason: "missing"}),
 		"setup-invalid": SetupBlockedPage(sampleChrome(""), SetupBlocked{Reason: "invalid"}),
 		"login":         LoginPage(sampleChrome(""), LoginForm{Username: "admin", Next: "/audit", Error: "Invalid"}),

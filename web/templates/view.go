@@ -94,12 +94,11 @@ type Stat struct {
 
 // SetupForm is the first-run form's state.
 type SetupForm struct {
-	Token     string
-	Username  string
-	Errors    map[string]string // by field name
-	FormError string
-	MinLen    int
-	MaxBytes  int
+	Token    string
+	Username string
+	Errors   map[string]string // by field name
+	MinLen   int
+	MaxBytes int
 }
 
 // SetupBlocked explains why the set-up form cannot be shown.
