@@ -49,7 +49,7 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	v := templates.AuditView{
 		Actions: actions, Actor: f.Actor, Action: f.Action, Query: f.Query,
-		Filtered: f.Actor != "" || f.Action != "" || f.Query != "", PageLimit: auditPageSize,
+		Filtered: f.Actor != "" || f.Action != "" || f.Query != "",
 	}
 	for _, e := range entries {
 		at := e.At.UTC()

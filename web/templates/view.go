@@ -151,15 +151,14 @@ type AuditRow struct {
 
 // AuditView is the audit page's data.
 type AuditView struct {
-	Rows      []AuditRow
-	Actions   []string
-	Actor     string
-	Action    string
-	Query     string
-	Filtered  bool
-	NextURL   string // older entries; empty on the last page
-	FirstURL  string // newest entries; empty on the first page
-	PageLimit int
+	Rows     []AuditRow
+	Actions  []string
+	Actor    string
+	Action   string
+	Query    string
+	Filtered bool
+	NextURL  string // older entries; empty on the last page
+	FirstURL string // newest entries; empty on the first page
 }
 
 // SessionRow is one active session on the settings page.
