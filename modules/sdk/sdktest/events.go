@@ -133,18 +133,9 @@ func (e *FakeEvents) DeliverFrom(ctx context.Context, source, topic string, payl
 			continue
 		}
 		count++
-		if err := callEventHandler(ctx, s.handler, event); err != nil {
+		if err := recovering(func() error { return s.handler(ctx, event) }); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return count, errors.Join(errs...)
-}
-
-func callEventHandler(ctx context.Context, h sdk.EventHandler, ev sdk.Event) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = panicError(r)
-		}
-	}()
-	return h(ctx, ev)
 }

@@ -192,22 +192,13 @@ func (f *FakeScheduledResults) Deliver(ctx context.Context, result sdk.Scheduled
 	f.attempts = append(f.attempts, result.NotificationID)
 	f.mu.Unlock()
 	// Each invocation gets its own copy: a handler cannot alter a retry.
-	if err := callResultHandler(ctx, *handler, result.Clone(), reader); err != nil {
+	if err := recovering(func() error { return (*handler)(ctx, result.Clone(), reader) }); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	f.acknowledged[result.NotificationID] = true
 	f.mu.Unlock()
 	return nil
-}
-
-func callResultHandler(ctx context.Context, h sdk.ScheduledResultHandler, r sdk.ScheduledResult, files sdk.ScheduledResultFiles) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = panicError(p)
-		}
-	}()
-	return h(ctx, r, files)
 }
 
 // Subscriptions returns the live subscriptions, sorted by name and guild.

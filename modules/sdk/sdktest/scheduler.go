@@ -224,7 +224,7 @@ func (s *FakeScheduler) RunDue(ctx context.Context, now time.Time) int {
 		// recorded run or the next execution.
 		handlerRun := run
 		handlerRun.Payload = slices.Clone(run.Payload)
-		err := callJob(ctx, handler, handlerRun)
+		err := recovering(func() error { return handler(ctx, handlerRun) })
 
 		s.mu.Lock()
 		if s.jobs[key] == job { // not cancelled or replaced meanwhile
@@ -252,16 +252,6 @@ func (s *FakeScheduler) jobID(key string) string {
 		return "fake-" + key
 	}
 	return s.module + ":" + key
-}
-
-// callJob runs a handler, turning a panic into an error as the host does.
-func callJob(ctx context.Context, handler sdk.JobHandler, run sdk.JobRun) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = panicError(r)
-		}
-	}()
-	return handler(ctx, run)
 }
 
 func truncateRunes(s string, n int) string {

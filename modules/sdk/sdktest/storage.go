@@ -169,7 +169,10 @@ func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error
 			continue
 		}
 		err := s.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			if err := runMigration(ctx, m, sdk.MigrationContext{Tx: tx, Module: s.module}); err != nil {
+			// A panic (an invalid table name in MigrationContext.Table)
+			// becomes an error, so the step rolls back cleanly.
+			mc := sdk.MigrationContext{Tx: tx, Module: s.module}
+			if err := recovering(func() error { return m.Up(ctx, mc) }); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO `+migrationLedger+` (module, position, name) VALUES (?, ?, ?)`, s.module, pos, m.Name)
@@ -180,17 +183,6 @@ func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error
 		}
 	}
 	return nil
-}
-
-// runMigration runs one step, turning a panic (an invalid table name in
-// MigrationContext.Table) into an error so the step rolls back cleanly.
-func runMigration(ctx context.Context, m sdk.Migration, mc sdk.MigrationContext) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = panicError(r)
-		}
-	}()
-	return m.Up(ctx, mc)
 }
 
 // Close closes both pools.
