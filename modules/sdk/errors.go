@@ -11,6 +11,17 @@ import (
 // be extracted as a *ModuleContractError with errors.As.
 var ErrContract = errors.New("module contract violation")
 
+// Interface guards: every error type of this package is an error (the
+// contract errors embedding ModuleContractError are through it).
+var (
+	_ error = (*ModuleContractError)(nil)
+	_ error = (*ServiceUnavailable)(nil)
+	_ error = (*ProposalError)(nil)
+	_ error = (*CommandSyncError)(nil)
+	_ error = (*FileAccessError)(nil)
+	_ error = (*GuildSettingValueError)(nil)
+)
+
 // ModuleContractError reports a declaration or call that violates the module
 // contract (the reference's ModuleContractError, a ValueError). Message is the
 // reference's exact text; Err, when set, is the underlying cause.
