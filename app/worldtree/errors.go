@@ -1,6 +1,7 @@
 package worldtree
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -238,8 +239,8 @@ const redacted = "[REDACTED]"
 // Authorization header must not get a key into logs through an error body).
 func redactKeys(b []byte, keys []string) []byte {
 	for _, k := range keys {
-		if len(k) >= minRedactLen && strings.Contains(string(b), k) {
-			b = []byte(strings.ReplaceAll(string(b), k, redacted))
+		if len(k) >= minRedactLen {
+			b = bytes.ReplaceAll(b, []byte(k), []byte(redacted))
 		}
 	}
 	return b
