@@ -15,10 +15,9 @@ const MaxSessionsLimit = 200
 
 // createSessionParams collects CreateSessionOption values.
 type createSessionParams struct {
-	endUserID    *string
-	bifrost      *BifrostBinding
-	consumerKey  string
-	bifrostSetup bool
+	endUserID   *string
+	bifrost     *BifrostBinding // set by WithBifrost, with consumerKey
+	consumerKey string
 }
 
 // CreateSessionOption adds an optional part to CreateSession.
@@ -36,8 +35,8 @@ func WithEndUserID(id string) CreateSessionOption {
 // any request.
 func WithBifrost(binding BifrostBinding, consumerKey string) CreateSessionOption {
 	return func(p *createSessionParams) {
-		b := binding
-		p.bifrost, p.consumerKey, p.bifrostSetup = &b, consumerKey, true
+		b := binding // a copy per application: a reused option shares nothing
+		p.bifrost, p.consumerKey = &b, consumerKey
 	}
 }
 
@@ -75,7 +74,7 @@ func (c *Client) CreateSession(ctx context.Context, agentID string, opts ...Crea
 		segments: []string{"sessions"},
 		body:     createSessionBody{AgentID: agentID, EndUserID: p.endUserID, Bifrost: p.bifrost},
 	}
-	if p.bifrostSetup {
+	if p.bifrost != nil {
 		if p.consumerKey == "" {
 			return SessionInfo{}, fmt.Errorf("worldtree: %s: %w", action, ErrBifrostConsumerKeyMissing)
 		}
