@@ -24,7 +24,7 @@ func (m *module) postDigest(ctx context.Context, run sdk.JobRun) error {
 	if rt.GuildSettings == nil {
 		return nil
 	}
-	window := time.Duration(m.cfg.digestInterval) * time.Second
+	window := m.cfg.digestInterval
 	since := m.clock().Add(-window)
 	posted, failed := 0, 0
 	for _, guildID := range rt.GuildSettings.GuildIDs() {

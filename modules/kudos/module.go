@@ -58,8 +58,7 @@ func (m *module) bind(ctx context.Context, rt *sdk.Runtime) error {
 	if err := rt.Scheduler.Register(DigestHandler, m.postDigest); err != nil {
 		return err
 	}
-	interval := time.Duration(m.cfg.digestInterval) * time.Second
-	if err := rt.Scheduler.RunEvery(ctx, DigestJobKey, interval, DigestHandler, nil, sdk.EveryOptions{Jitter: DigestJitter}); err != nil {
+	if err := rt.Scheduler.RunEvery(ctx, DigestJobKey, m.cfg.digestInterval, DigestHandler, nil, sdk.EveryOptions{Jitter: DigestJitter}); err != nil {
 		return err
 	}
 

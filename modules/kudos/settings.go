@@ -1,6 +1,10 @@
 package kudos
 
-import "github.com/kimiapp/kimi/modules/sdk"
+import (
+	"time"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+)
 
 // Deployment settings: the operator's, the same in every guild. The host
 // reads each from REFERENCE_KUDOS_<FIELD> and lets the operator override the
@@ -37,7 +41,7 @@ func settingsDefinition() *sdk.SettingsDefinition {
 type config struct {
 	dailyLimit     int
 	boardSize      int
-	digestInterval int64 // seconds
+	digestInterval time.Duration
 	resultGuild    uint64
 }
 
@@ -46,7 +50,7 @@ func configFrom(s sdk.Settings) config {
 	return config{
 		dailyLimit:     int(s.Int(SettingDailyLimit)),
 		boardSize:      int(s.Int(SettingBoardSize)),
-		digestInterval: s.Int(SettingDigestInterval),
+		digestInterval: time.Duration(s.Int(SettingDigestInterval)) * time.Second,
 		resultGuild:    uint64(max(guild, 0)),
 	}
 }

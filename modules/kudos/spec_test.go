@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/sdktest"
@@ -85,7 +86,7 @@ func TestSettingsDefinitionClassifiesEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := configFrom(prepared)
-	if got != (config{dailyLimit: 5, boardSize: 10, digestInterval: 604800, resultGuild: 0}) {
+	if got != (config{dailyLimit: 5, boardSize: 10, digestInterval: 7 * 24 * time.Hour, resultGuild: 0}) {
 		t.Errorf("defaults = %+v", got)
 	}
 }
