@@ -67,7 +67,7 @@ func openExisting(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("no database at %s (check --data-dir / KIMI_DATA_DIR)", cfg.DBPath())
 		}
-		return nil, fmt.Errorf("app: %w", err)
+		return nil, fmt.Errorf("app: open database: %w", err)
 	}
 	return openStore(ctx, cfg, logger)
 }

@@ -80,7 +80,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	}
 	lock, err := store.AcquireLock(cfg.DBPath())
 	if err != nil {
-		return fmt.Errorf("app: %w", err)
+		return fmt.Errorf("app: lock the data directory: %w", err)
 	}
 	defer lock.Release()
 
