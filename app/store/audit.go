@@ -125,9 +125,22 @@ func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, int
 	return out, next, nil
 }
 
+// auditActionsQuery lists the distinct actions by hopping through the
+// audit_log_action index from one action to the next greater one, so it
+// costs one index seek per distinct action. SELECT DISTINCT scanned the
+// whole index: every audit page view grew with the log (about 30 ms at 200k
+// rows, which a failed-login flood writes quickly).
+const auditActionsQuery = `
+	WITH RECURSIVE next(action) AS (
+		SELECT min(action) FROM audit_log
+		UNION ALL
+		SELECT (SELECT min(action) FROM audit_log WHERE action > next.action) FROM next WHERE next.action IS NOT NULL
+	)
+	SELECT action FROM next WHERE action IS NOT NULL`
+
 // AuditActions returns the distinct recorded actions, sorted, for filters.
 func (s *Store) AuditActions(ctx context.Context) ([]string, error) {
-	rows, err := s.reader.QueryContext(ctx, `SELECT DISTINCT action FROM audit_log ORDER BY action`)
+	rows, err := s.reader.QueryContext(ctx, auditActionsQuery)
 	if err != nil {
 		return nil, fmt.Errorf("store: audit actions: %w", err)
 	}
@@ -140,7 +153,10 @@ func (s *Store) AuditActions(ctx context.Context) ([]string, error) {
 		}
 		out = append(out, a)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: audit actions: %w", err)
+	}
+	return out, nil
 }
 
 // clip bounds s to n bytes without splitting a UTF-8 sequence.

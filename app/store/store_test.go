@@ -19,7 +19,7 @@ import (
 	kimi "github.com/kimiapp/kimi"
 )
 
-func openTest(t *testing.T, path string) *Store {
+func openTest(t testing.TB, path string) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), path, Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
