@@ -70,35 +70,7 @@ func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, int
 		limit = 50
 	}
 	limit = min(limit, AuditPageMax)
-	var where []string
-	var args []any
-	if f.Before > 0 {
-		where = append(where, "id < ?")
-		args = append(args, f.Before)
-	}
-	if f.Actor != "" {
-		where = append(where, "actor = ? COLLATE NOCASE")
-		args = append(args, f.Actor)
-	}
-	if f.Action != "" {
-		if strings.HasSuffix(f.Action, ".") {
-			where = append(where, "substr(action, 1, ?) = ?")
-			args = append(args, len(f.Action), f.Action)
-		} else {
-			where = append(where, "action = ?")
-			args = append(args, f.Action)
-		}
-	}
-	if f.Query != "" {
-		where = append(where, "(instr(lower(target), lower(?)) > 0 OR instr(lower(detail), lower(?)) > 0)")
-		args = append(args, f.Query, f.Query)
-	}
-	q := `SELECT id, at_ms, actor, action, target, detail, ip FROM audit_log`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY id DESC LIMIT ?"
-	args = append(args, limit+1)
+	q, args := auditQuery(f, limit+1)
 	rows, err := s.reader.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list audit: %w", err)
@@ -137,6 +109,43 @@ const auditActionsQuery = `
 		SELECT (SELECT min(action) FROM audit_log WHERE action > next.action) FROM next WHERE next.action IS NOT NULL
 	)
 	SELECT action FROM next WHERE action IS NOT NULL`
+
+// auditQuery is ListAudit's statement for f, newest first, at most limit
+// rows. An actor or exact action is answered from its (column, id) index
+// in id order (the actor compares with audit_log_actor's NOCASE collation).
+// An action prefix such as "auth." deliberately is not: a prefix spans
+// several actions, so the index would return every match for sorting,
+// while walking ids downwards stops after one page of a common prefix.
+func auditQuery(f AuditFilter, limit int) (string, []any) {
+	var where []string
+	var args []any
+	if f.Before > 0 {
+		where = append(where, "id < ?")
+		args = append(args, f.Before)
+	}
+	if f.Actor != "" {
+		where = append(where, "actor = ? COLLATE NOCASE")
+		args = append(args, f.Actor)
+	}
+	if f.Action != "" {
+		if strings.HasSuffix(f.Action, ".") {
+			where = append(where, "substr(action, 1, ?) = ?")
+			args = append(args, len(f.Action), f.Action)
+		} else {
+			where = append(where, "action = ?")
+			args = append(args, f.Action)
+		}
+	}
+	if f.Query != "" {
+		where = append(where, "(instr(lower(target), lower(?)) > 0 OR instr(lower(detail), lower(?)) > 0)")
+		args = append(args, f.Query, f.Query)
+	}
+	q := `SELECT id, at_ms, actor, action, target, detail, ip FROM audit_log`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q + " ORDER BY id DESC LIMIT ?", append(args, limit)
+}
 
 // AuditActions returns the distinct recorded actions, sorted, for filters.
 func (s *Store) AuditActions(ctx context.Context) ([]string, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,7 +218,8 @@ func TestMigrateCommands(t *testing.T) {
 		t.Fatalf("second migrate up: exit %d %s", res.code, res.stdout)
 	}
 	res = runKimi(t, env, "", "migrate", "status", "--data-dir", dataDir)
-	if res.code != 0 || !strings.Contains(res.stdout, "00001_core.sql  applied") {
+	applied := regexp.MustCompile(`(?m)^1\s+00001_core\.sql\s+applied\s`)
+	if res.code != 0 || !applied.MatchString(res.stdout) || strings.Contains(res.stdout, "pending") {
 		t.Fatalf("migrate status: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
