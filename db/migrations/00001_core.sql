@@ -18,7 +18,9 @@ CREATE TABLE audit_log (
     ip     TEXT NOT NULL DEFAULT ''
 ) STRICT;
 CREATE INDEX audit_log_action ON audit_log (action, id);
-CREATE INDEX audit_log_actor ON audit_log (actor, id);
+-- The audit filter matches actors case-insensitively (actor = ? COLLATE
+-- NOCASE); only a NOCASE index can serve that comparison.
+CREATE INDEX audit_log_actor ON audit_log (actor COLLATE NOCASE, id);
 
 CREATE TABLE admins (
     id                  INTEGER PRIMARY KEY AUTOINCREMENT,
