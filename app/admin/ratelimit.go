@@ -25,8 +25,11 @@ type bucket struct {
 	last time.Time
 }
 
-// maxBuckets caps memory under a spray of addresses; past it, unknown IPs
-// share one bucket (fail closed rather than grow without bound).
+// maxBuckets caps memory under a spray of addresses. When the map is full,
+// buckets that have refilled completely are dropped first (a full bucket is
+// indistinguishable from a new one, so nothing is forgotten); only when every
+// bucket is still in use do unknown IPs share one bucket (fail closed rather
+// than grow without bound).
 const maxBuckets = 10000
 
 func newIPLimiter(every time.Duration, burst int) *ipLimiter {
@@ -58,6 +61,9 @@ func (l *ipLimiter) allow(ip string, now time.Time) bool {
 	b := l.buckets[ip]
 	if b == nil {
 		if len(l.buckets) >= maxBuckets {
+			l.dropFull(now)
+		}
+		if len(l.buckets) >= maxBuckets {
 			ip = "overflow"
 			b = l.buckets[ip]
 		}
@@ -77,6 +83,17 @@ func (s *Server) spendAttempt(c echo.Context) error {
 		return nil
 	}
 	return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+}
+
+// dropFull forgets every bucket that has refilled to its burst: such a
+// bucket allows exactly what a new one would. Called with l.mu held, only
+// when the map is full, so its cost is amortized over many new clients.
+func (l *ipLimiter) dropFull(now time.Time) {
+	for ip, b := range l.buckets {
+		if b.lim.TokensAt(now) >= float64(l.burst) {
+			delete(l.buckets, ip)
+		}
+	}
 }
 
 // gc drops buckets unused for longer than idle (they would be full again).
