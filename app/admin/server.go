@@ -6,8 +6,10 @@
 //
 // Adding a page: write the templ page in web/templates from the shared
 // components (Layout, PageHeader, Card, FormField, TableWrap, EmptyState,
-// Pagination, Alert), put its handler in handler_<resource>.go, register it in
-// buildEcho on the admin group g (never with public) and, for a new section,
+// Pagination, Alert), one .templ per page; put each handler in a file named
+// after its action (<resource>_show.go, <resource>_<thing>_save.go, …),
+// register it in routes.go's buildEcho on the admin group g (never with
+// public) and, for a new section,
 // add a templates.Nav entry (and drop its placeholders entry). Every POST
 // form carries @CSRFField(c.CSRF); every mutation writes an audit row. The
 // route-walk test then checks the new route requires a session.
@@ -17,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -27,7 +28,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	kimi "github.com/kimiapp/kimi"
 	"github.com/kimiapp/kimi/app/auth"
@@ -184,68 +184,6 @@ func (s *Server) housekeeping() {
 			}
 		}
 	}
-}
-
-func (s *Server) buildEcho() *echo.Echo {
-	e := echo.New()
-	e.HideBanner = true
-	e.HidePort = true
-	e.Logger.SetOutput(io.Discard)
-	e.HTTPErrorHandler = s.handleError
-	if s.opts.TrustProxy {
-		e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	} else {
-		e.IPExtractor = echo.ExtractIPDirect()
-	}
-
-	// Request ID, logging, panic recovery and the security headers run
-	// before routing, so every response has them — the trailing-slash
-	// redirect ("/settings/" -> "/settings": one canonical address per page)
-	// answers before any route middleware runs.
-	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders,
-		middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Use(s.bodyLimit(1<<20), s.crossOrigin, s.loadSession, s.checkCSRF)
-
-	s.publicPath = map[string]bool{}
-	public := func(method, path string, h echo.HandlerFunc) {
-		e.Add(method, path, h)
-		s.publicPath[method+" "+path] = true
-	}
-	public(http.MethodGet, "/healthz", s.healthz)
-	public(http.MethodHead, "/healthz", s.healthz)
-	public(http.MethodGet, "/readyz", s.readyz)
-	public(http.MethodHead, "/readyz", s.readyz)
-	public(http.MethodGet, "/static/*", s.static)
-	public(http.MethodHead, "/static/*", s.static)
-	public(http.MethodGet, "/robots.txt", s.robots)
-	public(http.MethodGet, "/setup", s.setupForm)
-	public(http.MethodPost, "/setup", s.setupSubmit)
-	public(http.MethodGet, "/login", s.loginForm)
-	public(http.MethodPost, "/login", s.loginSubmit)
-	// /metrics authenticates itself (bearer token or session) and answers
-	// 401 instead of redirecting a scraper to the sign-in page.
-	public(http.MethodGet, "/metrics", s.metricsHandler)
-
-	g := e.Group("", s.requireAdmin)
-	g.GET("/", s.overview)
-	g.POST("/logout", s.logout)
-	g.GET("/audit", s.audit)
-	g.GET("/settings", s.settings)
-	g.POST("/settings/password", s.changePassword)
-	g.POST("/settings/backup", s.downloadBackup)
-	g.POST("/settings/sessions/revoke", s.revokeSessions)
-	g.POST("/settings/worldtree", s.saveWorldtreeSettings)
-	g.POST("/settings/worldtree/remove", s.removeWorldtreeSettings)
-	g.GET("/worldtree", s.worldtreePage)
-	for _, p := range placeholders {
-		g.GET(p.path, s.placeholder(p))
-	}
-	return e
-}
-
-// isPublic reports whether method+path is reachable without a session.
-func (s *Server) isPublic(method, path string) bool {
-	return s.publicPath[method+" "+path]
 }
 
 // clientMeta extracts the audit/session metadata of a request.

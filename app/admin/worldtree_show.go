@@ -1,8 +1,6 @@
 package admin
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -10,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,118 +27,6 @@ const (
 	// worldtreeMaxTraits bounds the persona traits shown per agent.
 	worldtreeMaxTraits = 40
 )
-
-// worldtreeFormKey carries the submitted Worldtree form (with its errors) from the save handler
-// into renderSettings, so a refused save re-renders the whole settings page with the input kept.
-const worldtreeFormKey = "admin.worldtree_form"
-
-// worldtreeNav caches whether Worldtree is configured, for the navigation of every page, so a page
-// view does not read the settings table. Unknown until first read; saves and removals set it.
-type worldtreeNav struct {
-	state atomic.Int32 // 0 unknown, 1 not configured, 2 configured
-}
-
-func (w *worldtreeNav) set(configured bool) {
-	if configured {
-		w.state.Store(2)
-	} else {
-		w.state.Store(1)
-	}
-}
-
-// configured reports whether the Worldtree nav item shows. A failed read hides it this time and
-// tries again on the next page.
-func (s *Server) worldtreeConfigured(ctx context.Context) bool {
-	switch s.worldtree.state.Load() {
-	case 1:
-		return false
-	case 2:
-		return true
-	}
-	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
-	if err != nil {
-		s.log.Warn("admin: read Worldtree settings for the navigation", "err", err)
-		return false
-	}
-	v := int32(1)
-	if st.Configured() {
-		v = 2
-	}
-	// A save or removal that raced this read wins.
-	s.worldtree.state.CompareAndSwap(0, v)
-	return s.worldtree.state.Load() == 2
-}
-
-// worldtreeSettingsView is the Worldtree section of the settings page: the form kept by a refused
-// save, or the stored settings (keys only as set / not set).
-func (s *Server) worldtreeSettingsView(ctx context.Context, c echo.Context) (templates.WorldtreeSettingsView, error) {
-	if v, ok := c.Get(worldtreeFormKey).(templates.WorldtreeSettingsView); ok {
-		return v, nil
-	}
-	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
-	if err != nil {
-		return templates.WorldtreeSettingsView{}, err
-	}
-	return storedWorldtreeView(st), nil
-}
-
-func storedWorldtreeView(st worldtree.Settings) templates.WorldtreeSettingsView {
-	return templates.WorldtreeSettingsView{
-		Configured: st.Configured(), BaseURL: st.BaseURL, DefaultKeySet: st.DefaultKey != "",
-		AdminKeySet: st.AdminKey != "", ConsumerKeySet: st.ConsumerKey != "", Errors: map[string]string{},
-	}
-}
-
-// saveWorldtreeSettings stores the Worldtree settings form: blank keys keep the stored ones, the
-// clear boxes remove them. Errors re-render the settings page with the non-secret input kept.
-func (s *Server) saveWorldtreeSettings(c echo.Context) error {
-	ctx, cancel := withTimeout(c, 5*time.Second)
-	defer cancel()
-	sess := sessionOf(c)
-	upd := worldtree.SettingsUpdate{
-		BaseURL:     c.FormValue("base_url"),
-		DefaultKey:  worldtree.KeyUpdate{Value: c.FormValue("default_key")},
-		AdminKey:    worldtree.KeyUpdate{Value: c.FormValue("admin_key"), Clear: c.FormValue("clear_admin_key") != ""},
-		ConsumerKey: worldtree.KeyUpdate{Value: c.FormValue("consumer_key"), Clear: c.FormValue("clear_consumer_key") != ""},
-	}
-	_, err := worldtree.SaveSettings(ctx, s.opts.Store, upd, worldtree.Actor{Name: sess.Username, IP: c.RealIP()})
-	var invalid *worldtree.SettingsError
-	switch {
-	case errors.As(err, &invalid):
-		stored, lerr := worldtree.LoadSettings(ctx, s.opts.Store)
-		if lerr != nil {
-			return fmt.Errorf("admin: worldtree settings: %w", lerr)
-		}
-		v := storedWorldtreeView(stored)
-		v.BaseURL = strings.TrimSpace(upd.BaseURL)
-		if worldtree.HasUserInfo(upd.BaseURL) {
-			v.BaseURL = "" // it carries a password: never echo it
-		}
-		v.ClearAdmin, v.ClearConsumer = upd.AdminKey.Clear, upd.ConsumerKey.Clear
-		v.Errors = invalid.Fields
-		v.Errors["form"] = "The Worldtree settings were not saved. Correct the fields marked below."
-		c.Set(worldtreeFormKey, v)
-		return s.renderSettings(c, http.StatusUnprocessableEntity, nil)
-	case err != nil:
-		return fmt.Errorf("admin: worldtree settings: %w", err)
-	}
-	s.worldtree.set(true)
-	s.setFlash(c, flashWorldtreeSet)
-	return c.Redirect(http.StatusSeeOther, "/worldtree")
-}
-
-// removeWorldtreeSettings deletes the Worldtree configuration, keys included.
-func (s *Server) removeWorldtreeSettings(c echo.Context) error {
-	ctx, cancel := withTimeout(c, 5*time.Second)
-	defer cancel()
-	sess := sessionOf(c)
-	if _, err := worldtree.RemoveSettings(ctx, s.opts.Store, worldtree.Actor{Name: sess.Username, IP: c.RealIP()}); err != nil {
-		return fmt.Errorf("admin: remove worldtree settings: %w", err)
-	}
-	s.worldtree.set(false)
-	s.setFlash(c, flashWorldtreeOff)
-	return c.Redirect(http.StatusSeeOther, "/settings")
-}
 
 // worldtreePage shows the configured Worldtree server. Each section fails on its own, with the
 // operator message of worldtree.DescribeError.

@@ -1,0 +1,73 @@
+package admin
+
+import (
+	"io"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// buildEcho is the route table: every page and action of the admin, one line
+// each, with its handler in a file named after it (settings_show.go, …).
+func (s *Server) buildEcho() *echo.Echo {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.Logger.SetOutput(io.Discard)
+	e.HTTPErrorHandler = s.handleError
+	if s.opts.TrustProxy {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	} else {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
+
+	// Request ID, logging, panic recovery and the security headers run
+	// before routing, so every response has them — the trailing-slash
+	// redirect ("/settings/" -> "/settings": one canonical address per page)
+	// answers before any route middleware runs.
+	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders,
+		middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
+	e.Use(s.bodyLimit(1<<20), s.crossOrigin, s.loadSession, s.checkCSRF)
+
+	s.publicPath = map[string]bool{}
+	public := func(method, path string, h echo.HandlerFunc) {
+		e.Add(method, path, h)
+		s.publicPath[method+" "+path] = true
+	}
+	public(http.MethodGet, "/healthz", s.healthz)
+	public(http.MethodHead, "/healthz", s.healthz)
+	public(http.MethodGet, "/readyz", s.readyz)
+	public(http.MethodHead, "/readyz", s.readyz)
+	public(http.MethodGet, "/static/*", s.static)
+	public(http.MethodHead, "/static/*", s.static)
+	public(http.MethodGet, "/robots.txt", s.robots)
+	public(http.MethodGet, "/setup", s.setupForm)
+	public(http.MethodPost, "/setup", s.setupSubmit)
+	public(http.MethodGet, "/login", s.loginForm)
+	public(http.MethodPost, "/login", s.loginSubmit)
+	// /metrics authenticates itself (bearer token or session) and answers
+	// 401 instead of redirecting a scraper to the sign-in page.
+	public(http.MethodGet, "/metrics", s.metricsHandler)
+
+	g := e.Group("", s.requireAdmin)
+	g.GET("/", s.overview)
+	g.POST("/logout", s.logout)
+	g.GET("/audit", s.audit)
+	g.GET("/settings", s.settings)
+	g.POST("/settings/password", s.changePassword)
+	g.POST("/settings/backup", s.downloadBackup)
+	g.POST("/settings/sessions/revoke", s.revokeSessions)
+	g.POST("/settings/worldtree", s.saveWorldtreeSettings)
+	g.POST("/settings/worldtree/remove", s.removeWorldtreeSettings)
+	g.GET("/worldtree", s.worldtreePage)
+	for _, p := range placeholders {
+		g.GET(p.path, s.placeholder(p))
+	}
+	return e
+}
+
+// isPublic reports whether method+path is reachable without a session.
+func (s *Server) isPublic(method, path string) bool {
+	return s.publicPath[method+" "+path]
+}

@@ -1,0 +1,24 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/worldtree"
+)
+
+// removeWorldtreeSettings deletes the Worldtree configuration, keys included.
+func (s *Server) removeWorldtreeSettings(c echo.Context) error {
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	sess := sessionOf(c)
+	if _, err := worldtree.RemoveSettings(ctx, s.opts.Store, worldtree.Actor{Name: sess.Username, IP: c.RealIP()}); err != nil {
+		return fmt.Errorf("admin: remove worldtree settings: %w", err)
+	}
+	s.worldtree.set(false)
+	s.setFlash(c, flashWorldtreeOff)
+	return c.Redirect(http.StatusSeeOther, "/settings")
+}
