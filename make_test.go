@@ -1,0 +1,60 @@
+package kimi_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchReportMarksOverBudget runs `make bench-report` on a made-up
+// benchmark output: every figure past its budget is marked OVER BUDGET and
+// counted, figures within budget are not marked.
+func TestBenchReportMarksOverBudget(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("make is not installed, and CI needs it")
+		}
+		t.Skip("make is not installed")
+	}
+	out := filepath.Join(t.TempDir(), "bench.txt")
+	bench := strings.Join([]string{
+		"BenchmarkOverviewParallel-2   1000   5000 ns/op   6.0 p50-ms   25.50 p99-ms",
+		"BenchmarkAuditParallel-2      1000   5000 ns/op   3.0 p50-ms   12.00 p99-ms",
+		"BenchmarkBinarySize-2         1      1 ns/op      15.80 binary-MB",
+		"BenchmarkServeReady-2         10     1 ns/op      1200 ready-ms",
+		"BenchmarkIdleRSS-2            1      1 ns/op      19.0 idle-RSS-MB",
+	}, "\n")
+	if err := os.WriteFile(out, []byte(bench+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := exec.Command("make", "--no-print-directory", "-s", "bench-report", "BENCHOUT="+out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("make bench-report: %v\n%s", err, got)
+	}
+	lines := map[string]string{}
+	for _, l := range strings.Split(string(got), "\n") {
+		for _, key := range []string{"BenchmarkOverviewParallel-2 p99", "BenchmarkAuditParallel-2 p99", "static binary size", "ready on empty dir", "idle RSS"} {
+			if strings.Contains(l, key) {
+				lines[key] = l
+			}
+		}
+	}
+	for key, over := range map[string]bool{
+		"BenchmarkOverviewParallel-2 p99": true, "BenchmarkAuditParallel-2 p99": false,
+		"static binary size": false, "ready on empty dir": true, "idle RSS": false,
+	} {
+		l, ok := lines[key]
+		if !ok {
+			t.Errorf("no line for %s in:\n%s", key, got)
+			continue
+		}
+		if marked := strings.Contains(l, "OVER BUDGET"); marked != over {
+			t.Errorf("%s: marked over budget = %t, want %t: %q", key, marked, over, l)
+		}
+	}
+	if !strings.Contains(string(got), "2 figure(s) over budget") {
+		t.Errorf("report does not count the two figures over budget:\n%s", got)
+	}
+}
