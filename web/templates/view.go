@@ -6,7 +6,11 @@
 // Generate with `go tool templ generate`; the *_templ.go files are committed.
 package templates
 
-import "time"
+import (
+	"time"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
 
 // Chrome is the per-request data every page's layout needs.
 type Chrome struct {
@@ -96,7 +100,7 @@ type Stat struct {
 type SetupForm struct {
 	Token    string
 	Username string
-	Errors   map[string]string // by field name
+	Errors   form.Errors // by form.Setup* field name
 	MinLen   int
 	MaxBytes int
 }
@@ -110,7 +114,7 @@ type SetupBlocked struct {
 type LoginForm struct {
 	Username string
 	Next     string
-	Error    string
+	Errors   form.Errors // a refused sign-in is form.FieldForm
 }
 
 // Overview is the dashboard's data.
@@ -174,7 +178,7 @@ type SessionRow struct {
 // SettingsView is the settings page's data.
 type SettingsView struct {
 	Username       string
-	PasswordErrors map[string]string
+	PasswordErrors form.Errors // by form.Password* field name
 	MinLen         int
 	MaxBytes       int
 	Sessions       []SessionRow
