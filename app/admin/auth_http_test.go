@@ -490,7 +490,16 @@ func TestRevokeOtherSessionsHTTP(t *testing.T) {
 		t.Fatalf("sessions listed = %d, want 3", n)
 	}
 	wantBody(t, page, "this session", `data-testid="revoke-sessions"`)
+	// The first POST only asks: nothing is revoked, nothing audited.
 	res := a.post("/settings/sessions/revoke", nil)
+	wantStatus(t, res, http.StatusOK)
+	wantBody(t, res, "Sign out other sessions?", `name="confirm" value="yes"`, `data-testid="confirm-yes">Yes, sign out other sessions<`,
+		`data-testid="confirm-cancel"`, `action="/settings/sessions/revoke"`)
+	wantStatus(t, b.get("/"), http.StatusOK)
+	if n := h.auditCount(auth.ActionSessionsRevoke); n != 0 {
+		t.Fatalf("revoke audited before confirmation: %d rows", n)
+	}
+	res = a.post("/settings/sessions/revoke", url.Values{"confirm": {"yes"}})
 	wantStatus(t, res, http.StatusSeeOther)
 	wantBody(t, a.get("/settings"), "All other sessions were signed out")
 	wantStatus(t, b.get("/"), http.StatusSeeOther)

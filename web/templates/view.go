@@ -187,6 +187,26 @@ type SettingsView struct {
 	Worldtree      WorldtreeSettingsView
 }
 
+// ConfirmView is the confirmation page of a destructive action: what will
+// happen in plain words, and a button that posts the same form again with
+// form.FieldConfirm=form.ConfirmYes.
+type ConfirmView struct {
+	Title   string // page title and heading, e.g. "Sign out other sessions?"
+	Message string // what will happen, in plain words
+	Action  string // the form's URL, posted again on confirmation
+	Button  string // the red button, e.g. "Yes, sign out other sessions"
+	Cancel  string // where Cancel goes back to
+	// Keep holds the form's other fields, re-posted as hidden inputs. Never
+	// put a secret here: it is rendered into the page.
+	Keep []HiddenField
+}
+
+// HiddenField is one name/value pair re-posted by a confirmation page.
+type HiddenField struct {
+	Name  string
+	Value string
+}
+
 // Placeholder describes a section that later work fills in.
 type Placeholder struct {
 	Title    string

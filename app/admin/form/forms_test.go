@@ -105,3 +105,26 @@ func TestLoginRefused(t *testing.T) {
 		t.Errorf("Refused(internal error) = %v, want nil (not for a person to read)", got)
 	}
 }
+
+func TestConfirmed(t *testing.T) {
+	tests := []struct {
+		name   string
+		target string
+		form   url.Values
+		want   bool
+	}{
+		{"yes in the body", "/x", url.Values{FieldConfirm: {ConfirmYes}}, true},
+		{"no field", "/x", url.Values{}, false},
+		{"empty", "/x", url.Values{FieldConfirm: {""}}, false},
+		{"other value", "/x", url.Values{FieldConfirm: {"Yes"}}, false},
+		{"only in the query string", "/x?confirm=yes", url.Values{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := post(t, tt.target, tt.form)
+			if got := Confirmed(r); got != tt.want {
+				t.Errorf("Confirmed = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
