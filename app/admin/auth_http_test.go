@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/worldtree"
 )
 
 // TestEveryRouteRequiresAuth walks echo's registered routes, so a route added
@@ -81,34 +82,6 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 	}
 }
 
-func TestLoginNextRedirect(t *testing.T) {
-	h := newHarness(t)
-	h.createAdmin()
-	c := h.newClient()
-	res := c.get("/audit?actor=admin")
-	wantStatus(t, res, http.StatusSeeOther)
-	if got, want := res.Header.Get("Location"), "/login?next=%2Faudit%3Factor%3Dadmin"; got != want {
-		t.Fatalf("Location = %q, want %q", got, want)
-	}
-	page := c.get(res.Header.Get("Location"))
-	wantBody(t, page, `name="next" value="/audit?actor=admin"`)
-	res = c.post("/login", url.Values{"username": {testUser}, "password": {testPassword}, "next": {"/audit?actor=admin"}})
-	wantStatus(t, res, http.StatusSeeOther)
-	if got := res.Header.Get("Location"); got != "/audit?actor=admin" {
-		t.Errorf("after login Location = %q", got)
-	}
-
-	for _, evil := range []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/ok\r\nX: y"} {
-		c2 := h.newClient()
-		c2.get("/login")
-		res := c2.post("/login", url.Values{"username": {testUser}, "password": {testPassword}, "next": {evil}})
-		wantStatus(t, res, http.StatusSeeOther)
-		if got := res.Header.Get("Location"); got != "/" {
-			t.Errorf("next=%q redirected to %q, want /", evil, got)
-		}
-	}
-}
-
 func TestLocalRedirect(t *testing.T) {
 	tests := map[string]string{
 		"":               "/",
@@ -126,58 +99,6 @@ func TestLocalRedirect(t *testing.T) {
 			t.Errorf("localRedirect(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-func TestCSRFRejection(t *testing.T) {
-	h := newHarness(t)
-	h.createAdmin()
-	c := h.newClient()
-	c.login(testUser, testPassword)
-	c.get("/settings")
-	goodToken := c.csrf
-	change := func(csrf string, headers ...string) *response {
-		return c.post("/settings/password", url.Values{
-			"_csrf": {csrf}, "current_password": {testPassword},
-			"new_password": {"another password"}, "confirm_password": {"another password"},
-		}, headers...)
-	}
-	tests := []struct {
-		name    string
-		csrf    string
-		headers []string
-	}{
-		{"missing token", "-", nil},
-		{"wrong token", "not-the-token", nil},
-		{"token of another session", "", nil}, // filled below
-		{"cross-origin Origin", goodToken, []string{"Origin", "http://evil.example"}},
-		{"cross-site Sec-Fetch-Site", goodToken, []string{"Sec-Fetch-Site", "cross-site"}},
-		{"same-site Sec-Fetch-Site", goodToken, []string{"Sec-Fetch-Site", "same-site"}},
-	}
-	other := h.newClient()
-	other.login(testUser, testPassword)
-	other.get("/settings")
-	tests[2].csrf = other.csrf
-
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := h.auditCount(auth.ActionPasswordChange)
-			res := change(tt.csrf, tt.headers...)
-			wantStatus(t, res, http.StatusForbidden)
-			wantBody(t, res, "Request refused")
-			if h.auditCount(auth.ActionPasswordChange) != before {
-				t.Error("password change audited despite 403")
-			}
-			if _, err := h.auth.Login(context.Background(), testUser, testPassword, auth.ClientMeta{}, ""); err != nil {
-				t.Errorf("password changed despite 403: %v", err)
-			}
-		})
-	}
-	// Logout without a token keeps the session.
-	wantStatus(t, c.post("/logout", url.Values{"_csrf": {"-"}}), http.StatusForbidden)
-	wantStatus(t, c.get("/"), http.StatusOK)
-	// Same-origin with the right token works.
-	res := change(goodToken, "Origin", h.ts.URL, "Sec-Fetch-Site", "same-origin")
-	wantStatus(t, res, http.StatusSeeOther)
 }
 
 func TestLoginCSRF(t *testing.T) {
@@ -363,24 +284,6 @@ func TestSetupFlow(t *testing.T) {
 	}
 }
 
-func TestSetupTokenExpiryHTTP(t *testing.T) {
-	h := newHarness(t)
-	token, _, err := h.auth.NewSetupToken(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.clk.Add(31 * time.Minute)
-	c := h.newClient()
-	res := c.get("/setup?token=" + token)
-	wantStatus(t, res, http.StatusForbidden)
-	wantBody(t, res, "expired")
-	res = c.post("/setup", url.Values{"token": {token}, "username": {testUser}, "password": {testPassword}, "confirm": {testPassword}})
-	wantStatus(t, res, http.StatusForbidden)
-	if has, _ := h.auth.HasAdmin(context.Background()); has {
-		t.Error("admin created with an expired token")
-	}
-}
-
 func TestLoginRateLimit(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.LoginBurst = 3; o.LoginEvery = time.Hour })
 	h.createAdmin()
@@ -490,7 +393,16 @@ func TestRevokeOtherSessionsHTTP(t *testing.T) {
 		t.Fatalf("sessions listed = %d, want 3", n)
 	}
 	wantBody(t, page, "this session", `data-testid="revoke-sessions"`)
+	// The first POST only asks: nothing is revoked, nothing audited.
 	res := a.post("/settings/sessions/revoke", nil)
+	wantStatus(t, res, http.StatusOK)
+	wantBody(t, res, "Sign out other sessions?", `name="confirm" value="yes"`, `data-testid="confirm-yes">Yes, sign out other sessions<`,
+		`data-testid="confirm-cancel"`, `action="/settings/sessions/revoke"`)
+	wantStatus(t, b.get("/"), http.StatusOK)
+	if n := h.auditCount(auth.ActionSessionsRevoke); n != 0 {
+		t.Fatalf("revoke audited before confirmation: %d rows", n)
+	}
+	res = a.post("/settings/sessions/revoke", url.Values{"confirm": {"yes"}})
 	wantStatus(t, res, http.StatusSeeOther)
 	wantBody(t, a.get("/settings"), "All other sessions were signed out")
 	wantStatus(t, b.get("/"), http.StatusSeeOther)
@@ -512,3 +424,199 @@ func TestPasswordChangeRateLimited(t *testing.T) {
 	wantStatus(t, c.post("/settings/password", form), http.StatusUnprocessableEntity)
 	wantStatus(t, c.post("/settings/password", form), http.StatusTooManyRequests)
 }
+
+// evilNext are next= values that must never leave the admin.
+var evilNext = []string{"//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/ok\r\nX: y"}
+
+// loginScenarios: sign-in, its failures (audited too), the next= redirect
+// and sign-out.
+var loginScenarios = append([]scenario{
+	{name: "wrong password", method: http.MethodPost, url: "/login", form: url.Values{"username": {testUser}, "password": {"wrong password"}},
+		wantStatus: http.StatusUnauthorized, wantContains: []string{"Invalid username or password"}, wantAudit: []string{auth.ActionLoginFailed},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			if c.cookie(sessionCookie) != "" || h.sessionCount() != 0 {
+				t.Error("a failed sign-in created a session")
+			}
+		}},
+	{name: "unknown user", method: http.MethodPost, url: "/login", form: url.Values{"username": {"nobody"}, "password": {"guess-guess"}},
+		wantStatus: http.StatusUnauthorized, wantContains: []string{"Invalid username or password"}, wantNotContains: []string{"guess-guess"},
+		wantAudit: []string{auth.ActionLoginFailed}},
+	{name: "sign in", method: http.MethodPost, url: "/login", form: url.Values{"username": {testUser}, "password": {testPassword}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/", wantAudit: []string{auth.ActionLogin}},
+	{name: "anonymous is sent to sign in with next", method: http.MethodGet, url: "/audit?actor=admin",
+		wantStatus: http.StatusSeeOther, wantLocation: "/login?next=%2Faudit%3Factor%3Dadmin"},
+	{name: "sign-in page keeps next", method: http.MethodGet, url: "/login?next=%2Faudit%3Factor%3Dadmin",
+		wantStatus: http.StatusOK, wantContains: []string{`name="next" value="/audit?actor=admin"`}},
+	{name: "sign in goes on to next", method: http.MethodPost, url: "/login",
+		form:       url.Values{"username": {testUser}, "password": {testPassword}, "next": {"/audit?actor=admin"}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/audit?actor=admin", wantAudit: []string{auth.ActionLogin}},
+	{name: "sign out", method: http.MethodPost, url: "/logout", signedIn: true,
+		wantStatus: http.StatusSeeOther, wantLocation: "/login", wantAudit: []string{auth.ActionLogout},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			wantBody(t, c.get("/login"), "You have been signed out")
+			wantStatus(t, c.get("/"), http.StatusSeeOther)
+		}},
+	{name: "sign out without the CSRF token keeps the session", method: http.MethodPost, url: "/logout", signedIn: true, noCSRF: true,
+		wantStatus: http.StatusForbidden, wantNoAudit: true,
+		check: func(t *testing.T, h *harness, c *client, _ *response) { wantStatus(t, c.get("/"), http.StatusOK) }},
+}, evilNextScenarios()...)
+
+func evilNextScenarios() []scenario {
+	var out []scenario
+	for _, evil := range evilNext {
+		out = append(out, scenario{name: "next stays local: " + evil, method: http.MethodPost, url: "/login",
+			form:       url.Values{"username": {testUser}, "password": {testPassword}, "next": {evil}},
+			wantStatus: http.StatusSeeOther, wantLocation: "/", wantAudit: []string{auth.ActionLogin}})
+	}
+	return out
+}
+
+func TestLoginScenarios(t *testing.T) { runScenarios(t, loginScenarios) }
+
+// passwordUnchanged checks that the admin still signs in with testPassword.
+func passwordUnchanged(t *testing.T, h *harness, _ *client, _ *response) {
+	t.Helper()
+	if _, err := h.auth.Login(context.Background(), testUser, testPassword, auth.ClientMeta{}, ""); err != nil {
+		t.Errorf("password changed: %v", err)
+	}
+}
+
+// changeForm is a valid password change from testPassword.
+func changeForm(csrf string) url.Values {
+	v := url.Values{"current_password": {testPassword}, "new_password": {"another password"}, "confirm_password": {"another password"}}
+	if csrf != "" {
+		v.Set("_csrf", csrf)
+	}
+	return v
+}
+
+// csrfScenarios: a state-changing request without the right token, or from
+// another site, is refused and changes nothing.
+var csrfScenarios = []scenario{
+	{name: "missing token", method: http.MethodPost, url: "/settings/password", signedIn: true, noCSRF: true, form: changeForm(""),
+		wantStatus: http.StatusForbidden, wantContains: []string{"Request refused"}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "wrong token", method: http.MethodPost, url: "/settings/password", signedIn: true, form: changeForm("not-the-token"),
+		wantStatus: http.StatusForbidden, wantContains: []string{"Request refused"}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "token of another session", method: http.MethodPost, url: "/settings/password", signedIn: true, form: changeForm("{other_csrf}"),
+		setup: func(t *testing.T, h *harness) {
+			other := h.newClient()
+			other.login(testUser, testPassword)
+			other.get("/settings")
+			h.vars["other_csrf"] = other.csrf
+		},
+		wantStatus: http.StatusForbidden, wantContains: []string{"Request refused"}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "cross-origin Origin", method: http.MethodPost, url: "/settings/password", signedIn: true, form: changeForm(""),
+		headers:    map[string]string{"Origin": "http://evil.example"},
+		wantStatus: http.StatusForbidden, wantContains: []string{"Request refused"}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "cross-site Sec-Fetch-Site", method: http.MethodPost, url: "/settings/password", signedIn: true, form: changeForm(""),
+		headers:    map[string]string{"Sec-Fetch-Site": "cross-site"},
+		wantStatus: http.StatusForbidden, wantContains: []string{"Request refused"}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "same-site Sec-Fetch-Site", method: http.MethodPost, url: "/settings/password", signedIn: true, form: changeForm(""),
+		headers:    map[string]string{"Sec-Fetch-Site": "same-site"},
+		wantStatus: http.StatusForbidden, wantContains: []string{"Request refused"}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "same-origin with the right token works", method: http.MethodPost, url: "/settings/password", signedIn: true, form: changeForm(""),
+		headers:    map[string]string{"Origin": "{origin}", "Sec-Fetch-Site": "same-origin"},
+		setup:      func(t *testing.T, h *harness) { h.vars["origin"] = h.ts.URL },
+		wantStatus: http.StatusSeeOther, wantLocation: "/settings", wantAudit: []string{auth.ActionPasswordChange}},
+}
+
+func TestCSRFScenarios(t *testing.T) { runScenarios(t, csrfScenarios) }
+
+// settingsScenarios: the password form's refusals and success, the backup.
+var settingsScenarios = []scenario{
+	{name: "wrong current password", method: http.MethodPost, url: "/settings/password", signedIn: true,
+		form:       url.Values{"current_password": {"wrong password"}, "new_password": {"brand new secret"}, "confirm_password": {"brand new secret"}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"Current password is incorrect."},
+		wantAudit: []string{auth.ActionPasswordChangeFailed}, check: passwordUnchanged},
+	{name: "no current password", method: http.MethodPost, url: "/settings/password", signedIn: true,
+		form:       url.Values{"new_password": {"brand new secret"}, "confirm_password": {"brand new secret"}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"Enter your current password."}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "short new password", method: http.MethodPost, url: "/settings/password", signedIn: true,
+		form:       url.Values{"current_password": {testPassword}, "new_password": {"short"}, "confirm_password": {"short"}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"Password must be at least 8 characters."}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "confirmation differs", method: http.MethodPost, url: "/settings/password", signedIn: true,
+		form:       url.Values{"current_password": {testPassword}, "new_password": {"brand new secret"}, "confirm_password": {"brand new secreT"}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"The passwords do not match."}, wantNoAudit: true, check: passwordUnchanged},
+	{name: "password changed", method: http.MethodPost, url: "/settings/password", signedIn: true,
+		form:       url.Values{"current_password": {testPassword}, "new_password": {"brand new secret"}, "confirm_password": {"brand new secret"}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/settings", wantAudit: []string{auth.ActionPasswordChange},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			wantBody(t, c.get("/settings"), "Password changed")
+			if _, err := h.auth.Login(context.Background(), testUser, "brand new secret", auth.ClientMeta{}, ""); err != nil {
+				t.Errorf("new password refused: %v", err)
+			}
+		}},
+	{name: "body too large", method: http.MethodPost, url: "/settings/password", signedIn: true,
+		form:       url.Values{"current_password": {strings.Repeat("x", 2<<20)}},
+		wantStatus: http.StatusRequestEntityTooLarge, wantContains: []string{"too large"}, wantNoAudit: true, check: passwordUnchanged},
+}
+
+func TestSettingsScenarios(t *testing.T) { runScenarios(t, settingsScenarios) }
+
+// sessionCountIs checks the number of sessions after the request.
+func sessionCountIs(n int) func(*testing.T, *harness, *client, *response) {
+	return func(t *testing.T, h *harness, c *client, _ *response) {
+		t.Helper()
+		if got := h.sessionCount(); got != n {
+			t.Errorf("sessions = %d, want %d", got, n)
+		}
+		wantStatus(t, c.get("/"), http.StatusOK) // this session always survives
+	}
+}
+
+// secondSession signs in a second browser.
+func secondSession(t *testing.T, h *harness) { h.newClient().login(testUser, testPassword) }
+
+// worldtreeConfigured stores a Worldtree configuration.
+func worldtreeConfigured(t *testing.T, h *harness) {
+	t.Helper()
+	if _, err := worldtree.SaveSettings(context.Background(), h.st, worldtree.SettingsUpdate{BaseURL: "https://wt.example",
+		DefaultKey: worldtree.KeyUpdate{Value: wtDefaultKey}}, worldtree.Actor{Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func worldtreeIsConfigured(want bool) func(*testing.T, *harness, *client, *response) {
+	return func(t *testing.T, h *harness, _ *client, _ *response) {
+		t.Helper()
+		if got := loadWT(t, h).Configured(); got != want {
+			t.Errorf("Worldtree configured = %t, want %t", got, want)
+		}
+	}
+}
+
+// confirmScenarios: destructive actions ask first. The first POST changes
+// nothing and writes no row; only confirm=yes in the body acts; a confirmed
+// POST without the CSRF token is refused.
+var confirmScenarios = []scenario{
+	{name: "sign out others asks first", method: http.MethodPost, url: "/settings/sessions/revoke", signedIn: true, setup: secondSession,
+		wantStatus: http.StatusOK, wantNoAudit: true, check: sessionCountIs(2),
+		wantContains: []string{"Sign out other sessions?", "must sign in again", `action="/settings/sessions/revoke"`,
+			`name="confirm" value="yes"`, `data-testid="confirm-yes">Yes, sign out other sessions<`, `href="/settings"`, `name="_csrf" value="`}},
+	{name: "sign out others: confirm in the query string does not count", method: http.MethodPost, url: "/settings/sessions/revoke?confirm=yes",
+		signedIn: true, setup: secondSession, wantStatus: http.StatusOK, wantContains: []string{"Sign out other sessions?"},
+		wantNoAudit: true, check: sessionCountIs(2)},
+	{name: "sign out others confirmed", method: http.MethodPost, url: "/settings/sessions/revoke", signedIn: true, setup: secondSession,
+		form:       url.Values{"confirm": {"yes"}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/settings", wantAudit: []string{auth.ActionSessionsRevoke}, check: sessionCountIs(1)},
+	{name: "sign out others confirmed without CSRF", method: http.MethodPost, url: "/settings/sessions/revoke", signedIn: true, noCSRF: true,
+		setup: secondSession, form: url.Values{"confirm": {"yes"}},
+		wantStatus: http.StatusForbidden, wantNoAudit: true, check: sessionCountIs(2)},
+
+	{name: "remove Worldtree asks first", method: http.MethodPost, url: "/settings/worldtree/remove", signedIn: true, setup: worldtreeConfigured,
+		wantStatus: http.StatusOK, wantNoAudit: true, check: worldtreeIsConfigured(true),
+		wantContains: []string{"Remove the Worldtree configuration?", "all three API keys", `action="/settings/worldtree/remove"`,
+			`name="confirm" value="yes"`, `Yes, remove the Worldtree configuration`, `href="/settings#worldtree"`},
+		wantNotContains: []string{wtDefaultKey}},
+	{name: "remove Worldtree confirmed", method: http.MethodPost, url: "/settings/worldtree/remove", signedIn: true, setup: worldtreeConfigured,
+		form:       url.Values{"confirm": {"yes"}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/settings", wantAudit: []string{worldtree.AuditActionSettings}, check: worldtreeIsConfigured(false)},
+	{name: "remove Worldtree confirmed without CSRF", method: http.MethodPost, url: "/settings/worldtree/remove", signedIn: true, noCSRF: true,
+		setup: worldtreeConfigured, form: url.Values{"confirm": {"yes"}},
+		wantStatus: http.StatusForbidden, wantNoAudit: true, check: worldtreeIsConfigured(true)},
+	{name: "save Worldtree settings", method: http.MethodPost, url: "/settings/worldtree", signedIn: true,
+		form:       url.Values{"base_url": {"https://wt.example"}, "default_key": {wtDefaultKey}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/worldtree", wantAudit: []string{worldtree.AuditActionSettings}, check: worldtreeIsConfigured(true)},
+}
+
+func TestConfirmScenarios(t *testing.T) { runScenarios(t, confirmScenarios) }

@@ -300,6 +300,57 @@ func TestBrowserFirstRunJourney(t *testing.T) {
 	}
 }
 
+// TestBrowserConfirmSignOutOtherSessions: "Sign out other sessions" asks
+// first on a plain HTML page (no script needed); Cancel goes back with the
+// other session intact, and only "Yes, …" signs it out.
+func TestBrowserConfirmSignOutOtherSessions(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	other := h.newClient()
+	other.login(testUser, testPassword)
+	tb := newTab(t)
+	tb.do("sign in",
+		chromedp.Navigate(h.ts.URL+"/login"),
+		visible(`[data-testid=login-form]`),
+		fill(`#login-username`, testUser),
+		fill(`#login-password`, testPassword),
+		click(`[data-testid=login-submit]`),
+		visible(`[data-testid=overview-version]`),
+	)
+	tb.do("open settings",
+		chromedp.Navigate(h.ts.URL+"/settings"),
+		visible(`[data-testid=revoke-sessions]`),
+	)
+	tb.do("ask to sign out the others",
+		click(`[data-testid=revoke-sessions]`),
+		visible(`[data-testid=confirm-card]`),
+	)
+	tb.wantText(`[data-testid=page-title]`, "Sign out other sessions?")
+	tb.wantText(`[data-testid=confirm-message]`, "must sign in again")
+	tb.wantText(`[data-testid=confirm-yes]`, "Yes, sign out other sessions")
+	wantStatus(t, other.get("/"), http.StatusOK)
+	tb.do("cancel",
+		click(`[data-testid=confirm-cancel]`),
+		visible(`[data-testid=revoke-sessions]`),
+	)
+	wantStatus(t, other.get("/"), http.StatusOK)
+	if n := h.auditCount(auth.ActionSessionsRevoke); n != 0 {
+		t.Fatalf("revoke audited before confirmation: %d rows", n)
+	}
+	tb.do("ask again and confirm",
+		click(`[data-testid=revoke-sessions]`),
+		visible(`[data-testid=confirm-yes]`),
+		click(`[data-testid=confirm-yes]`),
+		visible(`[data-testid=alert-success]`),
+	)
+	tb.wantText(`[data-testid=alert-success]`, "All other sessions were signed out")
+	tb.wantText(`[data-testid=page-title]`, "Settings")
+	wantStatus(t, other.get("/"), http.StatusSeeOther)
+	if n := h.auditCount(auth.ActionSessionsRevoke); n != 1 {
+		t.Errorf("revoke audit rows = %d, want 1", n)
+	}
+}
+
 // TestBrowserCatchesCSPViolations proves the console check works and the
 // CSP blocks inline script: a page with an inline script must produce a
 // console error (which this test then consumes instead of failing on it).

@@ -67,6 +67,8 @@ type harness struct {
 	ts   *httptest.Server
 	clk  *testClock
 	logs *syncBuffer
+	// vars are a scenario's {name} placeholders (the set-up token, …).
+	vars map[string]string
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -96,7 +98,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, srv: srv, ts: ts, clk: clk, logs: logs}
+	h := &harness{t: t, st: st, auth: svc, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}}
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
@@ -170,6 +172,12 @@ func (c *client) get(path string, headers ...string) *response {
 // sets _csrf itself (use "-" to send none).
 func (c *client) post(path string, form url.Values, headers ...string) *response {
 	c.h.t.Helper()
+	return c.send(http.MethodPost, path, form, headers...)
+}
+
+// send submits a form with method, adding the CSRF token as post does.
+func (c *client) send(method, path string, form url.Values, headers ...string) *response {
+	c.h.t.Helper()
 	if form == nil {
 		form = url.Values{}
 	}
@@ -179,7 +187,7 @@ func (c *client) post(path string, form url.Values, headers ...string) *response
 	case "-":
 		form.Del("_csrf")
 	}
-	req, err := http.NewRequest(http.MethodPost, c.h.ts.URL+path, strings.NewReader(form.Encode()))
+	req, err := http.NewRequest(method, c.h.ts.URL+path, strings.NewReader(form.Encode()))
 	if err != nil {
 		c.h.t.Fatal(err)
 	}

@@ -1,13 +1,12 @@
 package admin
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -19,17 +18,16 @@ func (s *Server) loginSubmit(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()
-	username := c.FormValue("username")
-	password := c.FormValue("password")
-	next := localRedirect(c.FormValue("next"))
+	f := form.ParseLogin(c.Request())
+	next := localRedirect(f.Next)
 	var old string
 	if ck, err := c.Cookie(sessionCookie); err == nil {
 		old = ck.Value
 	}
-	issued, err := s.opts.Auth.Login(ctx, username, password, clientMeta(c), old)
-	if errors.Is(err, auth.ErrInvalidCredentials) {
-		form := templates.LoginForm{Username: username, Next: nextField(next), Error: "Invalid username or password."}
-		return render(c, http.StatusUnauthorized, templates.LoginPage(s.chrome(c, "Sign in", ""), form))
+	issued, err := s.opts.Auth.Login(ctx, f.Username, f.Password, clientMeta(c), old)
+	if errs := f.Refused(err); errs != nil {
+		view := templates.LoginForm{Username: f.Username, Next: nextField(next), Errors: errs}
+		return render(c, http.StatusUnauthorized, templates.LoginPage(s.chrome(c, "Sign in", ""), view))
 	}
 	if err != nil {
 		return err

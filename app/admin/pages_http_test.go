@@ -20,25 +20,6 @@ import (
 
 func storeFilterAll() store.AuditFilter { return store.AuditFilter{Limit: store.AuditPageMax} }
 
-func TestOverviewPage(t *testing.T) {
-	h := newHarness(t, func(o *Options) { o.Modules = []ModuleInfo{{Name: "reference", Version: "1.2.3"}} })
-	h.createAdmin()
-	c := h.newClient()
-	c.login(testUser, testPassword)
-	res := c.get("/")
-	wantStatus(t, res, http.StatusOK)
-	wantBody(t, res,
-		`data-testid="overview-version">v0.0.0-test<`,
-		`data-testid="overview-uptime">1h 30m<`,
-		`data-testid="overview-modules">1<`,
-		h.st.Path(),
-		"not configured",
-		"never", // no backup yet
-		"reference", "1.2.3",
-		`aria-current="page"`,
-	)
-}
-
 func TestAuditPageFiltersAndPagination(t *testing.T) {
 	h := newHarness(t)
 	h.createAdmin()
@@ -128,47 +109,6 @@ func TestStaticAssets(t *testing.T) {
 	// Revalidation by ETag.
 	res := c.get(cssURL, "If-None-Match", c.get(cssURL).Header.Get("ETag"))
 	wantStatus(t, res, http.StatusNotModified)
-}
-
-func TestMetricsAuth(t *testing.T) {
-	h := newHarness(t)
-	h.createAdmin()
-	c := h.newClient()
-	tests := []struct {
-		name   string
-		header string
-		status int
-	}{
-		{"no credentials", "", http.StatusUnauthorized},
-		{"wrong token", "Bearer nope", http.StatusUnauthorized},
-		{"token prefix", "Bearer metrics-secret", http.StatusUnauthorized},
-		{"basic scheme", "Basic metrics-secret-token", http.StatusUnauthorized},
-		{"right token", "Bearer metrics-secret-token", http.StatusOK},
-		{"lowercase scheme", "bearer metrics-secret-token", http.StatusOK},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var hdr []string
-			if tt.header != "" {
-				hdr = []string{"Authorization", tt.header}
-			}
-			res := c.get("/metrics", hdr...)
-			wantStatus(t, res, tt.status)
-			if tt.status == http.StatusOK {
-				wantBody(t, res, "go_goroutines", "process_", `kimi_http_requests_total{method="GET",route="/metrics"`,
-					"kimi_http_request_duration_seconds_bucket", `go_sql_open_connections{db_name="writer"}`,
-					`go_sql_open_connections{db_name="reader"}`, "kimi_db_size_bytes")
-			}
-		})
-	}
-	c.login(testUser, testPassword)
-	res := c.get("/metrics")
-	wantStatus(t, res, http.StatusOK)
-	wantBody(t, res, `route="/",status="200"`)
-
-	// Without a configured token, only sessions work.
-	h2 := newHarness(t, func(o *Options) { o.MetricsToken = "" })
-	wantStatus(t, h2.newClient().get("/metrics", "Authorization", "Bearer "), http.StatusUnauthorized)
 }
 
 func TestHealthAndReadiness(t *testing.T) {
@@ -268,40 +208,6 @@ func TestNotFoundAndErrors(t *testing.T) {
 	wantStatus(t, anon.get("/static/missing.css"), http.StatusNotFound)
 }
 
-func TestBackupDownload(t *testing.T) {
-	h := newHarness(t)
-	h.createAdmin()
-	c := h.newClient()
-	c.login(testUser, testPassword)
-	c.get("/settings")
-	res := c.post("/settings/backup", nil)
-	wantStatus(t, res, http.StatusOK)
-	cd := res.Header.Get("Content-Disposition")
-	if !regexp.MustCompile(`\Aattachment; filename="kimi-backup-\d{8}T\d{6}Z\.db"\z`).MatchString(cd) {
-		t.Errorf("Content-Disposition = %q", cd)
-	}
-	if !strings.HasPrefix(res.body, "SQLite format 3\x00") {
-		t.Errorf("body is not an SQLite file: %q", res.body[:min(len(res.body), 20)])
-	}
-	if n := h.auditCount(ActionBackupDownload); n != 1 {
-		t.Errorf("backup audit rows = %d", n)
-	}
-	left, _ := filepath.Glob(filepath.Join(filepath.Dir(h.st.Path()), ".kimi-download-*"))
-	if len(left) != 0 {
-		t.Errorf("temporary backup left behind: %v", left)
-	}
-	wantBody(t, c.get("/"), "ago")
-	// The downloaded file is a usable database with the admin in it.
-	p := filepath.Join(t.TempDir(), "dl.db")
-	if err := os.WriteFile(p, []byte(res.body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := store.Check(context.Background(), p)
-	if err != nil {
-		t.Fatalf("check downloaded backup: %v (%+v)", err, rep)
-	}
-}
-
 func TestAccessLogKeepsSecretsOut(t *testing.T) {
 	h := newHarness(t)
 	token, _, err := h.auth.NewSetupToken(context.Background())
@@ -352,26 +258,77 @@ func TestErrorsNeverLeakInternals(t *testing.T) {
 	wantStatus(t, c.get("/"), http.StatusOK)
 }
 
-func TestRequestLimitsAndCanonicalPaths(t *testing.T) {
-	h := newHarness(t)
-	h.createAdmin()
-	c := h.newClient()
-	c.login(testUser, testPassword)
-	c.get("/settings")
-	big := strings.Repeat("x", 2<<20)
-	res := c.post("/settings/password", url.Values{"current_password": {big}})
-	wantStatus(t, res, http.StatusRequestEntityTooLarge)
-	wantBody(t, res, "too large")
-
-	res = c.get("/settings/")
-	wantStatus(t, res, http.StatusMovedPermanently)
-	if loc := res.Header.Get("Location"); loc != "/settings" {
-		t.Errorf("trailing slash redirect to %q", loc)
+// metricsScenario is a GET /metrics with an Authorization header.
+func metricsScenario(name, authorization string, status int) scenario {
+	sc := scenario{name: "metrics: " + name, method: http.MethodGet, url: "/metrics", wantStatus: status}
+	if authorization != "" {
+		sc.headers = map[string]string{"Authorization": authorization}
 	}
+	if status == http.StatusOK {
+		// An earlier scrape, so the request counter has a /metrics series.
+		sc.setup = func(t *testing.T, h *harness) { h.newClient().get("/metrics") }
+		sc.wantContains = []string{"go_goroutines", "process_", `kimi_http_requests_total{method="GET",route="/metrics"`,
+			"kimi_http_request_duration_seconds_bucket", `go_sql_open_connections{db_name="writer"}`,
+			`go_sql_open_connections{db_name="reader"}`, "kimi_db_size_bytes"}
+	}
+	return sc
+}
+
+// pageScenarios: pages, metrics, the backup download and canonical paths.
+var pageScenarios = []scenario{
+	{name: "overview", method: http.MethodGet, url: "/", signedIn: true,
+		opts:       []func(*Options){func(o *Options) { o.Modules = []ModuleInfo{{Name: "reference", Version: "1.2.3"}} }},
+		wantStatus: http.StatusOK,
+		wantContains: []string{`data-testid="overview-version">v0.0.0-test<`, `data-testid="overview-uptime">1h 30m<`,
+			`data-testid="overview-modules">1<`, "not configured", "never", "reference", "1.2.3", `aria-current="page"`},
+		check: func(t *testing.T, h *harness, _ *client, res *response) { wantBody(t, res, h.st.Path()) }},
+
+	metricsScenario("no credentials", "", http.StatusUnauthorized),
+	metricsScenario("wrong token", "Bearer nope", http.StatusUnauthorized),
+	metricsScenario("token prefix", "Bearer metrics-secret", http.StatusUnauthorized),
+	metricsScenario("basic scheme", "Basic metrics-secret-token", http.StatusUnauthorized),
+	metricsScenario("right token", "Bearer metrics-secret-token", http.StatusOK),
+	metricsScenario("lowercase scheme", "bearer metrics-secret-token", http.StatusOK),
+	{name: "metrics: a session", method: http.MethodGet, url: "/metrics", signedIn: true,
+		wantStatus: http.StatusOK, wantContains: []string{`route="/",status="200"`}},
+	{name: "metrics: no configured token, only sessions", method: http.MethodGet, url: "/metrics",
+		opts: []func(*Options){func(o *Options) { o.MetricsToken = "" }}, headers: map[string]string{"Authorization": "Bearer "},
+		wantStatus: http.StatusUnauthorized},
+
+	{name: "backup download", method: http.MethodPost, url: "/settings/backup", signedIn: true,
+		wantStatus: http.StatusOK, wantAudit: []string{ActionBackupDownload}, check: checkBackupDownload},
+
+	{name: "trailing slash redirects", method: http.MethodGet, url: "/settings/", signedIn: true,
+		wantStatus: http.StatusMovedPermanently, wantLocation: "/settings"},
 	// A scheme-relative trick through the trailing-slash redirect stays local.
-	res = c.get("//evil.example/")
-	wantStatus(t, res, http.StatusMovedPermanently)
-	if loc := res.Header.Get("Location"); loc != "/evil.example" {
-		t.Errorf("redirect to %q, want the local /evil.example", loc)
+	{name: "scheme-relative redirect stays local", method: http.MethodGet, url: "//evil.example/", signedIn: true,
+		wantStatus: http.StatusMovedPermanently, wantLocation: "/evil.example"},
+}
+
+func TestPageScenarios(t *testing.T) { runScenarios(t, pageScenarios) }
+
+// checkBackupDownload: the download is a named, usable SQLite file with the
+// admin in it, no temporary copy is left, and the overview shows its age.
+func checkBackupDownload(t *testing.T, h *harness, c *client, res *response) {
+	t.Helper()
+	cd := res.Header.Get("Content-Disposition")
+	if !regexp.MustCompile(`\Aattachment; filename="kimi-backup-\d{8}T\d{6}Z\.db"\z`).MatchString(cd) {
+		t.Errorf("Content-Disposition = %q", cd)
+	}
+	if !strings.HasPrefix(res.body, "SQLite format 3\x00") {
+		t.Errorf("body is not an SQLite file: %q", res.body[:min(len(res.body), 20)])
+	}
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(h.st.Path()), ".kimi-download-*"))
+	if len(left) != 0 {
+		t.Errorf("temporary backup left behind: %v", left)
+	}
+	wantBody(t, c.get("/"), "ago")
+	p := filepath.Join(t.TempDir(), "dl.db")
+	if err := os.WriteFile(p, []byte(res.body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := store.Check(context.Background(), p)
+	if err != nil {
+		t.Fatalf("check downloaded backup: %v (%+v)", err, rep)
 	}
 }

@@ -1,13 +1,12 @@
 package admin
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/admin/form"
 )
 
 // changePassword verifies the current password, sets the new one, signs out
@@ -21,29 +20,15 @@ func (s *Server) changePassword(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()
 	sess := sessionOf(c)
-	current := c.FormValue("current_password")
-	next := c.FormValue("new_password")
-	confirm := c.FormValue("confirm_password")
-	errs := map[string]string{}
-	if current == "" {
-		errs["current_password"] = "Enter your current password."
-	}
-	if err := auth.ValidatePassword(sess.Username, next); err != nil {
-		errs["new_password"] = userMessage(err)
-	} else if next != confirm {
-		errs["confirm_password"] = userMessage(auth.ErrPasswordsDoNotMatch)
-	}
-	if len(errs) > 0 {
+	f := form.ParsePasswordChange(c.Request(), sess.Username)
+	if errs := f.Validate(); !errs.OK() {
 		return s.renderSettings(c, http.StatusUnprocessableEntity, errs)
 	}
-	issued, err := s.opts.Auth.ChangePassword(ctx, *sess, current, next, clientMeta(c))
-	switch {
-	case errors.Is(err, auth.ErrCurrentPasswordBad):
-		return s.renderSettings(c, http.StatusUnprocessableEntity,
-			map[string]string{"current_password": userMessage(err)})
-	case auth.IsPasswordRuleError(err):
-		return s.renderSettings(c, http.StatusUnprocessableEntity, map[string]string{"new_password": userMessage(err)})
-	case err != nil:
+	issued, err := s.opts.Auth.ChangePassword(ctx, *sess, f.Current, f.New, clientMeta(c))
+	if errs := f.Refused(err); errs != nil {
+		return s.renderSettings(c, http.StatusUnprocessableEntity, errs)
+	}
+	if err != nil {
 		return err
 	}
 	s.setSessionCookie(c, issued)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -16,16 +17,15 @@ func (s *Server) settings(c echo.Context) error {
 	return s.renderSettings(c, http.StatusOK, nil)
 }
 
-func (s *Server) renderSettings(c echo.Context, status int, pwErrors map[string]string) error {
+// renderSettings renders the settings page with status and the password
+// form's errors (nil when there are none).
+func (s *Server) renderSettings(c echo.Context, status int, pwErrors form.Errors) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	sess := sessionOf(c)
 	v := templates.SettingsView{
 		Username: sess.Username, PasswordErrors: pwErrors,
 		MinLen: auth.MinPasswordLength, MaxBytes: auth.MaxPasswordBytes,
-	}
-	if v.PasswordErrors == nil {
-		v.PasswordErrors = map[string]string{}
 	}
 	list, err := s.opts.Auth.ListSessions(ctx, sess.AdminID)
 	if err != nil {

@@ -5,51 +5,67 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
+
+	"github.com/kimiapp/kimi/app/auth"
 )
 
-// TestSetupWithTheDocumentedFields: /setup takes the fields the set-up
-// contract names — username and password (plus the token and _csrf) — so a
-// provisioning script that posts exactly those creates the admin. The
-// browser form's confirm field, when sent, must still match (an empty one
-// is a mismatch, not a skip).
-func TestSetupWithTheDocumentedFields(t *testing.T) {
-	tests := []struct {
-		name   string
-		form   url.Values
-		status int
-	}{
-		{"username and password only", url.Values{"username": {testUser}, "password": {testPassword}}, http.StatusSeeOther},
-		{"empty confirm", url.Values{"username": {testUser}, "password": {testPassword}, "confirm": {""}}, http.StatusUnprocessableEntity},
-		{"different confirm", url.Values{"username": {testUser}, "password": {testPassword}, "confirm": {"other password"}}, http.StatusUnprocessableEntity},
-		{"matching confirm", url.Values{"username": {testUser}, "password": {testPassword}, "confirm": {testPassword}}, http.StatusSeeOther},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t)
-			token, _, err := h.auth.NewSetupToken(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := h.newClient()
-			c.get("/setup?token=" + token)
-			tt.form.Set("token", token)
-			res := c.post("/setup", tt.form)
-			wantStatus(t, res, tt.status)
-			has, err := h.auth.HasAdmin(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if created := tt.status == http.StatusSeeOther; has != created {
-				t.Fatalf("admin exists = %v, want %v", has, created)
-			}
-			if tt.status == http.StatusSeeOther {
-				if loc := res.Header.Get("Location"); loc != "/" {
-					t.Fatalf("Location = %q, want /", loc)
-				}
-				wantStatus(t, c.get("/"), http.StatusOK)
-			} else {
-				wantBody(t, res, "The passwords do not match")
-			}
-		})
+// wantAdmin checks whether set-up created the admin.
+func wantAdmin(want bool) func(*testing.T, *harness, *client, *response) {
+	return func(t *testing.T, h *harness, c *client, _ *response) {
+		t.Helper()
+		has, err := h.auth.HasAdmin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has != want {
+			t.Fatalf("admin exists = %v, want %v", has, want)
+		}
+		if want {
+			wantStatus(t, c.get("/"), http.StatusOK) // and signed in
+		}
 	}
 }
+
+// setupScenarios: /setup takes the fields the set-up contract names —
+// username and password (plus the token and _csrf) — so a provisioning
+// script that posts exactly those creates the admin. The browser form's
+// confirm field, when sent, must still match (an empty one is a mismatch,
+// not a skip).
+var setupScenarios = []scenario{
+	{name: "documented fields: username and password only", method: http.MethodPost, url: "/setup", noAdmin: true, setup: withSetupToken,
+		form:       url.Values{"token": {"{token}"}, "username": {testUser}, "password": {testPassword}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/", wantAudit: []string{auth.ActionSetup}, check: wantAdmin(true)},
+	{name: "documented fields: empty confirm", method: http.MethodPost, url: "/setup", noAdmin: true, setup: withSetupToken,
+		form:       url.Values{"token": {"{token}"}, "username": {testUser}, "password": {testPassword}, "confirm": {""}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"The passwords do not match"}, wantNoAudit: true, check: wantAdmin(false)},
+	{name: "documented fields: different confirm", method: http.MethodPost, url: "/setup", noAdmin: true, setup: withSetupToken,
+		form:       url.Values{"token": {"{token}"}, "username": {testUser}, "password": {testPassword}, "confirm": {"other password"}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"The passwords do not match"}, wantNoAudit: true, check: wantAdmin(false)},
+	{name: "documented fields: matching confirm", method: http.MethodPost, url: "/setup", noAdmin: true, setup: withSetupToken,
+		form:       url.Values{"token": {"{token}"}, "username": {testUser}, "password": {testPassword}, "confirm": {testPassword}},
+		wantStatus: http.StatusSeeOther, wantLocation: "/", wantAudit: []string{auth.ActionSetup}, check: wantAdmin(true)},
+
+	{name: "no token explains where the link is", method: http.MethodGet, url: "/setup", noAdmin: true, setup: withSetupToken,
+		wantStatus: http.StatusOK, wantContains: []string{"Set-up link needed", "/setup?token="}},
+	{name: "wrong token", method: http.MethodGet, url: "/setup?token=wrong", noAdmin: true, setup: withSetupToken,
+		wantStatus: http.StatusForbidden, wantContains: []string{"not valid"}},
+	{name: "live token shows the form", method: http.MethodGet, url: "/setup?token={token}", noAdmin: true, setup: withSetupToken,
+		wantStatus: http.StatusOK, wantContains: []string{"Create the admin account", `name="token" value="{token}"`}},
+	{name: "bad name and short password", method: http.MethodPost, url: "/setup", noAdmin: true, setup: withSetupToken,
+		form:       url.Values{"token": {"{token}"}, "username": {"bad name"}, "password": {"short"}, "confirm": {"short"}},
+		wantStatus: http.StatusUnprocessableEntity, wantContains: []string{"Username must be", "Password must be at least 8 characters"},
+		wantNoAudit: true, check: wantAdmin(false)},
+	{name: "post with a wrong token", method: http.MethodPost, url: "/setup", noAdmin: true, setup: withSetupToken,
+		form:       url.Values{"token": {"wrong"}, "username": {testUser}, "password": {testPassword}, "confirm": {testPassword}},
+		wantStatus: http.StatusForbidden, wantNoAudit: true, check: wantAdmin(false)},
+	{name: "expired token page", method: http.MethodGet, url: "/setup?token={token}", noAdmin: true,
+		setup:      func(t *testing.T, h *harness) { withSetupToken(t, h); h.clk.Add(31 * time.Minute) },
+		wantStatus: http.StatusForbidden, wantContains: []string{"expired"}},
+	{name: "expired token post", method: http.MethodPost, url: "/setup", noAdmin: true,
+		setup:      func(t *testing.T, h *harness) { withSetupToken(t, h); h.clk.Add(31 * time.Minute) },
+		form:       url.Values{"token": {"{token}"}, "username": {testUser}, "password": {testPassword}, "confirm": {testPassword}},
+		wantStatus: http.StatusForbidden, wantNoAudit: true, check: wantAdmin(false)},
+}
+
+func TestSetupScenarios(t *testing.T) { runScenarios(t, setupScenarios) }

@@ -46,7 +46,7 @@ func (s *Server) renderSetupBlocked(c echo.Context, token string) error {
 
 func (s *Server) setupFormView(token, username string) templates.SetupForm {
 	return templates.SetupForm{
-		Token: token, Username: username, Errors: map[string]string{},
+		Token: token, Username: username,
 		MinLen: auth.MinPasswordLength, MaxBytes: auth.MaxPasswordBytes,
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -18,32 +19,18 @@ func (s *Server) setupSubmit(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)
 	defer cancel()
-	token := c.FormValue("token")
-	username := c.FormValue("username")
-	password := c.FormValue("password")
-	// The set-up contract is username + password; the browser form adds a
-	// confirm field, checked whenever it is sent (an empty one is a mismatch).
-	_, hasConfirm := c.Request().PostForm["confirm"]
-	confirm := c.FormValue("confirm")
-
-	view := s.setupFormView(token, username)
-	if err := auth.ValidateUsername(username); err != nil {
-		view.Errors["username"] = userMessage(err)
-	}
-	if err := auth.ValidatePassword(username, password); err != nil {
-		view.Errors["password"] = userMessage(err)
-	} else if hasConfirm && password != confirm {
-		view.Errors["confirm"] = userMessage(auth.ErrPasswordsDoNotMatch)
-	}
-	if len(view.Errors) > 0 {
-		if err := s.opts.Auth.CheckSetupToken(ctx, token); err != nil {
-			return s.setupFailed(c, token, err)
+	f := form.ParseSetup(c.Request())
+	if errs := f.Validate(); !errs.OK() {
+		if err := s.opts.Auth.CheckSetupToken(ctx, f.Token); err != nil {
+			return s.setupFailed(c, f.Token, err)
 		}
+		view := s.setupFormView(f.Token, f.Username)
+		view.Errors = errs
 		return render(c, http.StatusUnprocessableEntity, templates.SetupPage(s.chrome(c, "Set up", ""), view))
 	}
-	issued, err := s.opts.Auth.CompleteSetup(ctx, token, username, password, clientMeta(c))
+	issued, err := s.opts.Auth.CompleteSetup(ctx, f.Token, f.Username, f.Password, clientMeta(c))
 	if err != nil {
-		return s.setupFailed(c, token, err)
+		return s.setupFailed(c, f.Token, err)
 	}
 	s.setSessionCookie(c, issued)
 	s.clearCookie(c, csrfCookie)

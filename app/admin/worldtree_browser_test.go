@@ -64,6 +64,11 @@ func TestBrowserWorldtree(t *testing.T) {
 	}
 	tb.do("remove the configuration",
 		click(`[data-testid=worldtree-remove]`),
+		visible(`[data-testid=confirm-yes]`),
+	)
+	tb.wantText(`[data-testid=page-title]`, "Remove the Worldtree configuration?")
+	tb.do("confirm the removal",
+		click(`[data-testid=confirm-yes]`),
 		visible(`[data-testid=alert-success]`),
 	)
 	tb.wantText(`[data-testid=alert-success]`, "removed")

@@ -279,7 +279,13 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 
 	// Remove: everything goes, the nav item too.
 	c.get("/settings")
-	res := c.post("/settings/worldtree/remove", nil)
+	res := c.post("/settings/worldtree/remove", nil) // asks first
+	wantStatus(t, res, http.StatusOK)
+	wantBody(t, res, "Remove the Worldtree configuration?", "all three API keys")
+	if !loadWT(t, h).Configured() {
+		t.Fatal("the unconfirmed remove removed the configuration")
+	}
+	res = c.post("/settings/worldtree/remove", url.Values{"confirm": {"yes"}})
 	wantStatus(t, res, http.StatusSeeOther)
 	if loc := res.Header.Get("Location"); loc != "/settings" {
 		t.Fatalf("remove redirected to %q", loc)
@@ -482,7 +488,7 @@ func TestWorldtreeNavOnlyWhenConfigured(t *testing.T) {
 	}
 
 	c.get("/settings")
-	wantStatus(t, c.post("/settings/worldtree/remove", nil), http.StatusSeeOther)
+	wantStatus(t, c.post("/settings/worldtree/remove", url.Values{"confirm": {"yes"}}), http.StatusSeeOther)
 	if strings.Contains(c.get("/").body, link) {
 		t.Fatal("Worldtree still linked after removal")
 	}

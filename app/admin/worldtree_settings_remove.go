@@ -10,8 +10,12 @@ import (
 	"github.com/kimiapp/kimi/app/worldtree"
 )
 
-// removeWorldtreeSettings deletes the Worldtree configuration, keys included.
+// removeWorldtreeSettings deletes the Worldtree configuration, keys
+// included, once the confirmation page has been answered.
 func (s *Server) removeWorldtreeSettings(c echo.Context) error {
+	if ok, err := s.confirm(c, "settings", confirmRemoveWorldtree); !ok {
+		return err
+	}
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	sess := sessionOf(c)

@@ -48,21 +48,23 @@ const (
 )
 
 // Errors returned by the Service. Their messages are safe to show to the
-// operator; they never contain secrets.
+// operator; they never contain secrets. Those a person must read and correct
+// are *UserError: Error() keeps the "auth: " prefix for logs, Message() is
+// the sentence a form shows.
 var (
 	ErrAdminExists         = errors.New("auth: an admin account already exists")
 	ErrUsernameTaken       = fmt.Errorf("%w: that username is already taken", ErrAdminExists)
 	ErrUnknownAdmin        = errors.New("auth: no admin with that username")
-	ErrInvalidCredentials  = errors.New("auth: invalid username or password")
-	ErrInvalidUsername     = errors.New("auth: username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit")
-	ErrWeakPassword        = fmt.Errorf("auth: password must be at least %d characters", MinPasswordLength)
-	ErrPasswordTooLong     = fmt.Errorf("auth: password must be at most %d bytes", MaxPasswordBytes)
-	ErrPasswordIsUsername  = errors.New("auth: password must not be the username")
+	ErrInvalidCredentials  = userError("invalid username or password", "Invalid username or password.")
+	ErrInvalidUsername     = userError("username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit", "Username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit.")
+	ErrWeakPassword        = userError(fmt.Sprintf("password must be at least %d characters", MinPasswordLength), fmt.Sprintf("Password must be at least %d characters.", MinPasswordLength))
+	ErrPasswordTooLong     = userError(fmt.Sprintf("password must be at most %d bytes", MaxPasswordBytes), fmt.Sprintf("Password must be at most %d bytes.", MaxPasswordBytes))
+	ErrPasswordIsUsername  = userError("password must not be the username", "Password must not be the username.")
 	ErrInvalidSetupToken   = errors.New("auth: the setup token is missing, invalid, already used or expired")
 	ErrSessionInvalid      = errors.New("auth: session is invalid")
 	ErrSessionExpired      = errors.New("auth: session has expired")
-	ErrCurrentPasswordBad  = errors.New("auth: current password is incorrect")
-	ErrPasswordsDoNotMatch = errors.New("auth: the passwords do not match")
+	ErrCurrentPasswordBad  = userError("current password is incorrect", "Current password is incorrect.")
+	ErrPasswordsDoNotMatch = userError("the passwords do not match", "The passwords do not match.")
 )
 
 // Options configures a Service. Zero values select the defaults above.

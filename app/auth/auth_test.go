@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -466,5 +467,40 @@ func TestBcryptConcurrencyBound(t *testing.T) {
 	}
 	if _, err := svc.Login(ctx, "admin", "password123", ClientMeta{}, ""); err != nil {
 		t.Errorf("Login after slots freed: %v", err)
+	}
+}
+
+// TestUserErrorMessages: the refusals a person reads carry their sentence in
+// Message() (the admin shows it beside the field without trimming strings),
+// while Error() keeps the prefixed text that logs and the CLI print.
+func TestUserErrorMessages(t *testing.T) {
+	tests := []struct {
+		err            error
+		text, sentence string
+	}{
+		{ErrInvalidCredentials, "auth: invalid username or password", "Invalid username or password."},
+		{ErrInvalidUsername, "auth: username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit",
+			"Username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit."},
+		{ErrWeakPassword, "auth: password must be at least 8 characters", "Password must be at least 8 characters."},
+		{ErrPasswordTooLong, "auth: password must be at most 72 bytes", "Password must be at most 72 bytes."},
+		{ErrPasswordIsUsername, "auth: password must not be the username", "Password must not be the username."},
+		{ErrCurrentPasswordBad, "auth: current password is incorrect", "Current password is incorrect."},
+		{ErrPasswordsDoNotMatch, "auth: the passwords do not match", "The passwords do not match."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			if got := tt.err.Error(); got != tt.text {
+				t.Errorf("Error() = %q, want %q", got, tt.text)
+			}
+			got, ok := UserMessage(fmt.Errorf("auth: change password: %w", tt.err))
+			if !ok || got != tt.sentence {
+				t.Errorf("UserMessage(wrapped) = %q, %t; want %q", got, ok, tt.sentence)
+			}
+		})
+	}
+	for _, err := range []error{ErrSessionInvalid, ErrInvalidSetupToken, ErrAdminExists, errors.New("disk full"), nil} {
+		if msg, ok := UserMessage(err); ok || msg != "" {
+			t.Errorf("UserMessage(%v) = %q, %t; want nothing (not for a person to read)", err, msg, ok)
+		}
 	}
 }

@@ -54,3 +54,33 @@ func truncateActor(s string) string {
 	}
 	return truncateUTF8(s, MaxUsernameLength) + "…"
 }
+
+// UserError is a refusal a person must read and correct (a password that
+// breaks a rule, a mistyped current password): Error() is the prefixed text
+// for logs and wrapping, Message() the plain sentence a form shows beside
+// the field, so no caller trims error strings to display them.
+type UserError struct {
+	text    string // without the "auth: " prefix
+	message string
+}
+
+var _ error = (*UserError)(nil)
+
+func userError(text, message string) *UserError { return &UserError{text: text, message: message} }
+
+// Error returns the text with the package prefix, for logs.
+func (e *UserError) Error() string { return "auth: " + e.text }
+
+// Message returns the sentence to show a person.
+func (e *UserError) Message() string { return e.message }
+
+// UserMessage returns the Message of the first *UserError in err's chain,
+// and false when err carries none (a failure of the service, not of the
+// input, which must not be shown).
+func UserMessage(err error) (string, bool) {
+	var re *UserError
+	if errors.As(err, &re) {
+		return re.Message(), true
+	}
+	return "", false
+}

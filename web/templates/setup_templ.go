@@ -9,6 +9,8 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "github.com/kimiapp/kimi/app/admin/form"
+
 // SetupPage is the first-run form that creates the admin account.
 func SetupPage(c Chrome, f SetupForm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -47,41 +49,54 @@ func SetupPage(c Chrome, f SetupForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<input type=\"hidden\" name=\"token\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<input type=\"hidden\" name=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
-			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Token).Resolve(ctx)
+			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(form.SetupToken).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/setup.templ`, Line: 11, Col: 53}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/setup.templ`, Line: 13, Col: 47}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = FormField(Field{ID: "setup-username", Name: "username", Label: "Username", Value: f.Username,
+			var templ_7745c5c3_Var4 string
+			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Token).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/setup.templ`, Line: 13, Col: 65}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = FormField(Field{ID: "setup-username", Name: form.SetupUsername, Label: "Username", Value: f.Username,
 				Autocomplete: "username", Required: true, Autofocus: true, MaxLength: 64,
-				Hint: "Letters, digits, '.', '_', '-' or '@'.", Error: f.Errors["username"]}).Render(ctx, templ_7745c5c3_Buffer)
+				Hint: "Letters, digits, '.', '_', '-' or '@'.", Error: f.Errors.Get(form.SetupUsername)}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = FormField(Field{ID: "setup-password", Name: "password", Label: "Password", Type: "password",
+			templ_7745c5c3_Err = FormField(Field{ID: "setup-password", Name: form.SetupPassword, Label: "Password", Type: "password",
 				Autocomplete: "new-password", Required: true, MinLength: f.MinLen,
-				Hint: passwordHint(f.MinLen, f.MaxBytes), Error: f.Errors["password"]}).Render(ctx, templ_7745c5c3_Buffer)
+				Hint: passwordHint(f.MinLen, f.MaxBytes), Error: f.Errors.Get(form.SetupPassword)}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = FormField(Field{ID: "setup-confirm", Name: "confirm", Label: "Confirm password", Type: "password",
-				Autocomplete: "new-password", Required: true, Error: f.Errors["confirm"]}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = FormField(Field{ID: "setup-confirm", Name: form.SetupConfirm, Label: "Confirm password", Type: "password",
+				Autocomplete: "new-password", Required: true, Error: f.Errors.Get(form.SetupConfirm)}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<button type=\"submit\" class=\"btn btn-primary btn-block\" data-testid=\"setup-submit\">Create admin and sign in</button></form></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<button type=\"submit\" class=\"btn btn-primary btn-block\" data-testid=\"setup-submit\">Create admin and sign in</button></form></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -113,7 +128,7 @@ func SetupBlockedPage(c Chrome, b SetupBlocked) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Var5 := templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_Var6 := templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 			templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 			templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
 			if !templ_7745c5c3_IsBuffer {
@@ -125,28 +140,28 @@ func SetupBlockedPage(c Chrome, b SetupBlocked) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<section class=\"card auth-card\" data-testid=\"setup-blocked\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<section class=\"card auth-card\" data-testid=\"setup-blocked\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if b.Reason == "missing" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<h1 class=\"auth-title\">Set-up link needed</h1><p>To create the first admin account, open the set-up link that Kimi printed in its log when it started. It looks like:</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<h1 class=\"auth-title\">Set-up link needed</h1><p>To create the first admin account, open the set-up link that Kimi printed in its log when it started. It looks like:</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<h1 class=\"auth-title\">This set-up link is not valid</h1><p>The link has expired, was already used, or was replaced by a newer one. Set-up links are valid for 30 minutes and only once; each restart prints a new one in the log:</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<h1 class=\"auth-title\">This set-up link is not valid</h1><p>The link has expired, was already used, or was replaced by a newer one. Set-up links are valid for 30 minutes and only once; each restart prints a new one in the log:</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<pre class=\"code\" data-testid=\"setup-example\">Open http://…/setup?token=… to create the admin (expires in 30m)</pre><ul class=\"steps\"><li>Look for that line in the output of <code>kimi serve</code> (or <code>journalctl -u kimi</code>, <code>docker logs …</code>).</li><li>If it expired, restart Kimi to print a fresh link.</li><li>Headless alternative: <code>kimi admin create</code> on the server, or start once with <code>KIMI_ADMIN_PASSWORD_FILE</code> set.</li></ul><p class=\"muted small\">Already set up? <a href=\"/login\">Sign in</a>.</p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<pre class=\"code\" data-testid=\"setup-example\">Open http://…/setup?token=… to create the admin (expires in 30m)</pre><ul class=\"steps\"><li>Look for that line in the output of <code>kimi serve</code> (or <code>journalctl -u kimi</code>, <code>docker logs …</code>).</li><li>If it expired, restart Kimi to print a fresh link.</li><li>Headless alternative: <code>kimi admin create</code> on the server, or start once with <code>KIMI_ADMIN_PASSWORD_FILE</code> set.</li></ul><p class=\"muted small\">Already set up? <a href=\"/login\">Sign in</a>.</p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = AuthLayout(c).Render(templ.WithChildren(ctx, templ_7745c5c3_Var5), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = AuthLayout(c).Render(templ.WithChildren(ctx, templ_7745c5c3_Var6), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

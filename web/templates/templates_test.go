@@ -9,6 +9,8 @@ import (
 
 	"github.com/a-h/templ"
 	"golang.org/x/net/html"
+
+	"github.com/kimiapp/kimi/app/admin/form"
 )
 
 func sampleChrome(user string) Chrome {
@@ -27,7 +29,7 @@ func pages() map[string]templ.Component {
 		"setup":         SetupPage(sampleChrome(""), SetupForm{Token: "tok", Username: "x", Errors: errs, MinLen: 8, MaxBytes: 72}),
 		"setup-missing": SetupBlockedPage(sampleChrome(""), SetupBlocked{Reason: "missing"}),
 		"setup-invalid": SetupBlockedPage(sampleChrome(""), SetupBlocked{Reason: "invalid"}),
-		"login":         LoginPage(sampleChrome(""), LoginForm{Username: "admin", Next: "/audit", Error: "Invalid"}),
+		"login":         LoginPage(sampleChrome(""), LoginForm{Username: "admin", Next: "/audit", Errors: form.Errors{form.FieldForm: "Invalid"}}),
 		"overview": OverviewPage(sampleChrome("admin"), Overview{Version: "v1", StartedAt: time.Unix(0, 0), Uptime: "1h",
 			DBPath: "/data/kimi.db", DBSize: "1 MiB", LastBackup: "yesterday", Discord: "not configured", ModuleCount: 1,
 			Modules: []Module{{Name: "kudos", Version: "1.0.0"}}, SchemaVersion: "1"}),
@@ -42,8 +44,10 @@ func pages() map[string]templ.Component {
 			PasswordErrors: map[string]string{"new_password": "Too short"},
 			Sessions:       []SessionRow{{Current: true, Browser: "Firefox on Linux"}, {Browser: "Chrome on Android", IP: "10.0.0.1"}}}),
 		"placeholder": PlaceholderPage(sampleChrome("admin"), Placeholder{Title: "Tasks", Lead: "Soon", Features: []string{"a", "b"}, Hint: "h"}),
-		"error-in":    ErrorPage(sampleChrome("admin"), ErrorView{Status: 404, Title: "Not found", Message: "m", RequestID: "r1", SignedIn: true}),
-		"error-out":   ErrorPage(sampleChrome(""), ErrorView{Status: 429, Title: "Slow down", Message: "m"}),
+		"confirm": ConfirmPage(sampleChrome("admin"), ConfirmView{Title: "Remove it?", Message: "It goes.", Action: "/settings/x/remove",
+			Button: "Yes, remove it", Cancel: "/settings", Keep: []HiddenField{{Name: "id", Value: "42"}}}),
+		"error-in":  ErrorPage(sampleChrome("admin"), ErrorView{Status: 404, Title: "Not found", Message: "m", RequestID: "r1", SignedIn: true}),
+		"error-out": ErrorPage(sampleChrome(""), ErrorView{Status: 429, Title: "Slow down", Message: "m"}),
 
 		// Worldtree (samples in worldtree_test.go).
 		"settings-worldtree": SettingsPage(sampleChrome("admin"), SettingsView{Username: "admin", MinLen: 8, MaxBytes: 72,
@@ -202,5 +206,28 @@ func TestFieldWiring(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConfirmPagePostsTheSameFormConfirmed: the confirmation page's one form
+// posts back to the action with the CSRF token, the kept fields and
+// confirm=yes; Cancel is a plain link, not a form.
+func TestConfirmPagePostsTheSameFormConfirmed(t *testing.T) {
+	out := render(t, pages()["confirm"])
+	for _, want := range []string{
+		`<form method="post" action="/settings/x/remove"`,
+		`name="_csrf" value="csrf-token-123"`,
+		`name="id" value="42"`,
+		`name="` + form.FieldConfirm + `" value="` + form.ConfirmYes + `"`,
+		`data-testid="confirm-yes">Yes, remove it</button>`,
+		`<a href="/settings" class="btn btn-secondary" data-testid="confirm-cancel">Cancel</a>`,
+		"It goes.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("confirm page lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, `action="/settings/x/remove"`); n != 1 {
+		t.Errorf("confirm page has %d forms posting the action, want 1", n)
 	}
 }

@@ -6,7 +6,11 @@
 // Generate with `go tool templ generate`; the *_templ.go files are committed.
 package templates
 
-import "time"
+import (
+	"time"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
 
 // Chrome is the per-request data every page's layout needs.
 type Chrome struct {
@@ -96,7 +100,7 @@ type Stat struct {
 type SetupForm struct {
 	Token    string
 	Username string
-	Errors   map[string]string // by field name
+	Errors   form.Errors // by form.Setup* field name
 	MinLen   int
 	MaxBytes int
 }
@@ -110,7 +114,7 @@ type SetupBlocked struct {
 type LoginForm struct {
 	Username string
 	Next     string
-	Error    string
+	Errors   form.Errors // a refused sign-in is form.FieldForm
 }
 
 // Overview is the dashboard's data.
@@ -174,13 +178,33 @@ type SessionRow struct {
 // SettingsView is the settings page's data.
 type SettingsView struct {
 	Username       string
-	PasswordErrors map[string]string
+	PasswordErrors form.Errors // by form.Password* field name
 	MinLen         int
 	MaxBytes       int
 	Sessions       []SessionRow
 	LastBackup     string
 	DBSize         string
 	Worldtree      WorldtreeSettingsView
+}
+
+// ConfirmView is the confirmation page of a destructive action: what will
+// happen in plain words, and a button that posts the same form again with
+// form.FieldConfirm=form.ConfirmYes.
+type ConfirmView struct {
+	Title   string // page title and heading, e.g. "Sign out other sessions?"
+	Message string // what will happen, in plain words
+	Action  string // the form's URL, posted again on confirmation
+	Button  string // the red button, e.g. "Yes, sign out other sessions"
+	Cancel  string // where Cancel goes back to
+	// Keep holds the form's other fields, re-posted as hidden inputs. Never
+	// put a secret here: it is rendered into the page.
+	Keep []HiddenField
+}
+
+// HiddenField is one name/value pair re-posted by a confirmation page.
+type HiddenField struct {
+	Name  string
+	Value string
 }
 
 // Placeholder describes a section that later work fills in.

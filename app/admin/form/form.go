@@ -9,7 +9,11 @@
 // (the body is already bounded by the admin's body-limit middleware).
 package form
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/kimiapp/kimi/app/auth"
+)
 
 // FieldForm is the key of a page-level message in Errors: one that belongs to
 // the whole form rather than to one field (shown above the form).
@@ -45,3 +49,21 @@ func value(r *http.Request, name string) string { return r.FormValue(name) }
 
 // checked reports whether a checkbox named name was submitted ticked.
 func checked(r *http.Request, name string) bool { return r.FormValue(name) != "" }
+
+// add records the sentence of a refusal err (an *auth.UserError) for field.
+func (e *Errors) add(field string, err error) {
+	msg, ok := auth.UserMessage(err)
+	if !ok {
+		// Not a sentence meant for a person: say something true and
+		// generic rather than show an internal error text.
+		msg = "This value is not valid."
+	}
+	e.Add(field, msg)
+}
+
+// refusal is Errors holding err's sentence for field.
+func refusal(field string, err error) Errors {
+	var e Errors
+	e.add(field, err)
+	return e
+}
