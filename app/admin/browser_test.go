@@ -293,10 +293,18 @@ func TestBrowserFirstRunJourney(t *testing.T) {
 		visible(`[data-testid=audit-table]`),
 	)
 	audit := tb.text(`[data-testid=audit-table]`)
+	table := tb.html(`[data-testid=audit-table]`)
 	for _, action := range []string{auth.ActionSetup, auth.ActionLogout, auth.ActionLogin, auth.ActionPasswordChange, auth.ActionLoginFailed} {
-		if !strings.Contains(audit, action) {
-			t.Errorf("audit page lacks %s", action)
+		label := auditAction(action).Label
+		if label == action || !strings.Contains(audit, label) {
+			t.Errorf("audit page lacks %s's label %q", action, label)
 		}
+		if !strings.Contains(table, `title="`+action+`" data-action="`+action+`"`) {
+			t.Errorf("audit page lacks the raw id %s behind its label", action)
+		}
+	}
+	if !strings.Contains(audit, "Someone (tried “"+testUser+"”)") {
+		t.Errorf("the failed sign-in is not shown as an attempt:\n%s", audit)
 	}
 }
 
