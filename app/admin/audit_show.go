@@ -80,29 +80,44 @@ func (s *Server) audit(c echo.Context) error {
 	return render(c, http.StatusOK, templates.AuditPage(s.chrome(c, "Audit log", "audit"), v))
 }
 
-// auditActionLabels names every action the code base writes to the audit log
+// auditActionLabel names every action the code base writes to the audit log
 // (TestAuditActionsHaveLabels finds them in the source and fails on one
 // missing here). The page shows the label; the id stays the filter's value
 // and the label's tooltip.
-var auditActionLabels = map[string]string{
-	auth.ActionSetup:                "Completed set-up",
-	auth.ActionAdminCreate:          "Created an admin",
-	auth.ActionLogin:                "Signed in",
-	auth.ActionLoginFailed:          "Failed sign-in",
-	auth.ActionLogout:               "Signed out",
-	auth.ActionPasswordChange:       "Changed password",
-	auth.ActionPasswordChangeFailed: "Failed password change",
-	auth.ActionPasswordReset:        "Reset a password",
-	auth.ActionSessionsRevoke:       "Signed out other sessions",
-	ActionBackupDownload:            "Downloaded a backup",
-	store.ActionRestore:             "Restored a backup",
-	worldtree.AuditActionSettings:   "Changed Worldtree settings",
+func auditActionLabel(id string) (string, bool) {
+	switch id {
+	case auth.ActionSetup:
+		return "Completed set-up", true
+	case auth.ActionAdminCreate:
+		return "Created an admin", true
+	case auth.ActionLogin:
+		return "Signed in", true
+	case auth.ActionLoginFailed:
+		return "Failed sign-in", true
+	case auth.ActionLogout:
+		return "Signed out", true
+	case auth.ActionPasswordChange:
+		return "Changed password", true
+	case auth.ActionPasswordChangeFailed:
+		return "Failed password change", true
+	case auth.ActionPasswordReset:
+		return "Reset a password", true
+	case auth.ActionSessionsRevoke:
+		return "Signed out other sessions", true
+	case ActionBackupDownload:
+		return "Downloaded a backup", true
+	case store.ActionRestore:
+		return "Restored a backup", true
+	case worldtree.AuditActionSettings:
+		return "Changed Worldtree settings", true
+	}
+	return "", false
 }
 
 // auditAction pairs an action id with its label; an action without one (a
 // newer binary's, or a module's) shows its id.
 func auditAction(id string) templates.AuditAction {
-	label, ok := auditActionLabels[id]
+	label, ok := auditActionLabel(id)
 	if !ok {
 		label = id
 	}

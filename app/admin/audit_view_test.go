@@ -186,8 +186,8 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 		}
 	}
 	for _, a := range written {
-		if _, ok := auditActionLabels[a]; !ok {
-			t.Errorf("audit action %q has no label in auditActionLabels", a)
+		if _, ok := auditActionLabel(a); !ok {
+			t.Errorf("audit action %q has no label in auditActionLabel", a)
 		}
 	}
 }
