@@ -203,6 +203,22 @@ func (tb *tab) wantText(css, want string) {
 	}
 }
 
+// viewports are the screen sizes the layout is checked and shown at.
+var viewports = []struct {
+	label string
+	w, h  int64
+}{{"desktop", 1280, 900}, {"tablet", 768, 1024}, {"phone", 390, 844}}
+
+// colorScheme emulates prefers-color-scheme: "light" or "dark".
+func colorScheme(theme string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: theme}},
+		})
+		return err
+	})
+}
+
 func fill(css, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.SendKeys(chromedp.CSS(css), value)
 }
@@ -293,10 +309,18 @@ func TestBrowserFirstRunJourney(t *testing.T) {
 		visible(`[data-testid=audit-table]`),
 	)
 	audit := tb.text(`[data-testid=audit-table]`)
+	table := tb.html(`[data-testid=audit-table]`)
 	for _, action := range []string{auth.ActionSetup, auth.ActionLogout, auth.ActionLogin, auth.ActionPasswordChange, auth.ActionLoginFailed} {
-		if !strings.Contains(audit, action) {
-			t.Errorf("audit page lacks %s", action)
+		label := auditAction(action).Label
+		if label == action || !strings.Contains(audit, label) {
+			t.Errorf("audit page lacks %s's label %q", action, label)
 		}
+		if !strings.Contains(table, `title="`+action+`" data-action="`+action+`"`) {
+			t.Errorf("audit page lacks the raw id %s behind its label", action)
+		}
+	}
+	if !strings.Contains(audit, "Someone (tried “"+testUser+"”)") {
+		t.Errorf("the failed sign-in is not shown as an attempt:\n%s", audit)
 	}
 }
 
@@ -405,10 +429,7 @@ func TestBrowserScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	shoot := func(name string) {
-		for _, vp := range []struct {
-			label string
-			w, h  int64
-		}{{"desktop", 1280, 900}, {"tablet", 768, 1024}, {"phone", 390, 844}} {
+		for _, vp := range viewports {
 			tb.do("viewport", chromedp.EmulateViewport(vp.w, vp.h))
 			ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
 			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
@@ -423,16 +444,10 @@ func TestBrowserScreenshots(t *testing.T) {
 		tb.do("reset viewport", chromedp.EmulateViewport(1280, 900))
 	}
 	dark := func(on bool) chromedp.Action[chromedp.Void] {
-		v := "light"
 		if on {
-			v = "dark"
+			return colorScheme("dark")
 		}
-		return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}},
-			})
-			return err
-		})
+		return colorScheme("light")
 	}
 	tb.do("setup missing", chromedp.Navigate(h.ts.URL+"/setup"), visible(`[data-testid=setup-blocked]`))
 	shoot("setup-missing")

@@ -42,3 +42,41 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
+
+// relativeTime renders t as seen from now: "just now", "3 minutes ago",
+// "5 hours ago", "yesterday", "4 days ago", then a date ("Dec 1", or
+// "Dec 1, 2025" in another year). Times in the future (a clock step) read
+// as the date, never as "in 3 minutes".
+func relativeTime(t, now time.Time) string {
+	t, now = t.UTC(), now.UTC()
+	d := now.Sub(t)
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit + " ago"
+		}
+		return fmt.Sprintf("%d %ss ago", n, unit)
+	}
+	switch {
+	case d < -time.Minute:
+		// In the future by more than a small skew: the date says what it is.
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return plural(int64(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return plural(int64(d/time.Hour), "hour")
+	case d < 48*time.Hour:
+		return "yesterday"
+	case d < 7*24*time.Hour:
+		return fmt.Sprintf("%d days ago", int64(d/(24*time.Hour)))
+	}
+	if t.Year() == now.Year() {
+		return t.Format("Jan 2")
+	}
+	return t.Format("Jan 2, 2006")
+}
+
+// exactTime is the tooltip of a relative time: "2026-12-01 09:12:03 UTC".
+func exactTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}

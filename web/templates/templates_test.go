@@ -35,8 +35,9 @@ func pages() map[string]templ.Component {
 			Modules: []Module{{Name: "kudos", Version: "1.0.0"}}, SchemaVersion: "1"}),
 		"overview-empty": OverviewPage(sampleChrome("admin"), Overview{Version: "v1", Discord: "not configured"}),
 		"audit": AuditPage(sampleChrome("admin"), AuditView{
-			Rows:    []AuditRow{{ID: 1, At: "2026-01-01T00:00:00Z", AtText: "2026-01-01", Actor: "a", Action: "auth.login_failed", Detail: "<script>x</script>", IP: "1.2.3.4"}},
-			Actions: []string{"auth.login", "auth.login_failed"}, Action: "auth.login", Filtered: true, NextURL: "/audit?before=1", FirstURL: "/audit",
+			Rows: []AuditRow{{ID: 1, At: "2026-01-01T00:00:00Z", AtExact: "2026-01-01 00:00:00 UTC", AtRelative: "yesterday",
+				Attempted: "a", Action: AuditAction{ID: "auth.login_failed", Label: "Failed sign-in"}, Detail: "<script>x</script>", IP: "1.2.3.4"}},
+			Actions: []AuditAction{{ID: "auth.login", Label: "Signed in"}, {ID: "auth.login_failed", Label: "Failed sign-in"}}, Action: "auth.login", Filtered: true, NextURL: "/audit?before=1", FirstURL: "/audit",
 		}),
 		"audit-empty":    AuditPage(sampleChrome("admin"), AuditView{}),
 		"audit-filtered": AuditPage(sampleChrome("admin"), AuditView{Filtered: true}),

@@ -141,30 +141,6 @@ type Module struct {
 	Version string
 }
 
-// AuditRow is one rendered audit-log entry.
-type AuditRow struct {
-	ID     int64
-	At     string // RFC 3339, UTC
-	AtText string // "2026-11-29 15:04:05"
-	Actor  string
-	Action string
-	Target string
-	Detail string
-	IP     string
-}
-
-// AuditView is the audit page's data.
-type AuditView struct {
-	Rows     []AuditRow
-	Actions  []string
-	Actor    string
-	Action   string
-	Query    string
-	Filtered bool
-	NextURL  string // older entries; empty on the last page
-	FirstURL string // newest entries; empty on the first page
-}
-
 // SessionRow is one active session on the settings page.
 type SessionRow struct {
 	Current   bool
