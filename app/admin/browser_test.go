@@ -213,7 +213,9 @@ var viewports = []struct {
 func colorScheme(theme string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
-			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: theme}},
+			// Reduced motion turns off the colour transitions, so a style read
+			// right after the switch sees the new theme, not a frame between.
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: theme}, {Name: "prefers-reduced-motion", Value: "reduce"}},
 		})
 		return err
 	})
