@@ -31,12 +31,16 @@ into place only when complete. Progress is printed on stderr for large
 databases.`
 
 const restoreHelp = `
-Replace the database with the backup FILE. The backup is verified first
-(PRAGMA integrity_check, foreign keys, and a schema version no newer than this
-binary); the current database is kept as kimi.db.pre-restore-<time>.
+Replace the database with the backup FILE. The backup is verified first: its
+tables, indexes, triggers and views must be exactly what the migrations
+create at its schema version (a backup with an added trigger or view is
+refused, naming each object), PRAGMA integrity_check and foreign keys must
+pass, and the version must be no newer than this binary. The current database
+is kept as kimi.db.pre-restore-<time>. The restore is cut off after --timeout;
+a refused or cut-off restore leaves the current database as it was.
 
-Stop 'kimi serve' first: restore refuses while a server holds the database
-lock (<data dir>/kimi.db.lock).`
+Stop 'kimi serve' first: restore refuses while a server holds the lock on the
+data directory.`
 
 // maintenanceKeys are the settings the maintenance commands accept as flags.
 var maintenanceKeys = []string{config.KeyDataDir, config.KeyLogFormat, config.KeyLogLevel}
@@ -225,14 +229,20 @@ func (p *progressPrinter) done() {
 }
 
 func runRestore(ctx context.Context, c *cli, args []string) error {
-	cfg, _, pos, err := c.setup("restore", args, nil)
+	var timeout time.Duration
+	cfg, _, pos, err := c.setup("restore", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&timeout, "timeout", store.DefaultRestoreTimeout, "give up (and leave the current database) after this long")
+	})
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageError("expected exactly one argument: the backup FILE to restore")
 	}
-	previous, err := store.Restore(ctx, cfg.DBPath(), pos[0])
+	if timeout <= 0 {
+		return usageError("--timeout must be positive")
+	}
+	previous, err := store.RestoreWith(ctx, cfg.DBPath(), pos[0], store.RestoreOptions{Timeout: timeout})
 	if err != nil {
 		return err
 	}
