@@ -95,7 +95,8 @@ func TestCraftedBackupRefused(t *testing.T) {
 		`CREATE TRIGGER keep_password AFTER UPDATE ON admins BEGIN UPDATE admins SET password_hash = 'attacker' WHERE id = NEW.id AND password_hash <> 'attacker'; END`,
 	}
 	bad := craftCopy(t, genuine, attacks...)
-	slow := craftCopy(t, genuine, `CREATE TRIGGER slow BEFORE DELETE ON sessions BEGIN
+	// A session row, so restore's sign-out would fire the endless trigger.
+	slow := craftCopy(t, genuine, attacks[0], `CREATE TRIGGER slow BEFORE DELETE ON sessions BEGIN
 		SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c); END`)
 
 	live := filepath.Join(dataDir, "kimi.db")
