@@ -29,30 +29,60 @@ type BackupInfo struct {
 	Path  string    `json:"path"`
 	At    time.Time `json:"at"`
 	Bytes int64     `json:"bytes"`
+	// WithoutSecrets reports a backup written with BackupOptions.WithoutSecrets.
+	WithoutSecrets bool `json:"without_secrets,omitempty"`
 }
+
+// BackupOptions tunes BackupWith. The zero value is a full backup.
+type BackupOptions struct {
+	// Progress, when not nil, is called after each copy step with pages done
+	// and total.
+	Progress func(done, total int)
+	// WithoutSecrets leaves out every secret setting (SetSecretSettingTx:
+	// the Worldtree keys, later the Discord token). A full backup holds them
+	// in plain text.
+	WithoutSecrets bool
+	// Actor is recorded in the copy's audit row of a backup without secrets
+	// ("cli" or the admin's username); empty means "kimi".
+	Actor string
+}
+
+// ActionBackupWithoutSecrets is the audit action a backup without secrets
+// records in its own audit log.
+const ActionBackupWithoutSecrets = "store.backup_without_secrets"
 
 type backuper interface {
 	NewBackup(dstURI string) (*sqlite.Backup, error)
 }
 
-// Backup writes a consistent online copy of the database to dest using
-// SQLite's backup API on a read connection, so writers keep working. The copy
-// is written to a temporary file and renamed into place only when complete;
-// progress, when not nil, is called after each step with pages done and total.
-// The result is recorded as the last backup.
+// Backup writes a full consistent online copy of the database to dest; see
+// BackupWith. progress, when not nil, is called after each step with pages
+// done and total.
 func (s *Store) Backup(ctx context.Context, dest string, progress func(done, total int)) error {
+	_, err := s.BackupWith(ctx, dest, BackupOptions{Progress: progress})
+	return err
+}
+
+// BackupWith writes a consistent online copy of the database to dest using
+// SQLite's backup API on a read connection, so writers keep working. The copy
+// is written to a temporary file and renamed into place only when complete.
+// With opts.WithoutSecrets the secret settings are deleted from the copy,
+// the deletion is recorded in the copy's audit log and the copy is vacuumed,
+// so the secrets' bytes are gone from its free pages too. The result is
+// recorded as the last backup.
+func (s *Store) BackupWith(ctx context.Context, dest string, opts BackupOptions) (BackupInfo, error) {
 	abs, err := filepath.Abs(dest)
 	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-		return fmt.Errorf("store: backup: %s is a directory; name the backup file", abs)
+		return BackupInfo{}, fmt.Errorf("store: backup: %s is a directory; name the backup file", abs)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return fmt.Errorf("store: backup: create directory: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: create directory: %w", err)
 	}
 	if s.isLiveFile(abs) {
-		return fmt.Errorf("store: backup: %s is the live database or one of its companion files; choose another file", abs)
+		return BackupInfo{}, fmt.Errorf("store: backup: %s is the live database or one of its companion files; choose another file", abs)
 	}
 	tmp := abs + ".partial-" + randHex(4)
 	defer removeDB(tmp)
@@ -60,32 +90,80 @@ func (s *Store) Backup(ctx context.Context, dest string, progress func(done, tot
 	// 0644 minus the umask): a backup holds password and session hashes.
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
-	if err := s.copyTo(ctx, tmp, progress); err != nil {
-		return err
+	if err := s.copyTo(ctx, tmp, opts.Progress); err != nil {
+		return BackupInfo{}, err
+	}
+	if opts.WithoutSecrets {
+		if err := removeSecrets(ctx, tmp, opts.Actor); err != nil {
+			return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
+		}
 	}
 	if err := syncFile(tmp); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	_ = syncDir(filepath.Dir(abs))
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
-	info, _ := json.Marshal(BackupInfo{Path: abs, At: time.Now().UTC().Truncate(time.Second), Bytes: fi.Size()})
-	if err := s.SetSetting(ctx, settingLastBackup, string(info)); err != nil {
+	info := BackupInfo{Path: abs, At: time.Now().UTC().Truncate(time.Second), Bytes: fi.Size(), WithoutSecrets: opts.WithoutSecrets}
+	b, _ := json.Marshal(info)
+	if err := s.SetSetting(ctx, settingLastBackup, string(b)); err != nil {
 		// The backup itself is complete and usable; only the bookkeeping failed
 		// (for example a read-only maintenance open).
 		s.log.Warn("record last backup", "err", err)
 	}
-	return nil
+	return info, nil
+}
+
+// removeSecrets deletes every secret setting from the backup copy at path,
+// records that in the copy's audit log and vacuums it. secure_delete zeroes
+// the deleted cells in the pages the delete rewrites, and VACUUM rebuilds the
+// file without free pages, so no byte of a secret stays in the file.
+func removeSecrets(ctx context.Context, path, actor string) error {
+	if actor == "" {
+		actor = "kimi"
+	}
+	db, err := openFile(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	res, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE secret = 1`)
+	if err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if err := AuditTx(ctx, tx, AuditEntry{Actor: actor, Action: ActionBackupWithoutSecrets, Target: "settings",
+		Detail: fmt.Sprintf("backup written without secrets: %d secret setting(s) left out", n)}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("remove secrets: vacuum: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("remove secrets: checkpoint: %w", err)
+	}
+	return db.Close()
 }
 
 // liveSuffixes name the database file and its companions: the rollback
