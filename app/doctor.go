@@ -19,8 +19,11 @@ Check the installation and print one line per check:
   config       every setting is valid (the same validation as 'kimi serve'),
                no unknown KIMI_* variables (typos)
   data dir     exists, is writable, and is not open to other users
-  database     PRAGMA integrity_check and foreign_key_check pass, and the
-               schema is not newer than this binary
+  database     PRAGMA integrity_check and foreign_key_check pass
+  schema       the tables, indexes, triggers and views are exactly what the
+               migrations create at the database's version (an added trigger
+               or view is refused), and the version is not newer than this
+               binary
   libc         modernc.org/libc matches the version modernc.org/sqlite pins
   disk         free space in the data directory
 Accepts the same flags as 'kimi serve', so a start command can be checked
@@ -155,6 +158,9 @@ func checkDatabase(ctx context.Context, r *doctorReport, dbPath string) {
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		r.add(levelFail, "database", "%s (mode %#o) is accessible to other users (it holds password hashes); run chmod 600 %s", dbPath, perm, dbPath)
 	}
+	// A crafted database must not hang the check (see store.RestoreOptions).
+	ctx, cancel := context.WithTimeout(ctx, store.DefaultRestoreTimeout)
+	defer cancel()
 	rep, err := store.Check(ctx, dbPath)
 	if err != nil {
 		r.add(levelFail, "database", "%v", err)
@@ -170,7 +176,12 @@ func checkDatabase(ctx context.Context, r *doctorReport, dbPath string) {
 	} else {
 		r.add(levelFail, "database", "%d foreign key violation(s)", rep.ForeignKeyViolations)
 	}
+	for _, p := range rep.Schema {
+		r.add(levelFail, "schema", "%s; restore a backup with 'kimi restore'", p)
+	}
 	switch {
+	case len(rep.Schema) > 0:
+		r.add(levelFail, "schema", "version %d: the tables, indexes, triggers and views differ from what the migrations create", rep.SchemaVersion)
 	case rep.SchemaVersion > rep.Latest:
 		r.add(levelFail, "schema", "version %d is newer than this binary (%d); upgrade Kimi or restore an older backup", rep.SchemaVersion, rep.Latest)
 	case rep.SchemaVersion < rep.Latest:

@@ -28,15 +28,25 @@ const backupHelp = `
 Write a consistent copy of the database to FILE using SQLite's online backup
 API. The server may keep running. The copy is written beside FILE and renamed
 into place only when complete. Progress is printed on stderr for large
-databases.`
+databases.
+
+A full backup holds the Worldtree API keys (and every other secret setting)
+in plain text, besides the password and session hashes: keep it as private
+as the server itself. --without-secrets writes a copy with the secret
+settings deleted and vacuumed away (recorded in the copy's audit log); after
+restoring it, enter the keys again on the Worldtree page.`
 
 const restoreHelp = `
-Replace the database with the backup FILE. The backup is verified first
-(PRAGMA integrity_check, foreign keys, and a schema version no newer than this
-binary); the current database is kept as kimi.db.pre-restore-<time>.
+Replace the database with the backup FILE. The backup is verified first: its
+tables, indexes, triggers and views must be exactly what the migrations
+create at its schema version (a backup with an added trigger or view is
+refused, naming each object), PRAGMA integrity_check and foreign keys must
+pass, and the version must be no newer than this binary. The current database
+is kept as kimi.db.pre-restore-<time>. The restore is cut off after --timeout;
+a refused or cut-off restore leaves the current database as it was.
 
-Stop 'kimi serve' first: restore refuses while a server holds the database
-lock (<data dir>/kimi.db.lock).`
+Stop 'kimi serve' first: restore refuses while a server holds the lock on the
+data directory.`
 
 // maintenanceKeys are the settings the maintenance commands accept as flags.
 var maintenanceKeys = []string{config.KeyDataDir, config.KeyLogFormat, config.KeyLogLevel}
@@ -159,9 +169,10 @@ func migrateStatus(ctx context.Context, c *cli, cfg config.Config, logger *slog.
 }
 
 func runBackup(ctx context.Context, c *cli, args []string) error {
-	var force bool
+	var force, withoutSecrets bool
 	cfg, logger, pos, err := c.setup("backup", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&force, "force", false, "overwrite FILE if it exists")
+		fs.BoolVar(&withoutSecrets, "without-secrets", false, "leave the secret settings (Worldtree keys) out of the copy")
 	})
 	if err != nil {
 		return err
@@ -182,16 +193,16 @@ func runBackup(ctx context.Context, c *cli, args []string) error {
 	defer st.Close()
 	start := time.Now()
 	p := &progressPrinter{w: c.stderr}
-	if err := st.Backup(ctx, dest, p.report); err != nil {
+	info, err := st.BackupWith(ctx, dest, store.BackupOptions{Progress: p.report, WithoutSecrets: withoutSecrets, Actor: cliActor})
+	if err != nil {
 		return err
 	}
 	p.done()
-	fi, err := os.Stat(dest)
-	if err != nil {
-		return fmt.Errorf("app: backup: %w", err)
+	kind := "full, holds the Worldtree keys in plain text: keep it private"
+	if info.WithoutSecrets {
+		kind = "without secrets"
 	}
-	abs, _ := filepath.Abs(dest)
-	fmt.Fprintf(c.stdout, "backup written: %s (%d bytes in %s)\n", abs, fi.Size(), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(c.stdout, "backup written: %s (%d bytes in %s; %s)\n", info.Path, info.Bytes, time.Since(start).Round(time.Millisecond), kind)
 	return nil
 }
 
@@ -225,14 +236,20 @@ func (p *progressPrinter) done() {
 }
 
 func runRestore(ctx context.Context, c *cli, args []string) error {
-	cfg, _, pos, err := c.setup("restore", args, nil)
+	var timeout time.Duration
+	cfg, _, pos, err := c.setup("restore", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&timeout, "timeout", store.DefaultRestoreTimeout, "give up (and leave the current database) after this long")
+	})
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return usageError("expected exactly one argument: the backup FILE to restore")
 	}
-	previous, err := store.Restore(ctx, cfg.DBPath(), pos[0])
+	if timeout <= 0 {
+		return usageError("--timeout must be positive")
+	}
+	previous, err := store.RestoreWith(ctx, cfg.DBPath(), pos[0], store.RestoreOptions{Timeout: timeout})
 	if err != nil {
 		return err
 	}

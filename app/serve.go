@@ -33,7 +33,10 @@ headlessly instead.
 
 SIGINT or SIGTERM shut down gracefully: stop accepting connections, finish
 in-flight requests (up to 15s), checkpoint and close the database, exit 0.
-The server holds <data dir>/kimi.db.lock while it runs, so 'kimi restore' and
+On start, the database's tables, indexes, triggers and views are compared
+with what the migrations create; a database with an added trigger or view,
+or a missing table, is refused naming each object. The server holds an
+exclusive lock on the data directory while it runs, so 'kimi restore' and
 'kimi migrate up' refuse to run alongside it.`
 
 // shutdownTimeout bounds how long in-flight requests may take after a signal.

@@ -10,52 +10,60 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/store"
 )
 
 // ActionBackupDownload is the audit action of a backup downloaded from the UI.
 const ActionBackupDownload = "backup.download"
 
-// downloadBackup takes a consistent online snapshot (store.Backup) into a
+// downloadBackup takes a consistent online snapshot (store.BackupWith) into a
 // temporary file beside the database — same filesystem, so no tmpfs RAM is
 // spent on a large database — streams it as an attachment and removes it.
+// The form chooses a full backup (the Worldtree keys in plain text) or one
+// without the secret settings; the audit row says which was downloaded.
 func (s *Server) downloadBackup(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 10*time.Minute)
 	defer cancel()
 	sess := sessionOf(c)
+	f := form.ParseBackupDownload(c.Request())
 	tmpDir, err := os.MkdirTemp(filepath.Dir(s.opts.Store.Path()), ".kimi-download-")
 	if err != nil {
 		return fmt.Errorf("admin: backup: temp dir: %w", err)
 	}
 	defer func() {
 		if err := os.RemoveAll(tmpDir); err != nil {
-			s.log.Warn("admin: remove backup temp dir", "err", err)
+			s.log.Warn("remove backup temp dir", "err", err)
 		}
 	}()
-	name := "kimi-backup-" + time.Now().UTC().Format("20060102T150405Z") + ".db"
+	kind, suffix := "full backup (holds the Worldtree keys)", ""
+	if f.WithoutSecrets {
+		kind, suffix = "backup without secrets", "-without-secrets"
+	}
+	name := "kimi-backup-" + time.Now().UTC().Format("20060102T150405Z") + suffix + ".db"
 	dest := filepath.Join(tmpDir, name)
-	if err := s.opts.Store.Backup(ctx, dest, nil); err != nil {
-		s.log.Error("admin: backup failed", "err", err, "request_id", requestIDOf(c))
+	if _, err := s.opts.Store.BackupWith(ctx, dest, store.BackupOptions{WithoutSecrets: f.WithoutSecrets, Actor: sess.Username}); err != nil {
+		s.log.Error("backup failed", "err", err, "request_id", requestIDOf(c))
 		return echo.NewHTTPError(http.StatusInternalServerError, msgBackupFailed).SetInternal(err)
 	}
 	s.status.invalidateBackup()
-	f, err := os.Open(dest)
+	file, err := os.Open(dest)
 	if err != nil {
 		return fmt.Errorf("admin: backup: open: %w", err)
 	}
-	defer f.Close()
+	defer file.Close()
 	// Unlink now: the open descriptor keeps the data readable on Unix, and
 	// nothing is left behind even if the client disconnects mid-download.
 	if err := os.RemoveAll(tmpDir); err != nil {
-		s.log.Warn("admin: remove backup temp dir", "err", err)
+		s.log.Warn("remove backup temp dir", "err", err)
 	}
-	fi, err := f.Stat()
+	fi, err := file.Stat()
 	if err != nil {
 		return fmt.Errorf("admin: backup: stat: %w", err)
 	}
 	if err := s.opts.Store.Audit(ctx, store.AuditEntry{
 		At: time.Now(), Actor: sess.Username, Action: ActionBackupDownload, Target: name,
-		Detail: humanBytes(fi.Size()), IP: c.RealIP(),
+		Detail: kind + ", " + humanBytes(fi.Size()), IP: c.RealIP(),
 	}); err != nil {
 		return fmt.Errorf("admin: backup: audit: %w", err)
 	}
@@ -63,5 +71,5 @@ func (s *Server) downloadBackup(c echo.Context) error {
 	h.Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	h.Set(echo.HeaderContentType, "application/vnd.sqlite3")
 	h.Set(echo.HeaderContentLength, strconv.FormatInt(fi.Size(), 10))
-	return c.Stream(http.StatusOK, "application/vnd.sqlite3", f)
+	return c.Stream(http.StatusOK, "application/vnd.sqlite3", file)
 }

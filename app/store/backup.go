@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,30 +29,60 @@ type BackupInfo struct {
 	Path  string    `json:"path"`
 	At    time.Time `json:"at"`
 	Bytes int64     `json:"bytes"`
+	// WithoutSecrets reports a backup written with BackupOptions.WithoutSecrets.
+	WithoutSecrets bool `json:"without_secrets,omitempty"`
 }
+
+// BackupOptions tunes BackupWith. The zero value is a full backup.
+type BackupOptions struct {
+	// Progress, when not nil, is called after each copy step with pages done
+	// and total.
+	Progress func(done, total int)
+	// WithoutSecrets leaves out every secret setting (SetSecretSettingTx:
+	// the Worldtree keys, later the Discord token). A full backup holds them
+	// in plain text.
+	WithoutSecrets bool
+	// Actor is recorded in the copy's audit row of a backup without secrets
+	// ("cli" or the admin's username); empty means "kimi".
+	Actor string
+}
+
+// ActionBackupWithoutSecrets is the audit action a backup without secrets
+// records in its own audit log.
+const ActionBackupWithoutSecrets = "store.backup_without_secrets"
 
 type backuper interface {
 	NewBackup(dstURI string) (*sqlite.Backup, error)
 }
 
-// Backup writes a consistent online copy of the database to dest using
-// SQLite's backup API on a read connection, so writers keep working. The copy
-// is written to a temporary file and renamed into place only when complete;
-// progress, when not nil, is called after each step with pages done and total.
-// The result is recorded as the last backup.
+// Backup writes a full consistent online copy of the database to dest; see
+// BackupWith. progress, when not nil, is called after each step with pages
+// done and total.
 func (s *Store) Backup(ctx context.Context, dest string, progress func(done, total int)) error {
+	_, err := s.BackupWith(ctx, dest, BackupOptions{Progress: progress})
+	return err
+}
+
+// BackupWith writes a consistent online copy of the database to dest using
+// SQLite's backup API on a read connection, so writers keep working. The copy
+// is written to a temporary file and renamed into place only when complete.
+// With opts.WithoutSecrets the secret settings are deleted from the copy,
+// the deletion is recorded in the copy's audit log and the copy is vacuumed,
+// so the secrets' bytes are gone from its free pages too. The result is
+// recorded as the last backup.
+func (s *Store) BackupWith(ctx context.Context, dest string, opts BackupOptions) (BackupInfo, error) {
 	abs, err := filepath.Abs(dest)
 	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-		return fmt.Errorf("store: backup: %s is a directory; name the backup file", abs)
+		return BackupInfo{}, fmt.Errorf("store: backup: %s is a directory; name the backup file", abs)
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return fmt.Errorf("store: backup: create directory: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: create directory: %w", err)
 	}
 	if s.isLiveFile(abs) {
-		return fmt.Errorf("store: backup: %s is the live database or one of its companion files; choose another file", abs)
+		return BackupInfo{}, fmt.Errorf("store: backup: %s is the live database or one of its companion files; choose another file", abs)
 	}
 	tmp := abs + ".partial-" + randHex(4)
 	defer removeDB(tmp)
@@ -59,32 +90,80 @@ func (s *Store) Backup(ctx context.Context, dest string, progress func(done, tot
 	// 0644 minus the umask): a backup holds password and session hashes.
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
-	if err := s.copyTo(ctx, tmp, progress); err != nil {
-		return err
+	if err := s.copyTo(ctx, tmp, opts.Progress); err != nil {
+		return BackupInfo{}, err
+	}
+	if opts.WithoutSecrets {
+		if err := removeSecrets(ctx, tmp, opts.Actor); err != nil {
+			return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
+		}
 	}
 	if err := syncFile(tmp); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	if err := os.Rename(tmp, abs); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
 	_ = syncDir(filepath.Dir(abs))
 	fi, err := os.Stat(abs)
 	if err != nil {
-		return fmt.Errorf("store: backup: %w", err)
+		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
-	info, _ := json.Marshal(BackupInfo{Path: abs, At: time.Now().UTC().Truncate(time.Second), Bytes: fi.Size()})
-	if err := s.SetSetting(ctx, settingLastBackup, string(info)); err != nil {
+	info := BackupInfo{Path: abs, At: time.Now().UTC().Truncate(time.Second), Bytes: fi.Size(), WithoutSecrets: opts.WithoutSecrets}
+	b, _ := json.Marshal(info)
+	if err := s.SetSetting(ctx, settingLastBackup, string(b)); err != nil {
 		// The backup itself is complete and usable; only the bookkeeping failed
 		// (for example a read-only maintenance open).
-		s.log.Warn("store: record last backup", "err", err)
+		s.log.Warn("record last backup", "err", err)
 	}
-	return nil
+	return info, nil
+}
+
+// removeSecrets deletes every secret setting from the backup copy at path,
+// records that in the copy's audit log and vacuums it. secure_delete zeroes
+// the deleted cells in the pages the delete rewrites, and VACUUM rebuilds the
+// file without free pages, so no byte of a secret stays in the file.
+func removeSecrets(ctx context.Context, path, actor string) error {
+	if actor == "" {
+		actor = "kimi"
+	}
+	db, err := openFile(path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	res, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE secret = 1`)
+	if err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	if err := AuditTx(ctx, tx, AuditEntry{Actor: actor, Action: ActionBackupWithoutSecrets, Target: "settings",
+		Detail: fmt.Sprintf("backup written without secrets: %d secret setting(s) left out", n)}); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("remove secrets: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("remove secrets: vacuum: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("remove secrets: checkpoint: %w", err)
+	}
+	return db.Close()
 }
 
 // liveSuffixes name the database file and its companions: the rollback
@@ -184,30 +263,64 @@ type CheckReport struct {
 	ForeignKeyViolations int
 	// SchemaVersion is the database's core schema version; Latest is this binary's.
 	SchemaVersion, Latest int64
+	// Schema names every table, index, trigger or view that is extra, missing
+	// or different from what the migrations produce at SchemaVersion; empty
+	// when the schema is exactly Kimi's.
+	Schema []string
+
+	schemaErr *SchemaError
 }
 
-// OK reports whether the database is sound and not newer than this binary.
+// OK reports whether the database is sound, has exactly Kimi's schema and
+// is not newer than this binary.
 func (r CheckReport) OK() bool {
-	return len(r.Integrity) == 1 && r.Integrity[0] == "ok" && r.ForeignKeyViolations == 0 && r.SchemaVersion <= r.Latest
+	return len(r.Integrity) == 1 && r.Integrity[0] == "ok" && r.ForeignKeyViolations == 0 &&
+		len(r.Schema) == 0 && r.SchemaVersion <= r.Latest
 }
 
-// Check runs integrity and foreign-key checks on the database file at path.
-// It does not create a missing file.
+// Check compares the schema of the database file at path with the
+// migrations' and runs integrity and foreign-key checks. It does not create
+// a missing file, and it fires no trigger: the schema is read before
+// anything else.
 func Check(ctx context.Context, path string) (CheckReport, error) {
 	if err := statFile(path); err != nil {
 		return CheckReport{}, err
 	}
-	db, err := sql.Open("sqlite", DSN(path, false))
+	db, err := openFile(path)
 	if err != nil {
 		return CheckReport{}, fmt.Errorf("store: check: %w", err)
 	}
-	db.SetMaxOpenConns(1)
 	defer db.Close()
 	return check(ctx, db)
 }
 
+// openFile opens the database file at path on one connection, for
+// maintenance of a file no Store has open.
+func openFile(path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", DSN(path, false))
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
 func check(ctx context.Context, db *sql.DB) (CheckReport, error) {
 	var rep CheckReport
+	var err error
+	if rep.Latest, err = latestVersion(); err != nil {
+		return rep, err
+	}
+	// The schema first: nothing below may run before it is known that no
+	// view stands in for a table.
+	rep.SchemaVersion, err = verifySchema(ctx, db)
+	var se *SchemaError
+	switch {
+	case errors.As(err, &se):
+		rep.Schema, rep.schemaErr = se.Problems, se
+	case err != nil:
+		return rep, err
+	}
 	rows, err := db.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return rep, fmt.Errorf("store: integrity check: %w", err)
@@ -235,25 +348,42 @@ func check(ctx context.Context, db *sql.DB) (CheckReport, error) {
 	if err := fk.Err(); err != nil {
 		return rep, fmt.Errorf("store: foreign key check: %w", err)
 	}
-	if rep.Latest, err = latestVersion(); err != nil {
-		return rep, err
-	}
-	if rep.SchemaVersion, err = dbVersion(ctx, db); err != nil {
-		return rep, err
-	}
 	return rep, nil
 }
 
-// Restore replaces the database at dbPath with the backup file src. The
-// backup is copied beside the database and verified first (integrity check,
-// foreign keys, a Kimi schema no newer than this binary); only then is the
-// current database checkpointed and kept as <db>.pre-restore-<time>, and the
-// copy renamed into place. The restored database starts with no sessions
-// or set-up tokens (everyone signs in again) and an audit row recording the
-// restore. It refuses while another process holds the
-// database lock (a running `kimi serve`). It returns the kept previous file
-// ("" when there was none).
+// DefaultRestoreTimeout bounds a restore whose RestoreOptions name no
+// timeout.
+const DefaultRestoreTimeout = 2 * time.Minute
+
+// RestoreOptions tunes RestoreWith. The zero value is ready to use.
+type RestoreOptions struct {
+	// Timeout bounds the whole restore (DefaultRestoreTimeout when zero).
+	// When it passes, the running SQLite statement is interrupted (the driver
+	// arms SQLite's progress handler for a cancellable context), the
+	// temporary copy is removed and the live database is left as it was.
+	Timeout time.Duration
+}
+
+// Restore replaces the database at dbPath with the backup file src, bounded
+// by DefaultRestoreTimeout; see RestoreWith.
 func Restore(ctx context.Context, dbPath, src string) (previous string, err error) {
+	return RestoreWith(ctx, dbPath, src, RestoreOptions{})
+}
+
+// RestoreWith replaces the database at dbPath with the backup file src. The
+// backup is copied beside the database and verified first: its schema
+// objects must be exactly what the migrations produce at its version (no
+// extra trigger or view, nothing missing), checked before any statement
+// that could fire a trigger, then the integrity and foreign-key checks, and
+// its schema must be no newer than this binary. Only then is the current
+// database checkpointed and kept as <db>.pre-restore-<time>, and the copy
+// renamed into place. The restored database starts with no sessions or
+// set-up tokens (everyone signs in again) and an audit row recording the
+// restore. It refuses while another process holds the database lock (a
+// running `kimi serve`). On any failure the temporary copy is removed and
+// the live database is left in place. It returns the kept previous file
+// ("" when there was none).
+func RestoreWith(ctx context.Context, dbPath, src string, opts RestoreOptions) (previous string, err error) {
 	dbPath, err = filepath.Abs(dbPath)
 	if err != nil {
 		return "", fmt.Errorf("store: restore: %w", err)
@@ -271,31 +401,20 @@ func Restore(ctx context.Context, dbPath, src string) (previous string, err erro
 		return "", err
 	}
 	defer lock.Release()
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultRestoreTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 
 	tmp := dbPath + ".restore-" + randHex(4)
 	defer removeDB(tmp)
-	if err := copyFile(src, tmp); err != nil {
+	if err := copyFile(ctx, src, tmp); err != nil {
 		return "", fmt.Errorf("store: restore: copy backup: %w", err)
 	}
-	rep, err := Check(ctx, tmp)
-	if err != nil {
-		return "", fmt.Errorf("store: restore: verify backup: %w", err)
-	}
-	switch {
-	case len(rep.Integrity) != 1 || rep.Integrity[0] != "ok":
-		return "", fmt.Errorf("store: restore: %s failed the integrity check: %v", src, rep.Integrity)
-	case rep.ForeignKeyViolations > 0:
-		return "", fmt.Errorf("store: restore: %s has %d foreign key violations", src, rep.ForeignKeyViolations)
-	case rep.SchemaVersion == 0:
-		return "", fmt.Errorf("store: restore: %s is not a Kimi database (no schema version)", src)
-	case rep.SchemaVersion > rep.Latest:
-		return "", fmt.Errorf("%w: %s has schema version %d but this Kimi knows only up to %d", ErrSchemaTooNew, src, rep.SchemaVersion, rep.Latest)
-	}
-	if err := signOutRestored(ctx, tmp, src); err != nil {
-		return "", fmt.Errorf("store: restore: %w", err)
-	}
-	if err := checkpointFile(ctx, tmp); err != nil {
-		return "", fmt.Errorf("store: restore: %w", err)
+	if err := prepareRestored(ctx, tmp, src); err != nil {
+		return "", err
 	}
 	if _, err := os.Stat(dbPath); err == nil {
 		// Fold any WAL content (for example after a crash) into the main file
@@ -304,6 +423,11 @@ func Restore(ctx context.Context, dbPath, src string) (previous string, err erro
 			return "", fmt.Errorf("store: restore: checkpoint current database: %w", err)
 		}
 		previous = fmt.Sprintf("%s.pre-restore-%s", dbPath, time.Now().UTC().Format("20060102T150405Z"))
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("store: restore: %w", err)
+	}
+	if previous != "" {
 		if err := os.Rename(dbPath, previous); err != nil {
 			return "", fmt.Errorf("store: restore: keep previous database: %w", err)
 		}
@@ -311,59 +435,85 @@ func Restore(ctx context.Context, dbPath, src string) (previous string, err erro
 	for _, suffix := range []string{"-wal", "-shm"} {
 		_ = os.Remove(dbPath + suffix)
 	}
-	if err := syncFile(tmp); err != nil {
-		return previous, fmt.Errorf("store: restore: %w", err)
-	}
 	if err := os.Rename(tmp, dbPath); err != nil {
-		return previous, fmt.Errorf("store: restore: %w", err)
+		if previous != "" {
+			// Put the live database back rather than leave none.
+			if rerr := os.Rename(previous, dbPath); rerr != nil {
+				return previous, fmt.Errorf("store: restore: %w (and the previous database stays at %s: %v)", err, previous, rerr)
+			}
+		}
+		return "", fmt.Errorf("store: restore: %w", err)
 	}
 	_ = syncDir(filepath.Dir(dbPath))
 	return previous, nil
+}
+
+// prepareRestored verifies the copy at tmp of the backup src, signs
+// everyone out of it, records the restore and folds its WAL in, leaving a
+// self-contained, synced file ready to be renamed into place.
+func prepareRestored(ctx context.Context, tmp, src string) error {
+	db, err := openFile(tmp)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer db.Close()
+	rep, err := check(ctx, db)
+	if err != nil {
+		return fmt.Errorf("store: restore: verify backup: %w", err)
+	}
+	switch {
+	case len(rep.Integrity) != 1 || rep.Integrity[0] != "ok":
+		return fmt.Errorf("store: restore: %s failed the integrity check: %v", src, rep.Integrity)
+	case rep.ForeignKeyViolations > 0:
+		return fmt.Errorf("store: restore: %s has %d foreign key violations", src, rep.ForeignKeyViolations)
+	case rep.SchemaVersion > rep.Latest:
+		return fmt.Errorf("%w: %s has schema version %d but this Kimi knows only up to %d", ErrSchemaTooNew, src, rep.SchemaVersion, rep.Latest)
+	case rep.SchemaVersion == 0 && rep.schemaErr != nil:
+		return fmt.Errorf("store: restore: %s is not a Kimi database (no schema version): %w", src, rep.schemaErr)
+	case rep.SchemaVersion == 0:
+		return fmt.Errorf("store: restore: %s is not a Kimi database (no schema version)", src)
+	case rep.schemaErr != nil:
+		return fmt.Errorf("%w (refusing to restore %s)", rep.schemaErr, src)
+	}
+	// Only now, with no trigger but the migrations' own, may statements that
+	// write run on the copy.
+	if err := signOutRestored(ctx, db, src); err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("store: restore: checkpoint %s: %w", tmp, err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	return nil
 }
 
 // ActionRestore is the audit action recorded in a database restored by
 // Restore.
 const ActionRestore = "store.restore"
 
-// signOutRestored ends every session and set-up token in the restored copy
-// at path and records the restore in its audit log. A backup holds the
+// signOutRestored ends every session and set-up token in the verified
+// restored copy and records the restore in its audit log. A backup holds the
 // sessions live when it was taken — including ones revoked since (a stolen
 // cookie signed out, a password change) — which must not come back.
-func signOutRestored(ctx context.Context, path, src string) error {
-	db, err := sql.Open("sqlite", DSN(path, false))
-	if err != nil {
-		return err
-	}
-	db.SetMaxOpenConns(1)
-	defer db.Close()
+func signOutRestored(ctx context.Context, db *sql.DB, src string) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sign out restored sessions: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	has := func(table string) (bool, error) {
-		var n int
-		err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name=?`, table).Scan(&n)
-		return n == 1, err
-	}
 	for _, table := range []string{"sessions", "setup_tokens"} {
-		ok, err := has(table)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
 			return fmt.Errorf("sign out restored sessions: %w", err)
 		}
-		if ok {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
-				return fmt.Errorf("sign out restored sessions: %w", err)
-			}
-		}
 	}
-	if ok, err := has("audit_log"); err != nil {
-		return fmt.Errorf("record restore: %w", err)
-	} else if ok {
-		if err := AuditTx(ctx, tx, AuditEntry{Actor: "cli", Action: ActionRestore, Target: filepath.Base(src),
-			Detail: "database restored from a backup; all sessions signed out"}); err != nil {
-			return err
-		}
+	if err := AuditTx(ctx, tx, AuditEntry{Actor: "cli", Action: ActionRestore, Target: filepath.Base(src),
+		Detail: "database restored from a backup; all sessions signed out"}); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sign out restored sessions: %w", err)
@@ -374,11 +524,10 @@ func signOutRestored(ctx context.Context, path, src string) error {
 // checkpointFile opens path alone, folds its WAL into the main file and
 // closes it, leaving a self-contained database file.
 func checkpointFile(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", DSN(path, false))
+	db, err := openFile(path)
 	if err != nil {
 		return err
 	}
-	db.SetMaxOpenConns(1)
 	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		db.Close()
 		return fmt.Errorf("checkpoint %s: %w", path, err)
@@ -386,7 +535,9 @@ func checkpointFile(ctx context.Context, path string) error {
 	return db.Close()
 }
 
-func copyFile(src, dst string) error {
+// copyFile copies src to a new owner-only file dst in chunks, stopping when
+// ctx is done.
+func copyFile(ctx context.Context, src, dst string) error {
 	data, err := os.Open(src)
 	if err != nil {
 		return err
@@ -396,9 +547,26 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := out.ReadFrom(data); err != nil {
-		out.Close()
-		return err
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			out.Close()
+			return err
+		}
+		n, rerr := data.Read(buf)
+		if n > 0 {
+			if _, err := out.Write(buf[:n]); err != nil {
+				out.Close()
+				return err
+			}
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			out.Close()
+			return rerr
+		}
 	}
 	if err := out.Sync(); err != nil {
 		out.Close()

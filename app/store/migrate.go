@@ -113,14 +113,22 @@ func (s *Store) hasUserTables(ctx context.Context) (bool, error) {
 	return n > 0, nil
 }
 
-// Migrate applies pending core migrations. A database whose schema is newer
-// than this binary is refused with ErrSchemaTooNew and left untouched. When
-// migrations are pending on a non-empty database, a backup is written first
-// to <data dir>/backups/.
+// Migrate checks the schema and applies pending core migrations. A database
+// whose tables, indexes, triggers or views differ from what the migrations
+// produce at its version (an added trigger, a table replaced by a view, a
+// missing table) is refused with a *SchemaError naming each object, before
+// any statement that could fire a trigger runs. A database whose schema is
+// newer than this binary is refused with ErrSchemaTooNew. Both are left
+// untouched. When migrations are pending on a non-empty database, a backup
+// is written first to <data dir>/backups/.
 func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
-	cur, latest, err := s.SchemaVersion(ctx)
+	latest, err := latestVersion()
 	if err != nil {
 		return MigrateReport{}, err
+	}
+	cur, err := verifySchema(ctx, s.reader)
+	if err != nil {
+		return MigrateReport{From: cur, To: cur}, err
 	}
 	rep := MigrateReport{From: cur, To: cur}
 	if cur > latest {
@@ -141,7 +149,7 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 			return rep, fmt.Errorf("store: pre-migration backup: %w", err)
 		}
 		rep.BackupPath = dest
-		s.log.Info("store: wrote pre-migration backup", "path", dest, "from_version", cur, "to_version", latest)
+		s.log.Info("wrote pre-migration backup", "path", dest, "from_version", cur, "to_version", latest)
 	}
 	p, err := s.provider()
 	if err != nil {
@@ -162,7 +170,7 @@ func (s *Store) Migrate(ctx context.Context) (MigrateReport, error) {
 	}
 	s.migrated.Store(rep.To == latest)
 	if len(rep.Applied) > 0 {
-		s.log.Info("store: migrated", "from_version", rep.From, "to_version", rep.To, "applied", len(rep.Applied))
+		s.log.Info("migrated", "from_version", rep.From, "to_version", rep.To, "applied", len(rep.Applied))
 	}
 	return rep, nil
 }

@@ -26,15 +26,28 @@ func (s *Store) SetSetting(ctx context.Context, key, value string) error {
 	return s.Write(ctx, func(tx *sql.Tx) error { return SetSettingTx(ctx, tx, key, value) })
 }
 
-// SetSettingTx stores value under key inside the caller's write transaction.
+// SetSettingTx stores value under key inside the caller's write transaction,
+// as an ordinary (not secret) setting that every backup carries.
 func SetSettingTx(ctx context.Context, tx *sql.Tx, key, value string) error {
+	return setSettingTx(ctx, tx, key, value, false)
+}
+
+// SetSecretSettingTx stores value under key inside the caller's write
+// transaction and marks it secret (an API key, a token): a backup written
+// with BackupOptions.WithoutSecrets leaves it out. A full backup still holds
+// it in plain text.
+func SetSecretSettingTx(ctx context.Context, tx *sql.Tx, key, value string) error {
+	return setSettingTx(ctx, tx, key, value, true)
+}
+
+func setSettingTx(ctx context.Context, tx *sql.Tx, key, value string, secret bool) error {
 	if key == "" {
 		return errors.New("store: set setting: empty key")
 	}
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
-		 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-		key, value, time.Now().Unix())
+		`INSERT INTO settings (key, value, updated_at, secret) VALUES (?, ?, ?, ?)
+		 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, secret = excluded.secret`,
+		key, value, time.Now().Unix(), secret)
 	if err != nil {
 		return fmt.Errorf("store: set setting %q: %w", key, err)
 	}

@@ -170,7 +170,8 @@ func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error
 	return nil
 }
 
-// Ready reports whether the database answers and is fully migrated.
+// Ready reports whether the database answers, has exactly Kimi's schema and
+// is fully migrated.
 func (s *Store) Ready(ctx context.Context) error {
 	if s.closed.Load() {
 		return errors.New("store: closed")
@@ -179,7 +180,13 @@ func (s *Store) Ready(ctx context.Context) error {
 		return fmt.Errorf("store: ping: %w", err)
 	}
 	if !s.migrated.Load() {
-		cur, latest, err := s.SchemaVersion(ctx)
+		// Until Migrate has passed, readiness needs the schema check too: a
+		// refused database must never look ready.
+		cur, err := verifySchema(ctx, s.reader)
+		if err != nil {
+			return err
+		}
+		latest, err := latestVersion()
 		if err != nil {
 			return err
 		}
@@ -219,7 +226,7 @@ func (s *Store) Close() error {
 		errs = append(errs, fmt.Errorf("store: close reader: %w", err))
 	}
 	if _, err := s.writer.ExecContext(ctx, "PRAGMA optimize"); err != nil {
-		s.log.Warn("store: optimize on close", "err", err)
+		s.log.Warn("optimize on close", "err", err)
 	}
 	if _, err := s.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		errs = append(errs, fmt.Errorf("store: checkpoint: %w", err))

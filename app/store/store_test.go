@@ -100,7 +100,7 @@ func TestOpenAppliesPragmas(t *testing.T) {
 			t.Errorf("journal_mode=%s foreign_keys=%d synchronous=%d, want wal 1 1", mode, fk, sync)
 		}
 	}
-	if _, err := s.Reader().ExecContext(ctx, "INSERT INTO settings VALUES ('x','y',0)"); err == nil {
+	if _, err := s.Reader().ExecContext(ctx, "INSERT INTO settings (key, value, updated_at) VALUES ('x','y',0)"); err == nil {
 		t.Error("reader pool accepted a write; it must be query_only")
 	}
 }

@@ -333,14 +333,20 @@ func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who A
 		if next.ConsumerKey != "" && next.ConsumerKey == next.DefaultKey {
 			return &SettingsError{Fields: map[string]string{FieldConsumerKey: consumerKeySameMsg}}
 		}
-		for _, kv := range []struct{ key, value string }{
-			{SettingBaseURL, next.BaseURL}, {SettingDefaultKey, next.DefaultKey},
-			{SettingAdminKey, next.AdminKey}, {SettingConsumerKey, next.ConsumerKey},
+		for _, kv := range []struct {
+			key, value string
+			secret     bool // the keys: left out of a backup without secrets
+		}{
+			{SettingBaseURL, next.BaseURL, false}, {SettingDefaultKey, next.DefaultKey, true},
+			{SettingAdminKey, next.AdminKey, true}, {SettingConsumerKey, next.ConsumerKey, true},
 		} {
 			var err error
-			if kv.value == "" {
+			switch {
+			case kv.value == "":
 				err = store.DeleteSettingTx(ctx, tx, kv.key)
-			} else {
+			case kv.secret:
+				err = store.SetSecretSettingTx(ctx, tx, kv.key, kv.value)
+			default:
 				err = store.SetSettingTx(ctx, tx, kv.key, kv.value)
 			}
 			if err != nil {

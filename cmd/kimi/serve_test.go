@@ -342,12 +342,20 @@ func signIn(t *testing.T, s *server, username, password string) bool {
 }
 
 // TestUpgradeSafety: migrations pending on a non-empty database are preceded
-// by a backup whose path is logged; a database from a newer Kimi is refused.
+// by a backup whose path is logged; a database from a newer Kimi is refused,
+// and so is one holding tables the migrations do not create.
 func TestUpgradeSafety(t *testing.T) {
 	t.Run("pre-migration backup", func(t *testing.T) {
+		// The only non-empty database below this binary's one migration that
+		// the schema check accepts: goose's ledger at version 0, as
+		// 'kimi migrate status' leaves a database file it finds empty.
 		dataDir := filepath.Join(t.TempDir(), "data")
-		seedDB(t, dataDir, `CREATE TABLE legacy (note TEXT); INSERT INTO legacy VALUES ('keep me')`)
-		s := startServer(t, testEnv(dataDir))
+		env := testEnv(dataDir)
+		seedDB(t, dataDir, `CREATE TABLE scratch (x); DROP TABLE scratch`)
+		if res := runKimi(t, env, "", "migrate", "status"); res.code != 0 {
+			t.Fatalf("migrate status: %d %s", res.code, res.stderr)
+		}
+		s := startServer(t, env)
 		lines := s.linesContaining("pre-migration backup written")
 		if len(lines) != 1 {
 			t.Fatalf("want one pre-migration backup line:\n%s", s.log())
@@ -360,8 +368,23 @@ func TestUpgradeSafety(t *testing.T) {
 			t.Fatalf("exit %d", code)
 		}
 		backup := openDBFile(t, m[1])
-		if got := queryStrings(t, backup.Reader(), `SELECT note FROM legacy`); len(got) != 1 || got[0] != "keep me" {
-			t.Fatalf("backup content = %q", got)
+		if got := queryStrings(t, backup.Reader(), `SELECT version_id FROM goose_db_version`); len(got) != 1 || got[0] != "0" {
+			t.Fatalf("backup content = %q, want the version-0 ledger", got)
+		}
+	})
+	t.Run("foreign table refused", func(t *testing.T) {
+		dataDir := filepath.Join(t.TempDir(), "data")
+		seedDB(t, dataDir, `CREATE TABLE legacy (note TEXT); INSERT INTO legacy VALUES ('keep me')`)
+		res := runKimi(t, testEnv(dataDir), "", "serve")
+		if res.code != 1 || !strings.Contains(res.stderr, `store: schema: unexpected table "legacy"`) {
+			t.Fatalf("serve on a database with a foreign table: exit %d\n%s", res.code, res.stderr)
+		}
+		st := openDB(t, dataDir)
+		if got := queryStrings(t, st.Reader(), `SELECT note FROM legacy`); len(got) != 1 || got[0] != "keep me" {
+			t.Fatalf("the refused database changed: %q", got)
+		}
+		if got := queryStrings(t, st.Reader(), `SELECT name FROM sqlite_schema WHERE name <> 'legacy'`); len(got) != 0 {
+			t.Fatalf("the refused database was migrated: %q", got)
 		}
 	})
 	t.Run("newer schema refused", func(t *testing.T) {

@@ -2,10 +2,14 @@
 -- the column name ends in _ms (unix milliseconds). Never store Go time strings.
 
 -- +goose Up
+-- secret = 1 marks a value that must not leave the server in a backup
+-- without secrets (an API key, a token): kimi backup --without-secrets
+-- deletes those rows from the copy.
 CREATE TABLE settings (
     key        TEXT PRIMARY KEY NOT NULL,
     value      TEXT NOT NULL,
-    updated_at INTEGER NOT NULL
+    updated_at INTEGER NOT NULL,
+    secret     INTEGER NOT NULL DEFAULT 0 CHECK (secret IN (0, 1))
 ) STRICT;
 
 CREATE TABLE audit_log (
