@@ -108,6 +108,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Downloaded a backup", true
 	case store.ActionRestore:
 		return "Restored a backup", true
+	case store.ActionBackupWithoutSecrets:
+		return "Removed the secrets from a backup copy", true
 	case worldtree.AuditActionSettings:
 		return "Changed Worldtree settings", true
 	}
