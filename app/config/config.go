@@ -83,7 +83,7 @@ var settings = []Setting{
 	{Key: KeyBaseURL, Env: "KIMI_BASE_URL", Usage: "public URL of the admin UI (default http://<addr>); https enables Secure cookies"},
 	{Key: KeyLogFormat, Env: "KIMI_LOG_FORMAT", Default: DefaultLogFormat, Usage: "log format: text or json"},
 	{Key: KeyLogLevel, Env: "KIMI_LOG_LEVEL", Default: DefaultLogLevel, Usage: "log level: debug, info, warn or error"},
-	{Key: KeyTrustedProxies, Env: "KIMI_TRUSTED_PROXIES", Usage: "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1 (default none)"},
+	{Key: KeyTrustedProxies, Env: "KIMI_TRUSTED_PROXIES", Usage: "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1"},
 	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session)"},
 	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created on first start without the setup page"},
 	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "password of the admin created on first start without the setup page"},

@@ -17,7 +17,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"base-url":            "public URL of the admin UI (default http://<addr>); https enables Secure cookies (env KIMI_BASE_URL)",
 		"log-format":          "log format: text or json (env KIMI_LOG_FORMAT)",
 		"log-level":           "log level: debug, info, warn or error (env KIMI_LOG_LEVEL)",
-		"trusted-proxies":     "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1 (default none) (env KIMI_TRUSTED_PROXIES)",
+		"trusted-proxies":     "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1 (env KIMI_TRUSTED_PROXIES)",
 		"metrics-token-file":  "file holding the bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session) (env KIMI_METRICS_TOKEN or KIMI_METRICS_TOKEN_FILE)",
 		"admin-username":      "username of the admin created on first start without the setup page (env KIMI_ADMIN_USERNAME)",
 		"admin-password-file": "file holding the password of the admin created on first start without the setup page (env KIMI_ADMIN_PASSWORD or KIMI_ADMIN_PASSWORD_FILE)",
