@@ -226,7 +226,7 @@ func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {
 func (s *Server) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := s.origin.Check(c.Request()); err != nil {
-			s.log.Warn("admin: cross-origin request refused", "path", c.Request().URL.Path,
+			s.log.Warn("cross-origin request refused", "path", c.Request().URL.Path,
 				"origin", c.Request().Header.Get("Origin"), "sec_fetch_site", c.Request().Header.Get("Sec-Fetch-Site"),
 				"request_id", requestIDOf(c))
 			return echo.NewHTTPError(http.StatusForbidden, msgCrossOrigin)
@@ -295,7 +295,7 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 			want = ck.Value
 		}
 		if !validCSRFToken(want) || !validCSRFToken(got) || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-			s.log.Warn("admin: CSRF token missing or wrong", "path", c.Request().URL.Path,
+			s.log.Warn("CSRF token missing or wrong", "path", c.Request().URL.Path,
 				"ip", c.RealIP(), "request_id", requestIDOf(c))
 			return echo.NewHTTPError(http.StatusForbidden, msgCSRF)
 		}
