@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -125,7 +127,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		Store: st, Auth: authSvc, Logger: logger.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules,
-		TrustProxy: cfg.TrustProxy,
+		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()),
 	})
 	if err != nil {
 		ln.Close()
@@ -236,6 +238,32 @@ func visibleLevel(ctx context.Context, logger *slog.Logger) slog.Level {
 		}
 	}
 	return slog.LevelError
+}
+
+// allowedHosts are the Host header values the admin answers to: the base
+// URL's host and the address as bound (port 0 resolved to the real port).
+// A loopback or wildcard bind also answers to localhost and the loopback
+// literals with that port — names a DNS-rebinding page cannot take over; a
+// wildcard bind's own literal (0.0.0.0, [::]) is no address a browser uses,
+// so reaching a wildcard bind from the network by IP or name needs
+// KIMI_BASE_URL.
+func allowedHosts(baseURL string, addr net.Addr) []string {
+	var hosts []string
+	if u, err := url.Parse(baseURL); err == nil && u.Host != "" {
+		hosts = append(hosts, u.Host)
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return append(hosts, addr.String())
+	}
+	port := strconv.Itoa(tcp.Port)
+	if !tcp.IP.IsUnspecified() {
+		hosts = append(hosts, net.JoinHostPort(tcp.IP.String(), port))
+	}
+	if tcp.IP.IsUnspecified() || tcp.IP.IsLoopback() {
+		hosts = append(hosts, "localhost:"+port, "127.0.0.1:"+port, "[::1]:"+port)
+	}
+	return hosts
 }
 
 // isLoopback reports whether addr only accepts local connections.

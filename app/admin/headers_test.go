@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -153,7 +154,11 @@ func TestSecureCookiesBehindTLSProxy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, func(o *Options) { o.TrustProxy = tt.trustProxy })
+			h := newHarness(t, func(o *Options) {
+				if tt.trustProxy { // the test client connects from loopback
+					o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+				}
+			})
 			h.createAdmin()
 			c := h.newClient()
 			c.get("/login", tt.headers...)

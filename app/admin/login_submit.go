@@ -13,7 +13,7 @@ import (
 // loginSubmit checks the credentials (rate-limited per IP) and starts a new
 // session, replacing any session cookie the browser brought along.
 func (s *Server) loginSubmit(c echo.Context) error {
-	if err := s.spendAttempt(c); err != nil {
+	if err := s.spendAttempt(c, c.FormValue("username")); err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)

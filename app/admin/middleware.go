@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -36,6 +37,61 @@ const (
 )
 
 var requestIDRE = regexp.MustCompile(`\A[A-Za-z0-9._-]{1,64}\z`)
+
+// csrfTokenRE is the one shape of every CSRF token Kimi issues, the
+// pre-session cookie's and the session's alike: crypto/rand.Text, 26
+// characters of the base32 alphabet (128 bits). Anything else is refused,
+// so a one-character cookie cannot make a one-character token valid.
+var csrfTokenRE = regexp.MustCompile(`\A[A-Z2-7]{26}\z`)
+
+func validCSRFToken(t string) bool { return csrfTokenRE.MatchString(t) }
+
+// msgMisdirected is the plain answer to a request for a host this server
+// does not serve.
+const msgMisdirected = "This server does not answer to that host name. Open Kimi at the address it was configured with (KIMI_BASE_URL).\n"
+
+// checkHost refuses a Host header that is not one of AllowedHosts with a
+// plain 421, before routing, session lookup or any handler: a DNS-rebinding
+// page (evil.example resolving to this server) runs in the victim's browser
+// with evil.example as its origin, so origin checks pass, but its Host
+// header still names evil.example. /healthz and /readyz are exempt:
+// container health checks send whatever Host they like, and a probe
+// reveals nothing.
+func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if s.hosts == nil || s.allowedHost(r.Host) || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+			return next(c)
+		}
+		s.log.Debug("request for a host this server does not serve", "host", truncateHost(r.Host),
+			"path", r.URL.Path, "request_id", requestIDOf(c))
+		return c.String(http.StatusMisdirectedRequest, msgMisdirected)
+	}
+}
+
+// allowedHost reports whether host is an allowed Host header value; one
+// allowed without a port also matches with the default ports.
+func (s *Server) allowedHost(host string) bool {
+	host = strings.ToLower(host)
+	if s.hosts[host] {
+		return true
+	}
+	name, port, err := net.SplitHostPort(host)
+	if err != nil || (port != "80" && port != "443") {
+		return false
+	}
+	if strings.Contains(name, ":") {
+		name = "[" + name + "]"
+	}
+	return s.hosts[name]
+}
+
+func truncateHost(h string) string {
+	if len(h) > 100 {
+		return h[:100] + "…"
+	}
+	return h
+}
 
 // requestID adopts a well-formed incoming X-Request-Id or makes one, and
 // echoes it in the response, so logs and error pages can be correlated.
@@ -170,7 +226,7 @@ func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {
 func (s *Server) crossOrigin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if err := s.origin.Check(c.Request()); err != nil {
-			s.log.Warn("admin: cross-origin request refused", "path", c.Request().URL.Path,
+			s.log.Warn("cross-origin request refused", "path", c.Request().URL.Path,
 				"origin", c.Request().Header.Get("Origin"), "sec_fetch_site", c.Request().Header.Get("Sec-Fetch-Site"),
 				"request_id", requestIDOf(c))
 			return echo.NewHTTPError(http.StatusForbidden, msgCrossOrigin)
@@ -216,11 +272,13 @@ func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
 }
 
-// checkCSRF requires the _csrf form field (or X-CSRF-Token header) on every
-// state-changing request: the session's token when signed in, else the
-// pre-session cookie's token (double submit), so sign-in and set-up are
-// covered too. Compared in constant time; a mismatch is a 403 before any
-// handler runs.
+// checkCSRF requires the _csrf field of the form body (or the X-CSRF-Token
+// header) on every state-changing request: the session's token when signed
+// in, else the pre-session cookie's token (double submit), so sign-in and
+// set-up are covered too. The query string is never read (a token in a URL
+// leaks into logs and Referer), and both tokens must have the shape Kimi
+// issues (validCSRFToken). Compared in constant time; a mismatch is a 403
+// before any handler runs.
 func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if safeMethod(c.Request().Method) {
@@ -228,7 +286,7 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		got := c.Request().Header.Get(csrfHeader)
 		if got == "" {
-			got = c.FormValue(csrfField)
+			got = c.Request().PostFormValue(csrfField)
 		}
 		var want string
 		if sess := sessionOf(c); sess != nil {
@@ -236,8 +294,8 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		} else if ck, err := c.Cookie(csrfCookie); err == nil {
 			want = ck.Value
 		}
-		if want == "" || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-			s.log.Warn("admin: CSRF token missing or wrong", "path", c.Request().URL.Path,
+		if !validCSRFToken(want) || !validCSRFToken(got) || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			s.log.Warn("CSRF token missing or wrong", "path", c.Request().URL.Path,
 				"ip", c.RealIP(), "request_id", requestIDOf(c))
 			return echo.NewHTTPError(http.StatusForbidden, msgCSRF)
 		}
@@ -273,7 +331,8 @@ func (s *Server) cookieSecure(c echo.Context) bool {
 	if s.secure || c.Request().TLS != nil {
 		return true
 	}
-	return s.opts.TrustProxy && strings.EqualFold(c.Request().Header.Get(echo.HeaderXForwardedProto), "https")
+	return s.proxies.fromTrustedProxy(c.Request()) &&
+		strings.EqualFold(strings.TrimSpace(c.Request().Header.Get(echo.HeaderXForwardedProto)), "https")
 }
 
 func (s *Server) setCookie(c echo.Context, name, value string, maxAge time.Duration, sameSite http.SameSite) {
@@ -292,9 +351,9 @@ func (s *Server) setSessionCookie(c echo.Context, issued auth.IssuedSession) {
 }
 
 // preSessionToken returns the pre-session CSRF token, issuing the cookie on
-// first use.
+// first use and replacing one that is not of the shape Kimi issues.
 func (s *Server) preSessionToken(c echo.Context) string {
-	if ck, err := c.Cookie(csrfCookie); err == nil && len(ck.Value) >= 16 && len(ck.Value) <= 64 {
+	if ck, err := c.Cookie(csrfCookie); err == nil && validCSRFToken(ck.Value) {
 		return ck.Value
 	}
 	tok := rand.Text()

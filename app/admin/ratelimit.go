@@ -1,46 +1,99 @@
 package admin
 
 import (
+	"container/list"
+	"errors"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
+
+	"github.com/kimiapp/kimi/app/auth"
 )
 
-// ipLimiter is a token bucket per client IP for sign-in and set-up attempts.
-// Buckets idle for a while are forgotten by gc, so memory stays bounded.
-type ipLimiter struct {
+// limiter is a token bucket per key (a client address, a username) for
+// sign-in and set-up attempts. It holds at most maxBuckets buckets: when it
+// is full, the least recently used bucket is forgotten (O(1), a list in
+// use order). Forgetting gives that key a fresh budget, which is why there
+// are two limiters: an attacker who sprays addresses to flush the client
+// table still meets the per-username budget, and every newcomer gets its own
+// full burst (a shared overflow bucket once locked out every new client).
+type limiter struct {
 	every time.Duration
 	burst int
+	max   int
 
 	mu      sync.Mutex
-	buckets map[string]*bucket
+	buckets map[string]*list.Element // of *bucket
+	order   list.List                // front: most recently used
 }
 
 type bucket struct {
+	key  string
 	lim  *rate.Limiter
 	last time.Time
 }
 
-// maxBuckets caps memory under a spray of addresses. When the map is full,
-// buckets that have refilled completely are dropped first (a full bucket is
-// indistinguishable from a new one, so nothing is forgotten); only when every
-// bucket is still in use do unknown IPs share one bucket (fail closed rather
-// than grow without bound).
+// maxBuckets bounds each limiter's memory under a spray of addresses or
+// usernames (about 200 bytes a bucket).
 const maxBuckets = 10000
 
-func newIPLimiter(every time.Duration, burst int) *ipLimiter {
-	return &ipLimiter{every: every, burst: burst, buckets: map[string]*bucket{}}
+func newLimiter(every time.Duration, burst, max int) *limiter {
+	return &limiter{every: every, burst: burst, max: max, buckets: map[string]*list.Element{}}
 }
 
-// limiterKey is the bucket of a client address: the IPv4 address itself,
+// allow takes one token of key's bucket and reports whether the attempt may
+// proceed.
+func (l *limiter) allow(key string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b *bucket
+	if e, ok := l.buckets[key]; ok {
+		l.order.MoveToFront(e)
+		b = e.Value.(*bucket)
+	} else {
+		if len(l.buckets) >= l.max {
+			oldest := l.order.Back()
+			l.order.Remove(oldest)
+			delete(l.buckets, oldest.Value.(*bucket).key)
+		}
+		b = &bucket{key: key, lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
+		l.buckets[key] = l.order.PushFront(b)
+	}
+	b.last = now
+	return b.lim.AllowN(now, 1)
+}
+
+// gc drops buckets unused for longer than idle (they would be full again),
+// walking from the least recently used end.
+func (l *limiter) gc(now time.Time, idle time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for e := l.order.Back(); e != nil; e = l.order.Back() {
+		b := e.Value.(*bucket)
+		if now.Sub(b.last) <= idle {
+			return
+		}
+		l.order.Remove(e)
+		delete(l.buckets, b.key)
+	}
+}
+
+func (l *limiter) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+// clientKey is the bucket of a client address: the IPv4 address itself,
 // but the whole /64 of an IPv6 address — one subscriber is routed a /64
 // (or more) and could otherwise rotate through 2^64 addresses, a fresh
 // budget each. IPv4-mapped IPv6 counts as its IPv4 address.
-func limiterKey(ip string) string {
+func clientKey(ip string) string {
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return ip
@@ -52,57 +105,49 @@ func limiterKey(ip string) string {
 	return netip.PrefixFrom(addr.WithZone(""), 64).Masked().String()
 }
 
-// allow takes one token for ip's bucket (see limiterKey) and reports
-// whether the attempt may proceed.
-func (l *ipLimiter) allow(ip string, now time.Time) bool {
-	ip = limiterKey(ip)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b := l.buckets[ip]
-	if b == nil {
-		if len(l.buckets) >= maxBuckets {
-			l.dropFull(now)
-		}
-		if len(l.buckets) >= maxBuckets {
-			ip = "overflow"
-			b = l.buckets[ip]
-		}
-		if b == nil {
-			b = &bucket{lim: rate.NewLimiter(rate.Every(l.every), l.burst)}
-			l.buckets[ip] = b
-		}
+// usernameKey is the bucket of a sign-in username: case-folded, as the
+// accounts table compares (COLLATE NOCASE). A name longer than any account
+// can have cannot sign in, so all of them share one bucket and cannot be
+// used to fill the table with megabyte keys.
+func usernameKey(username string) string {
+	if len(username) > auth.MaxUsernameLength {
+		return "\x00too-long"
 	}
-	b.last = now
-	return b.lim.AllowN(now, 1)
+	return strings.ToLower(username)
 }
 
 // spendAttempt takes one token of the client's sign-in budget, which sign-in,
-// set-up and password changes share; an empty bucket is a 429.
-func (s *Server) spendAttempt(c echo.Context) error {
-	if s.limiter.allow(c.RealIP(), time.Now()) {
-		return nil
+// set-up and password changes share, and, when username is not empty, one
+// of that username's budget, shared by every address; either empty is a 429.
+// The username budget is what a distributed guesser (many addresses, each
+// within its own budget) runs into.
+func (s *Server) spendAttempt(c echo.Context, username string) error {
+	now := time.Now()
+	if !s.limiter.allow(clientKey(c.RealIP()), now) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
 	}
-	return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
+	if username != "" && !s.userLimiter.allow(usernameKey(username), now) {
+		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimitedUser)
+	}
+	return nil
 }
 
-// dropFull forgets every bucket that has refilled to its burst: such a
-// bucket allows exactly what a new one would. Called with l.mu held, only
-// when the map is full, so its cost is amortized over many new clients.
-func (l *ipLimiter) dropFull(now time.Time) {
-	for ip, b := range l.buckets {
-		if b.lim.TokensAt(now) >= float64(l.burst) {
-			delete(l.buckets, ip)
-		}
-	}
-}
+// msgRateLimitedUser answers an attempt refused by the username budget.
+const msgRateLimitedUser = "Too many sign-in attempts for this username. Wait a minute, then try again."
 
-// gc drops buckets unused for longer than idle (they would be full again).
-func (l *ipLimiter) gc(now time.Time, idle time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for ip, b := range l.buckets {
-		if now.Sub(b.last) > idle {
-			delete(l.buckets, ip)
+// busyRetryAfter is the Retry-After of a 503 for a full password-hashing
+// queue: the queue drains in well under a second.
+const busyRetryAfter = "2"
+
+// mapBusy turns auth.ErrBusy (the password-hashing queue is full) from any
+// handler into a 503 with Retry-After, instead of a logged 500.
+func (s *Server) mapBusy(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if err != nil && errors.Is(err, auth.ErrBusy) {
+			c.Response().Header().Set("Retry-After", busyRetryAfter)
+			return echo.NewHTTPError(http.StatusServiceUnavailable, msgUnavailable)
 		}
+		return err
 	}
 }

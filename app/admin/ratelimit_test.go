@@ -6,42 +6,92 @@ import (
 	"time"
 )
 
-// TestLimiterFullMapRecyclesRefilledBuckets: a spray of addresses that fills
-// the map must not make every later newcomer share one bucket once the
-// spray's buckets have refilled; while they are still spent, newcomers do
-// share the overflow bucket (memory stays bounded).
-func TestLimiterFullMapRecyclesRefilledBuckets(t *testing.T) {
-	const every, burst = time.Second, 3
+// TestLimiterFullTableGivesNewcomersTheirOwnBurst reproduces the table
+// flood: 10,000+ spent buckets from distinct addresses used to push every
+// newcomer into one shared overflow bucket (429 after a few requests for
+// everyone new). Now the least recently used bucket is forgotten: a newcomer
+// gets its full burst at once, memory stays at the cap, and a bucket that is
+// still in use is not the one forgotten.
+func TestLimiterFullTableGivesNewcomersTheirOwnBurst(t *testing.T) {
+	const every, burst, capacity = time.Minute, 3, 1000
 	t0 := time.Unix(1_700_000_000, 0)
 	tests := []struct {
-		name       string
-		later      time.Duration // when the two newcomers arrive
-		secondGets bool          // whether newcomer B still gets a token after A spent a whole burst
+		name  string
+		spray int // distinct addresses, each spending its whole burst
 	}{
-		{"spray still spent: newcomers share the overflow bucket", 0, false},
-		{"spray refilled: newcomers get their own buckets", burst * every, true},
+		{"table exactly full", capacity},
+		{"table filled past its cap", 3 * capacity},
+		{"production cap", 0}, // maxBuckets+10 at the real cap
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l := newIPLimiter(every, burst)
-			for i := range maxBuckets {
+			lim := newLimiter(every, burst, capacity)
+			spray := tt.spray
+			if spray == 0 {
+				lim = newLimiter(every, burst, maxBuckets)
+				spray = maxBuckets + 10
+			}
+			for i := range spray {
 				ip := fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
-				if !l.allow(ip, t0) {
-					t.Fatalf("first attempt of %s refused", ip)
+				for range burst {
+					lim.allow(ip, t0)
+				}
+				if lim.allow(ip, t0) {
+					t.Fatalf("%s allowed past its burst", ip)
 				}
 			}
-			now := t0.Add(tt.later)
-			for range burst {
-				if !l.allow("192.0.2.1", now) {
-					t.Fatal("newcomer A refused within its burst")
+			// The last sprayed address is the most recently used: still spent.
+			last := fmt.Sprintf("10.%d.%d.%d", (spray-1)>>16&255, (spray-1)>>8&255, (spray-1)&255)
+			for _, newcomer := range []string{"192.0.2.1", "192.0.2.2"} {
+				for i := range burst {
+					if !lim.allow(newcomer, t0) {
+						t.Fatalf("newcomer %s refused at attempt %d of its burst %d", newcomer, i+1, burst)
+					}
+				}
+				if lim.allow(newcomer, t0) {
+					t.Fatalf("newcomer %s allowed past its burst", newcomer)
 				}
 			}
-			if got := l.allow("192.0.2.2", now); got != tt.secondGets {
-				t.Fatalf("newcomer B allowed = %v, want %v", got, tt.secondGets)
+			if lim.allow(last, t0) {
+				t.Errorf("recently used %s was forgotten (got a fresh budget) instead of the oldest bucket", last)
 			}
-			if n := len(l.buckets); n > maxBuckets+1 {
-				t.Fatalf("%d buckets, want at most %d", n, maxBuckets+1)
+			if n := lim.len(); n > lim.max {
+				t.Fatalf("%d buckets, want at most %d", n, lim.max)
 			}
 		})
+	}
+}
+
+// TestLimiterGCForgetsIdleBuckets: gc drops the buckets idle for longer
+// than the window, oldest first, and keeps the rest.
+func TestLimiterGCForgetsIdleBuckets(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	lim := newLimiter(time.Minute, 2, 100)
+	lim.allow("old", t0)
+	lim.allow("recent", t0.Add(10*time.Minute))
+	lim.gc(t0.Add(16*time.Minute), 15*time.Minute)
+	if _, ok := lim.buckets["old"]; ok {
+		t.Error("idle bucket kept")
+	}
+	if _, ok := lim.buckets["recent"]; !ok {
+		t.Error("recent bucket dropped")
+	}
+	if lim.len() != 1 || lim.order.Len() != 1 {
+		t.Errorf("map %d, list %d entries; want 1 each", lim.len(), lim.order.Len())
+	}
+}
+
+func TestUsernameKey(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"Admin", "admin"},
+		{"ADMIN", "admin"},
+		{"admin", "admin"},
+		{"", ""},
+		{string(make([]byte, 65)), "\x00too-long"},
+	}
+	for _, tt := range tests {
+		if got := usernameKey(tt.in); got != tt.want {
+			t.Errorf("usernameKey(%.10q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

@@ -16,19 +16,16 @@ func (s *Server) buildEcho() *echo.Echo {
 	e.HidePort = true
 	e.Logger.SetOutput(io.Discard)
 	e.HTTPErrorHandler = s.handleError
-	if s.opts.TrustProxy {
-		e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	} else {
-		e.IPExtractor = echo.ExtractIPDirect()
-	}
+	e.IPExtractor = s.proxies.ipExtractor()
 
 	// Request ID, logging, panic recovery and the security headers run
-	// before routing, so every response has them — the trailing-slash
-	// redirect ("/settings/" -> "/settings": one canonical address per page)
-	// answers before any route middleware runs.
-	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders,
+	// before routing, so every response has them; then the Host check, so a
+	// request for another host reaches no handler, redirect or session
+	// lookup — the trailing-slash redirect ("/settings/" -> "/settings": one
+	// canonical address per page) answers before any route middleware runs.
+	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders, s.checkHost,
 		middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Use(s.bodyLimit(1<<20), s.crossOrigin, s.loadSession, s.checkCSRF)
+	e.Use(s.bodyLimit(1<<20), s.crossOrigin, s.loadSession, s.checkCSRF, s.mapBusy)
 
 	s.publicPath = map[string]bool{}
 	public := func(method, path string, h echo.HandlerFunc) {

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -58,35 +59,52 @@ type Options struct {
 	MetricsToken string
 	// Modules lists the loaded modules (may be empty).
 	Modules []ModuleInfo
-	// TrustProxy takes the client IP from X-Forwarded-For (not X-Real-IP) when
-	// the direct peer is a loopback or private address (a reverse proxy on
-	// the same host or network), and honours X-Forwarded-Proto. Off by
-	// default: a spoofed header must not dodge the sign-in rate limit.
-	TrustProxy bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
+	// rule. Empty (the default): the direct peer is the client and both
+	// headers are ignored, so a spoofed header cannot dodge the sign-in
+	// budget or forge an audit address.
+	TrustedProxies []netip.Prefix
+	// AllowedHosts are the Host header values the server answers to
+	// ("kimi.example.org", "127.0.0.1:8080"; compared case-insensitively, a
+	// value without a port also matches it with :80 or :443). Any other Host
+	// is refused with 421 before routing, so a DNS-rebinding page cannot
+	// reach the sign-in form through a victim's browser; the /healthz and
+	// /readyz probes are exempt. Empty: every Host is accepted (tests;
+	// app/serve.go always sets it).
+	AllowedHosts []string
 	// Static overrides the embedded web/static files (tests); nil = embedded.
 	Static fs.FS
-	// LoginBurst and LoginEvery tune the per-IP limit on sign-in and set-up
-	// attempts: a burst of LoginBurst, then one more every LoginEvery.
+	// LoginBurst and LoginEvery tune the per-client limit on sign-in and
+	// set-up attempts: a burst of LoginBurst, then one more every LoginEvery.
 	// Defaults: 10 and 30s.
 	LoginBurst int
 	LoginEvery time.Duration
+	// UserBurst and UserEvery tune the per-username limit on sign-in and
+	// password-change attempts, from all addresses together. Defaults: 20
+	// and 30s.
+	UserBurst int
+	UserEvery time.Duration
 }
 
 // Server is the admin UI. Create it with New; serve Handler; call Close.
 type Server struct {
-	opts       Options
-	log        *slog.Logger
-	echo       *echo.Echo
-	assets     *assetSet
-	pageAssets templates.Assets // the layout's asset URLs, fixed at start-up
-	limiter    *ipLimiter
-	metrics    *metrics
-	secure     bool // cookies carry Secure regardless of the request
-	origin     *http.CrossOriginProtection
-	publicPath map[string]bool
-	headers    []headerValue
-	status     statusCache
-	worldtree  worldtreeNav
+	opts        Options
+	log         *slog.Logger
+	echo        *echo.Echo
+	assets      *assetSet
+	pageAssets  templates.Assets // the layout's asset URLs, fixed at start-up
+	limiter     *limiter         // per client address (clientKey)
+	userLimiter *limiter         // per username (usernameKey)
+	proxies     trustedProxies
+	hosts       map[string]bool // AllowedHosts, lower-cased; nil: any
+	metrics     *metrics
+	secure      bool // cookies carry Secure regardless of the request
+	origin      *http.CrossOriginProtection
+	publicPath  map[string]bool
+	headers     []headerValue
+	status      statusCache
+	worldtree   worldtreeNav
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -117,13 +135,30 @@ func New(opts Options) (*Server, error) {
 	if opts.LoginEvery <= 0 {
 		opts.LoginEvery = 30 * time.Second
 	}
+	if opts.UserBurst <= 0 {
+		opts.UserBurst = 20
+	}
+	if opts.UserEvery <= 0 {
+		opts.UserEvery = 30 * time.Second
+	}
 	s := &Server{
-		opts:    opts,
-		log:     opts.Logger,
-		limiter: newIPLimiter(opts.LoginEvery, opts.LoginBurst),
-		origin:  http.NewCrossOriginProtection(),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		opts:        opts,
+		log:         opts.Logger,
+		limiter:     newLimiter(opts.LoginEvery, opts.LoginBurst, maxBuckets),
+		userLimiter: newLimiter(opts.UserEvery, opts.UserBurst, maxBuckets),
+		proxies:     trustedProxies(opts.TrustedProxies),
+		origin:      http.NewCrossOriginProtection(),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	if len(opts.AllowedHosts) > 0 {
+		s.hosts = map[string]bool{}
+		for _, h := range opts.AllowedHosts {
+			if h == "" || strings.ContainsAny(h, "/ ") {
+				return nil, fmt.Errorf("admin: new: allowed host %q is not a host[:port]", h)
+			}
+			s.hosts[strings.ToLower(h)] = true
+		}
 	}
 	if opts.BaseURL != "" {
 		u, err := url.Parse(opts.BaseURL)
@@ -173,6 +208,7 @@ func (s *Server) housekeeping() {
 			return
 		case now := <-t.C:
 			s.limiter.gc(now, 15*time.Minute)
+			s.userLimiter.gc(now, 15*time.Minute)
 			if purge++; purge%60 == 1 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				if n, err := s.opts.Auth.PurgeExpired(ctx); err != nil {

@@ -14,7 +14,7 @@ import (
 func (s *Server) changePassword(c echo.Context) error {
 	// Shares the sign-in budget: a stolen session must not become an oracle
 	// for guessing the current password.
-	if err := s.spendAttempt(c); err != nil {
+	if err := s.spendAttempt(c, sessionOf(c).Username); err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)

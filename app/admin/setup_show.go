@@ -20,7 +20,7 @@ func (s *Server) setupForm(c echo.Context) error {
 	// The answer tells whether a token is live, so a guess spends the
 	// sign-in budget like a post does (the help page without one is free).
 	if token != "" {
-		if err := s.spendAttempt(c); err != nil {
+		if err := s.spendAttempt(c, ""); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 // setupSubmit burns the token, creates the admin and signs them in.
 func (s *Server) setupSubmit(c echo.Context) error {
-	if err := s.spendAttempt(c); err != nil {
+	if err := s.spendAttempt(c, ""); err != nil {
 		return err
 	}
 	ctx, cancel := withTimeout(c, 15*time.Second)

@@ -53,7 +53,7 @@ const (
 // the sentence a form shows.
 var (
 	ErrAdminExists         = errors.New("auth: an admin account already exists")
-	ErrUsernameTaken       = fmt.Errorf("%w: that username is already taken", ErrAdminExists)
+	ErrUsernameTaken       = errors.New("auth: an admin with that username already exists")
 	ErrUnknownAdmin        = errors.New("auth: no admin with that username")
 	ErrInvalidCredentials  = userError("invalid username or password", "Invalid username or password.")
 	ErrInvalidUsername     = userError("username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit", "Username must be 1-64 characters: letters, digits, '.', '_', '-' or '@', starting with a letter or digit.")
@@ -65,7 +65,25 @@ var (
 	ErrSessionExpired      = errors.New("auth: session has expired")
 	ErrCurrentPasswordBad  = userError("current password is incorrect", "Current password is incorrect.")
 	ErrPasswordsDoNotMatch = userError("the passwords do not match", "The passwords do not match.")
+	// ErrBusy refuses a password check because the hashing queue is full:
+	// the caller should answer "try again shortly" (HTTP 503), not wait.
+	ErrBusy = errors.New("auth: too many password checks at once; try again in a few seconds")
 )
+
+// usernameTakenError names the username that is in use. It is
+// ErrUsernameTaken and ErrAdminExists for errors.Is.
+type usernameTakenError struct{ username string }
+
+func (e *usernameTakenError) Error() string {
+	return fmt.Sprintf("auth: an admin named %q already exists", e.username)
+}
+
+// Is matches ErrUsernameTaken and ErrAdminExists.
+func (e *usernameTakenError) Is(target error) bool {
+	return target == ErrUsernameTaken || target == ErrAdminExists
+}
+
+var _ error = (*usernameTakenError)(nil)
 
 // Options configures a Service. Zero values select the defaults above.
 type Options struct {
@@ -80,6 +98,14 @@ type Options struct {
 	SetupTokenTTL time.Duration
 	// Now is the clock (injectable for expiry tests); default time.Now.
 	Now func() time.Time
+	// HashWorkers bounds concurrent bcrypt work (default: the CPU count).
+	HashWorkers int
+	// HashQueue is how many password checks may wait for a worker
+	// (default 2*HashWorkers; negative: none). Past it a check fails at
+	// once with ErrBusy: the wait stays short (at most HashQueue/HashWorkers
+	// bcrypt runs, well under a second at the default cost) and a flood is
+	// refused instead of queueing until every request times out.
+	HashQueue int
 }
 
 // ClientMeta describes the HTTP client behind an auth event, for the session
@@ -98,10 +124,12 @@ type Service struct {
 	dummyOnce sync.Once
 	dummyHash []byte
 
-	bcryptSem chan struct{}
-	cache     sessionCache
-	stmtMu    sync.Mutex
-	sessStmt  atomic.Pointer[sql.Stmt]
+	bcryptSem   chan struct{} // a token per running bcrypt
+	bcryptAdmit chan struct{} // a token per running or waiting bcrypt
+	cache       sessionCache
+	checked     func() // test hook: runs after each password comparison
+	stmtMu      sync.Mutex
+	sessStmt    atomic.Pointer[sql.Stmt]
 }
 
 // New returns a Service using st for persistence. It does no I/O.
@@ -124,8 +152,30 @@ func New(st *store.Store, logger *slog.Logger, opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.HashWorkers <= 0 {
+		opts.HashWorkers = max(1, runtime.NumCPU())
+	}
+	switch {
+	case opts.HashQueue == 0:
+		opts.HashQueue = 2 * opts.HashWorkers
+	case opts.HashQueue < 0:
+		opts.HashQueue = 0
+	}
 	return &Service{st: st, logger: logger.With("component", "auth"), opts: opts,
-		bcryptSem: make(chan struct{}, max(1, runtime.NumCPU()))}
+		bcryptSem:   make(chan struct{}, opts.HashWorkers),
+		bcryptAdmit: make(chan struct{}, opts.HashWorkers+opts.HashQueue)}
+}
+
+// auditTimeout bounds the write of an audit row that stands alone (a failed
+// sign-in or password change).
+const auditTimeout = 10 * time.Second
+
+// detached returns a context for the writes that must follow a password
+// check even when the client has gone away or the request timed out: the
+// check happened, so its audit row (and the session it earned) must not be
+// lost to a cancelled request context.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), auditTimeout)
 }
 
 // Options returns the effective options (defaults filled in).
@@ -170,8 +220,9 @@ func requireNoAdmin(ctx context.Context, q rowQuerier) error {
 }
 
 // CreateAdmin creates an admin account (for `kimi admin create` and headless
-// bootstrap). It fails with ErrUsernameTaken (which is ErrAdminExists) when the
-// username is in use. Creating an admin burns any pending setup token.
+// bootstrap). It fails with an error that is ErrUsernameTaken (and
+// ErrAdminExists), `auth: an admin named "alice" already exists`, when the
+// username is in use (compared case-insensitively). Creating an admin burns any pending setup token.
 func (s *Service) CreateAdmin(ctx context.Context, username, password, actor string) error {
 	if err := ValidateUsername(username); err != nil {
 		return err
@@ -232,12 +283,13 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 }
 
 func insertAdmin(ctx context.Context, tx *sql.Tx, username string, hash []byte, now time.Time) (int64, error) {
-	var exists int
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins WHERE username = ?)`, username).Scan(&exists); err != nil {
+	var existing string
+	err := tx.QueryRowContext(ctx, `SELECT username FROM admins WHERE username = ?`, username).Scan(&existing)
+	switch {
+	case err == nil:
+		return 0, &usernameTakenError{username: existing} // its own spelling: the match ignores case
+	case !errors.Is(err, sql.ErrNoRows):
 		return 0, fmt.Errorf("auth: check username: %w", err)
-	}
-	if exists == 1 {
-		return 0, ErrUsernameTaken
 	}
 	res, err := tx.ExecContext(ctx,
 		`INSERT INTO admins (username, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)`,
@@ -283,6 +335,9 @@ func (s *Service) checkPassword(ctx context.Context, hash, password string) (boo
 		return false, err
 	}
 	defer s.releaseBcrypt()
+	if s.checked != nil {
+		defer s.checked()
+	}
 	if hash == "" {
 		s.dummyOnce.Do(func() {
 			h, err := bcrypt.GenerateFromPassword([]byte("kimi-dummy-password"), s.opts.BcryptCost)
@@ -297,16 +352,28 @@ func (s *Service) checkPassword(ctx context.Context, hash, password string) (boo
 	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil, nil
 }
 
-// acquireBcrypt bounds concurrent bcrypt work to the CPU count, so a flood
-// of sign-in attempts from many addresses queues instead of starving the
-// rest of the appliance (the per-IP limit cannot see a distributed flood).
+// acquireBcrypt bounds concurrent bcrypt work to HashWorkers, so a flood of
+// sign-in attempts from many addresses cannot starve the rest of the
+// appliance, and bounds the queue behind them to HashQueue: when it is full
+// the check is refused at once with ErrBusy instead of waiting until the
+// request's deadline (which answered the real admin 500 after 15 s and lost
+// the audit rows of the checks that finished too late).
 func (s *Service) acquireBcrypt(ctx context.Context) error {
+	select {
+	case s.bcryptAdmit <- struct{}{}:
+	default:
+		return ErrBusy
+	}
 	select {
 	case s.bcryptSem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
+		<-s.bcryptAdmit
 		return fmt.Errorf("auth: waiting for a password check: %w", context.Cause(ctx))
 	}
 }
 
-func (s *Service) releaseBcrypt() { <-s.bcryptSem }
+func (s *Service) releaseBcrypt() {
+	<-s.bcryptSem
+	<-s.bcryptAdmit
+}

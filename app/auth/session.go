@@ -67,6 +67,10 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 	if err != nil {
 		return IssuedSession{}, err
 	}
+	// The password was checked: what follows is recorded even if the client
+	// has gone away meanwhile (a lost row would hide a guess).
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	now := s.now()
 	if !ok {
 		err := s.st.Audit(ctx, store.AuditEntry{
@@ -240,6 +244,9 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 		}
 	}
 	if !ok {
+		// Recorded even if the client has gone away (see Login).
+		ctx, cancel := detached(ctx)
+		defer cancel()
 		if err := s.st.Audit(ctx, store.AuditEntry{
 			At: now, Actor: sess.Username, Action: ActionPasswordChangeFailed, IP: meta.IP,
 			Detail: "current password incorrect",

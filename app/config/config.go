@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -40,15 +41,15 @@ const (
 
 // Keys of the settings, as accepted by Bind.
 const (
-	KeyDataDir       = "data-dir"
-	KeyAddr          = "addr"
-	KeyBaseURL       = "base-url"
-	KeyLogFormat     = "log-format"
-	KeyLogLevel      = "log-level"
-	KeyTrustProxy    = "trust-proxy"
-	KeyMetricsToken  = "metrics-token"
-	KeyAdminUsername = "admin-username"
-	KeyAdminPassword = "admin-password"
+	KeyDataDir        = "data-dir"
+	KeyAddr           = "addr"
+	KeyBaseURL        = "base-url"
+	KeyLogFormat      = "log-format"
+	KeyLogLevel       = "log-level"
+	KeyTrustedProxies = "trusted-proxies"
+	KeyMetricsToken   = "metrics-token"
+	KeyAdminUsername  = "admin-username"
+	KeyAdminPassword  = "admin-password"
 )
 
 // Setting describes one deployment setting: where it comes from and its default.
@@ -82,10 +83,10 @@ var settings = []Setting{
 	{Key: KeyBaseURL, Env: "KIMI_BASE_URL", Usage: "public URL of the admin UI (default http://<addr>); https enables Secure cookies"},
 	{Key: KeyLogFormat, Env: "KIMI_LOG_FORMAT", Default: DefaultLogFormat, Usage: "log format: text or json"},
 	{Key: KeyLogLevel, Env: "KIMI_LOG_LEVEL", Default: DefaultLogLevel, Usage: "log level: debug, info, warn or error"},
-	{Key: KeyTrustProxy, Env: "KIMI_TRUST_PROXY", Default: "false", Usage: "behind a reverse proxy on the same host/network: take the client IP from X-Forwarded-For and the scheme from X-Forwarded-Proto (true or false)"},
-	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token for /metrics (else an admin session is required)"},
-	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created headlessly"},
-	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "creates the admin on first start without the setup page"},
+	{Key: KeyTrustedProxies, Env: "KIMI_TRUSTED_PROXIES", Usage: "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1"},
+	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session)"},
+	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created on first start without the setup page"},
+	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "password of the admin created on first start without the setup page"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -130,15 +131,17 @@ var _ slog.LogValuer = Secret("")
 
 // Config is the resolved, validated set of deployment settings.
 type Config struct {
-	DataDir       string     // cleaned path of the data directory
-	Addr          string     // listen address host:port (port 0 = any free port)
-	BaseURL       string     // public URL without trailing slash; "" = derive from the listen address
-	LogFormat     string     // "text" or "json"
-	LogLevel      slog.Level // minimum log level
-	TrustProxy    bool       // trust X-Forwarded-* from loopback/private peers
-	MetricsToken  Secret     // optional bearer token for /metrics
-	AdminUsername string     // username for headless bootstrap
-	AdminPassword Secret     // headless bootstrap password ("" = use the setup page)
+	DataDir   string     // cleaned path of the data directory
+	Addr      string     // listen address host:port (port 0 = any free port)
+	BaseURL   string     // public URL without trailing slash; "" = derive from the listen address
+	LogFormat string     // "text" or "json"
+	LogLevel  slog.Level // minimum log level
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
+	// X-Forwarded-Proto are believed (single addresses as /32 or /128).
+	TrustedProxies []netip.Prefix
+	MetricsToken   Secret // optional bearer token for /metrics
+	AdminUsername  string // username for headless bootstrap
+	AdminPassword  Secret // headless bootstrap password ("" = use the setup page)
 
 	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
 	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
@@ -167,8 +170,8 @@ func (c Config) ResolveBaseURL(listenAddr string) string {
 
 // String renders the settings with secrets redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trust-proxy=%t metrics-token=%q admin-username=%q admin-password=%q",
-		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.TrustProxy, c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String())
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q",
+		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.trustedProxies(), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String())
 }
 
 // LogValue renders the settings as a slog group with secrets redacted.
@@ -179,7 +182,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("base_url", c.BaseURL),
 		slog.String("log_format", c.LogFormat),
 		slog.String("log_level", levelName(c.LogLevel)),
-		slog.Bool("trust_proxy", c.TrustProxy),
+		slog.String("trusted_proxies", c.trustedProxies()),
 		slog.Bool("metrics_token_set", c.MetricsToken != ""),
 		slog.String("admin_username", c.AdminUsername),
 		slog.Bool("admin_password_set", c.AdminPassword != ""),
@@ -189,6 +192,19 @@ func (c Config) LogValue() slog.Value {
 var _ slog.LogValuer = Config{}
 
 func levelName(l slog.Level) string { return strings.ToLower(l.String()) }
+
+// trustedProxies renders TrustedProxies as the setting is written.
+func (c Config) trustedProxies() string {
+	parts := make([]string, len(c.TrustedProxies))
+	for i, p := range c.TrustedProxies {
+		if p.IsSingleIP() {
+			parts[i] = p.Addr().String()
+		} else {
+			parts[i] = p.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
 
 // Error is an invalid setting. Its message names the flag or variable that
 // supplied the bad value, e.g.
@@ -371,12 +387,15 @@ func (r *resolver) resolve() {
 		r.fail(src, "%q is not one of debug, info, warn, error", v)
 	}
 
-	switch v, src := get(KeyTrustProxy); v {
-	case "true", "1":
-		c.TrustProxy = true
-	case "false", "0":
-	default:
-		r.fail(src, "%q is not one of true, false", v)
+	if v := r.env.Getenv(removedTrustProxyEnv); v != "" {
+		r.fail(removedTrustProxyEnv, "was replaced by KIMI_TRUSTED_PROXIES: list the addresses of your reverse proxies instead, e.g. KIMI_TRUSTED_PROXIES=127.0.0.1,::1, and unset KIMI_TRUST_PROXY")
+	}
+	if v, src := get(KeyTrustedProxies); v != "" {
+		if ps, msg := parseTrustedProxies(v); msg != "" {
+			r.fail(src, "%s", msg)
+		} else {
+			c.TrustedProxies = ps
+		}
 	}
 
 	if v, src := get(KeyAdminUsername); strings.TrimSpace(v) == "" {
@@ -406,6 +425,54 @@ func (r *resolver) resolve() {
 		c.Origins[s.Key] = src
 		c.AdminPassword = Secret(v) // strength is checked by auth when it is used
 	}
+}
+
+// removedTrustProxyEnv is the boolean setting KIMI_TRUSTED_PROXIES replaced:
+// it trusted every loopback or private peer, and through such a peer the
+// client-written leftmost X-Forwarded-For entry. Setting it is an error, so
+// nobody is left believing a proxy is configured when none is.
+const removedTrustProxyEnv = "KIMI_TRUST_PROXY"
+
+// parseTrustedProxies reads a comma-separated list of IP addresses and
+// CIDRs. It returns a message naming the first bad entry.
+func parseTrustedProxies(v string) ([]netip.Prefix, string) {
+	var out []netip.Prefix
+	for entry := range strings.SplitSeq(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			return nil, fmt.Sprintf("%q has an empty entry; separate addresses with single commas", v)
+		}
+		if strings.Contains(entry, "/") {
+			p, err := netip.ParsePrefix(entry)
+			switch {
+			case err != nil || p.Addr().Zone() != "":
+				return nil, fmt.Sprintf("%q is not an IP address or CIDR (e.g. 127.0.0.1, ::1 or 10.0.0.0/8)", entry)
+			case p != p.Masked():
+				return nil, fmt.Sprintf("%q has bits set past its prefix length; did you mean %s?", entry, p.Masked())
+			}
+			if p.Addr().Is4In6() && p.Bits() < 96 {
+				return nil, fmt.Sprintf("%q mixes IPv4-mapped and other IPv6 addresses; list them separately", entry)
+			}
+			out = append(out, netip.PrefixFrom(p.Addr().Unmap(), unmappedBits(p)))
+			continue
+		}
+		a, err := netip.ParseAddr(entry)
+		if err != nil || a.Zone() != "" {
+			return nil, fmt.Sprintf("%q is not an IP address or CIDR (e.g. 127.0.0.1, ::1 or 10.0.0.0/8)", entry)
+		}
+		a = a.Unmap()
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, ""
+}
+
+// unmappedBits is p's prefix length once an IPv4-mapped address is
+// unmapped (::ffff:10.0.0.0/104 is 10.0.0.0/8).
+func unmappedBits(p netip.Prefix) int {
+	if p.Addr().Is4In6() {
+		return p.Bits() - 96
+	}
+	return p.Bits()
 }
 
 // levels maps the accepted KIMI_LOG_LEVEL values to slog levels.
@@ -467,7 +534,7 @@ func normalizeBaseURL(v string) (string, string) {
 // UnknownEnv returns KIMI_* variables in environ (os.Environ form) that are
 // not settings, sorted: usually typos worth reporting.
 func UnknownEnv(environ []string) []string {
-	known := map[string]bool{}
+	known := map[string]bool{removedTrustProxyEnv: true} // refused by Load with its own message
 	for _, s := range settings {
 		known[s.Env] = true
 		if s.Secret {

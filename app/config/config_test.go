@@ -45,7 +45,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	want := Config{
-		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo, TrustProxy: false,
+		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo,
 		AdminUsername: "admin",
 	}
 	if c.Origins[KeyAddr] != "default" {
@@ -85,6 +85,15 @@ func TestSettings(t *testing.T) {
 	}
 	password := func(want string) check {
 		return field("AdminPassword", func(c Config) any { return c.AdminPassword.Reveal() }, want)
+	}
+	proxies := func(want string) check {
+		return field("TrustedProxies", func(c Config) any {
+			parts := make([]string, len(c.TrustedProxies))
+			for i, p := range c.TrustedProxies {
+				parts[i] = p.String()
+			}
+			return strings.Join(parts, ",")
+		}, want)
 	}
 	origin := func(key, want string) check {
 		return field("Origins["+key+"]", func(c Config) any { return c.Origins[key] }, want)
@@ -142,11 +151,20 @@ func TestSettings(t *testing.T) {
 		{name: "log level invalid", vars: map[string]string{"KIMI_LOG_LEVEL": "loud"}, wantErr: `config: KIMI_LOG_LEVEL: "loud" is not one of debug, info, warn, error`},
 		{name: "log level invalid flag", args: []string{"--log-level=INFO"}, wantErr: `config: --log-level: "INFO" is not one of debug, info, warn, error`},
 
-		// trust proxy
-		{name: "trust proxy default", checks: []check{field("TrustProxy", func(c Config) any { return c.TrustProxy }, false)}},
-		{name: "trust proxy env", vars: map[string]string{"KIMI_TRUST_PROXY": "true"}, checks: []check{field("TrustProxy", func(c Config) any { return c.TrustProxy }, true)}},
-		{name: "trust proxy flag beats env", args: []string{"--trust-proxy=0"}, vars: map[string]string{"KIMI_TRUST_PROXY": "1"}, checks: []check{field("TrustProxy", func(c Config) any { return c.TrustProxy }, false), origin(KeyTrustProxy, "--trust-proxy")}},
-		{name: "trust proxy invalid", vars: map[string]string{"KIMI_TRUST_PROXY": "maybe"}, wantErr: `config: KIMI_TRUST_PROXY: "maybe" is not one of true, false`},
+		// trusted proxies
+		{name: "trusted proxies default none", checks: []check{proxies(""), origin(KeyTrustedProxies, "default")}},
+		{name: "trusted proxies env", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "127.0.0.1, ::1,10.0.0.0/8"}, checks: []check{proxies("127.0.0.1/32,::1/128,10.0.0.0/8"), origin(KeyTrustedProxies, "KIMI_TRUSTED_PROXIES")}},
+		{name: "trusted proxies flag beats env", args: []string{"--trusted-proxies=192.0.2.10"}, vars: map[string]string{"KIMI_TRUSTED_PROXIES": "10.0.0.0/8"}, checks: []check{proxies("192.0.2.10/32"), origin(KeyTrustedProxies, "--trusted-proxies")}},
+		{name: "trusted proxies ipv6 cidr", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "fd00::/8"}, checks: []check{proxies("fd00::/8")}},
+		{name: "trusted proxies ipv4-mapped is ipv4", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "::ffff:10.1.2.3,::ffff:10.0.0.0/104"}, checks: []check{proxies("10.1.2.3/32,10.0.0.0/8")}},
+		{name: "trusted proxies garbage", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "127.0.0.1,proxy.local"}, wantErr: `config: KIMI_TRUSTED_PROXIES: "proxy.local" is not an IP address or CIDR (e.g. 127.0.0.1, ::1 or 10.0.0.0/8)`},
+		{name: "trusted proxies bad prefix length", args: []string{"--trusted-proxies=10.0.0.0/33"}, wantErr: `config: --trusted-proxies: "10.0.0.0/33" is not an IP address or CIDR (e.g. 127.0.0.1, ::1 or 10.0.0.0/8)`},
+		{name: "trusted proxies host bits", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "10.1.2.3/8"}, wantErr: `config: KIMI_TRUSTED_PROXIES: "10.1.2.3/8" has bits set past its prefix length; did you mean 10.0.0.0/8?`},
+		{name: "trusted proxies with port", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "127.0.0.1:8080"}, wantErr: `config: KIMI_TRUSTED_PROXIES: "127.0.0.1:8080" is not an IP address or CIDR (e.g. 127.0.0.1, ::1 or 10.0.0.0/8)`},
+		{name: "trusted proxies zone", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "fe80::1%eth0"}, wantErr: `config: KIMI_TRUSTED_PROXIES: "fe80::1%eth0" is not an IP address or CIDR (e.g. 127.0.0.1, ::1 or 10.0.0.0/8)`},
+		{name: "trusted proxies empty entry", vars: map[string]string{"KIMI_TRUSTED_PROXIES": "127.0.0.1,,::1"}, wantErr: `config: KIMI_TRUSTED_PROXIES: "127.0.0.1,,::1" has an empty entry; separate addresses with single commas`},
+		{name: "removed trust proxy refused", vars: map[string]string{"KIMI_TRUST_PROXY": "true"}, wantErr: "config: KIMI_TRUST_PROXY: was replaced by KIMI_TRUSTED_PROXIES: list the addresses of your reverse proxies instead, e.g. KIMI_TRUSTED_PROXIES=127.0.0.1,::1, and unset KIMI_TRUST_PROXY"},
+		{name: "removed trust proxy refused even false", vars: map[string]string{"KIMI_TRUST_PROXY": "false", "KIMI_TRUSTED_PROXIES": "127.0.0.1"}, wantErr: "config: KIMI_TRUST_PROXY: was replaced by KIMI_TRUSTED_PROXIES: list the addresses of your reverse proxies instead, e.g. KIMI_TRUSTED_PROXIES=127.0.0.1,::1, and unset KIMI_TRUST_PROXY"},
 
 		// admin username
 		{name: "admin username env", vars: map[string]string{"KIMI_ADMIN_USERNAME": "root"}, checks: []check{user("root")}},

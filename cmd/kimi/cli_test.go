@@ -237,7 +237,7 @@ func TestAdminCommands(t *testing.T) {
 		want  string // substring of stdout+stderr
 	}{
 		{"create from file on a fresh data dir", nil, "", []string{"admin", "create", "--username", "alice", "--password-file", pwFile}, 0, `admin "alice" created`},
-		{"create twice", nil, "", []string{"admin", "create", "--username", "alice", "--password-file", pwFile}, 1, "already taken"},
+		{"create twice", nil, "", []string{"admin", "create", "--username", "alice", "--password-file", pwFile}, 1, `kimi admin: auth: an admin named "alice" already exists`},
 		{"create from env", []string{"KIMI_ADMIN_PASSWORD=env-password", "KIMI_ADMIN_USERNAME=bob"}, "", []string{"admin", "create"}, 0, `admin "bob" created`},
 		{"weak password", nil, "short\n", []string{"admin", "create", "--username", "carol", "--password-stdin"}, 1, "password must be at least 8 characters"},
 		{"bad username", nil, "long-enough\n", []string{"admin", "create", "--username", "-x", "--password-stdin"}, 1, "username must be"},

@@ -1,0 +1,43 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"testing"
+)
+
+// TestFlagUsageReadsAsASentence pins the help text of every flag, as
+// `kimi serve -h` prints it: secrets read "file holding the <noun phrase>",
+// so a Usage must be a noun phrase (it once printed "file holding the
+// creates the admin on first start…").
+func TestFlagUsageReadsAsASentence(t *testing.T) {
+	want := map[string]string{
+		"data-dir":            "data directory (database, backups, lock file) (env KIMI_DATA_DIR)",
+		"addr":                "listen address host:port of the admin UI (env KIMI_ADDR)",
+		"base-url":            "public URL of the admin UI (default http://<addr>); https enables Secure cookies (env KIMI_BASE_URL)",
+		"log-format":          "log format: text or json (env KIMI_LOG_FORMAT)",
+		"log-level":           "log level: debug, info, warn or error (env KIMI_LOG_LEVEL)",
+		"trusted-proxies":     "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1 (env KIMI_TRUSTED_PROXIES)",
+		"metrics-token-file":  "file holding the bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session) (env KIMI_METRICS_TOKEN or KIMI_METRICS_TOKEN_FILE)",
+		"admin-username":      "username of the admin created on first start without the setup page (env KIMI_ADMIN_USERNAME)",
+		"admin-password-file": "file holding the password of the admin created on first start without the setup page (env KIMI_ADMIN_PASSWORD or KIMI_ADMIN_PASSWORD_FILE)",
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	Bind(fs)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		n++
+		w, ok := want[f.Name]
+		if !ok {
+			t.Errorf("flag --%s has no pinned help text: add it here", f.Name)
+			return
+		}
+		if f.Usage != w {
+			t.Errorf("--%s help:\n got %q\nwant %q", f.Name, f.Usage, w)
+		}
+	})
+	if n != len(want) {
+		t.Errorf("%d flags bound, %d pinned", n, len(want))
+	}
+}
