@@ -38,10 +38,14 @@
 //     ErrMalformedResponse. A missing Content-Type is tolerated.
 //   - Ids are escaped one path segment each; "." and ".." are refused, so an id cannot reach
 //     another endpoint (in particular an /admin one).
-//   - No key appears in an error string or a log line: errors carry method, path, status and
-//     a sanitized error code (dropped whole if it contains a key of any length); raw bodies are
-//     kept in fields (truncated to 1024 bytes, with any key of 8 bytes or more used on the
-//     request redacted) and never in Error().
+//   - No key appears in an error string or a log line. Every server-provided string an error
+//     keeps or prints (error code, Bifrost error, Content-Type, an id of a malformed item,
+//     net/http's quote of a malformed response) first has every key the client knows replaced
+//     by [REDACTED], whatever its length, one character included: the key sent, the default
+//     key and the WithRedactedKeys keys (the settings pass the admin and consumer keys). JSON
+//     decoding errors are rewritten ("invalid JSON at byte offset N"), never the decoder's
+//     message, which quotes the input. Raw bodies are kept in fields (redacted, then cut to
+//     1024 bytes) and never in Error().
 //   - Request bodies are compact JSON without HTML escaping (& < > go out as themselves).
 //   - Error codes are read flat and from FastAPI's {"detail": {...}} envelope, the Bifrost
 //     error from detail.bifrost_error or, enveloped, detail.detail.bifrost_error. The Client's String/GoString and
