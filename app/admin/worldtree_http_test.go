@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
-	"github.com/kimiapp/kimi/app/worldtree"
 )
 
 // Distinctive keys, so a leak into HTML, logs or the audit log is found by substring search.
@@ -155,9 +155,9 @@ func wantNoKeys(t *testing.T, where, s string) {
 	}
 }
 
-func loadWT(t *testing.T, h *harness) worldtree.Settings {
+func loadWT(t *testing.T, h *harness) settings.Worldtree {
 	t.Helper()
-	st, err := worldtree.LoadSettings(context.Background(), h.st)
+	st, err := settings.LoadWorldtree(context.Background(), h.st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestWorldtreeSettingsCSRF(t *testing.T) {
 		form.Set("_csrf", token)
 		wantStatus(t, c.post("/settings/worldtree", form), http.StatusForbidden)
 	}
-	if loadWT(t, h).Configured() || h.auditCount(worldtree.AuditActionSettings) != 0 {
+	if loadWT(t, h).Configured() || h.auditCount(settings.AuditActionWorldtree) != 0 {
 		t.Fatal("a POST without a valid CSRF token changed the settings")
 	}
 	configureWorldtree(t, c, allKeysForm("https://wt.example"))
@@ -223,7 +223,7 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 
 	configureWorldtree(t, c, allKeysForm(wt.URL+"/"))
 	got := loadWT(t, h)
-	want := worldtree.Settings{BaseURL: wt.URL, DefaultKey: wtDefaultKey, AdminKey: wtAdminKey, ConsumerKey: wtConsumerKey}
+	want := settings.Worldtree{BaseURL: wt.URL, DefaultKey: wtDefaultKey, AdminKey: wtAdminKey, ConsumerKey: wtConsumerKey}
 	if got != want {
 		t.Fatalf("stored %v, want %v", got, want)
 	}
@@ -232,10 +232,10 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 	wantStatus(t, page, http.StatusOK)
 	wantBody(t, page, "Worldtree settings saved.", "Mimir")
 	wantNoKeys(t, "/worldtree HTML", page.body)
-	settings := c.get("/settings")
-	wantStatus(t, settings, http.StatusOK)
-	wantBody(t, settings, `value="`+wt.URL+`"`, "Set — leave blank to keep", `name="clear_admin_key"`, `name="clear_consumer_key"`, "Remove Worldtree configuration")
-	wantNoKeys(t, "/settings HTML", settings.body)
+	page = c.get("/settings")
+	wantStatus(t, page, http.StatusOK)
+	wantBody(t, page, `value="`+wt.URL+`"`, "Set — leave blank to keep", `name="clear_admin_key"`, `name="clear_consumer_key"`, "Remove Worldtree configuration")
+	wantNoKeys(t, "/settings HTML", page.body)
 	for _, r := range wt.seen("/me") {
 		if r.Header.Get("Authorization") != "Bearer "+wtDefaultKey {
 			t.Errorf("/me sent Authorization %q, want the default key", r.Header.Get("Authorization"))
@@ -253,14 +253,14 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 	if got := loadWT(t, h); got != want {
 		t.Fatalf("after replace and clear: %v, want %v", got, want)
 	}
-	settings = c.get("/settings")
-	wantBody(t, settings, `name="clear_consumer_key"`)
-	if strings.Contains(settings.body, `name="clear_admin_key"`) {
+	page = c.get("/settings")
+	wantBody(t, page, `name="clear_consumer_key"`)
+	if strings.Contains(page.body, `name="clear_admin_key"`) {
 		t.Error("a cleared key still offers its clear box")
 	}
 
 	// The audit log records every change and never a key.
-	rows, _, err := h.st.ListAudit(context.Background(), store.AuditFilter{Action: worldtree.AuditActionSettings, Limit: 50})
+	rows, _, err := h.st.ListAudit(context.Background(), store.AuditFilter{Action: settings.AuditActionWorldtree, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 		t.Fatalf("audit rows %+v", rows)
 	}
 	audit := c.get("/audit")
-	wantBody(t, audit, worldtree.AuditActionSettings)
+	wantBody(t, audit, settings.AuditActionWorldtree)
 	for _, r := range rows {
 		wantNoKeys(t, "audit detail", r.Detail)
 	}
@@ -284,12 +284,12 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != "/settings" {
 		t.Fatalf("remove redirected to %q", loc)
 	}
-	if got := loadWT(t, h); got != (worldtree.Settings{}) {
+	if got := loadWT(t, h); got != (settings.Worldtree{}) {
 		t.Fatalf("after remove: %v", got)
 	}
-	settings = c.get("/settings")
-	wantBody(t, settings, "The Worldtree configuration was removed", "Not set. The API key")
-	if strings.Contains(settings.body, "worldtree-remove") {
+	page = c.get("/settings")
+	wantBody(t, page, "The Worldtree configuration was removed", "Not set. The API key")
+	if strings.Contains(page.body, "worldtree-remove") {
 		t.Error("remove button shown without a configuration")
 	}
 	wantNoKeys(t, "logs", h.logs.String())
@@ -342,7 +342,7 @@ func TestWorldtreeSettingsValidationErrors(t *testing.T) {
 				t.Errorf("response echoes %q", tt.notShown)
 			}
 			wantNoKeys(t, "error page", res.body)
-			if loadWT(t, h).Configured() || h.auditCount(worldtree.AuditActionSettings) != 0 {
+			if loadWT(t, h).Configured() || h.auditCount(settings.AuditActionWorldtree) != 0 {
 				t.Fatal("refused input was stored or audited")
 			}
 		})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/kimiapp/kimi/app/worldtree"
+	"github.com/kimiapp/kimi/app/settings"
 )
 
 // worldtreeNav caches whether Worldtree is configured, for the navigation of every page, so a page
@@ -30,9 +30,9 @@ func (s *Server) worldtreeConfigured(ctx context.Context) bool {
 	case 2:
 		return true
 	}
-	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	st, err := settings.LoadWorldtree(ctx, s.opts.Store)
 	if err != nil {
-		s.log.Warn("admin: read Worldtree settings for the navigation", "err", err)
+		s.log.Warn("read Worldtree settings for the navigation", "err", err)
 		return false
 	}
 	v := int32(1)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kimiapp/kimi/app/worldtree"
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -24,14 +24,14 @@ func (s *Server) worldtreeSettingsView(ctx context.Context, c echo.Context) (tem
 	if v, ok := c.Get(worldtreeFormKey).(templates.WorldtreeSettingsView); ok {
 		return v, nil
 	}
-	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	st, err := settings.LoadWorldtree(ctx, s.opts.Store)
 	if err != nil {
 		return templates.WorldtreeSettingsView{}, err
 	}
 	return storedWorldtreeView(st), nil
 }
 
-func storedWorldtreeView(st worldtree.Settings) templates.WorldtreeSettingsView {
+func storedWorldtreeView(st settings.Worldtree) templates.WorldtreeSettingsView {
 	return templates.WorldtreeSettingsView{
 		Configured: st.Configured(), BaseURL: st.BaseURL, DefaultKeySet: st.DefaultKey != "",
 		AdminKeySet: st.AdminKey != "", ConsumerKeySet: st.ConsumerKey != "", Errors: map[string]string{},
@@ -44,23 +44,23 @@ func (s *Server) saveWorldtreeSettings(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	sess := sessionOf(c)
-	upd := worldtree.SettingsUpdate{
+	upd := settings.WorldtreeUpdate{
 		BaseURL:     c.FormValue("base_url"),
-		DefaultKey:  worldtree.KeyUpdate{Value: c.FormValue("default_key")},
-		AdminKey:    worldtree.KeyUpdate{Value: c.FormValue("admin_key"), Clear: c.FormValue("clear_admin_key") != ""},
-		ConsumerKey: worldtree.KeyUpdate{Value: c.FormValue("consumer_key"), Clear: c.FormValue("clear_consumer_key") != ""},
+		DefaultKey:  settings.KeyUpdate{Value: c.FormValue("default_key")},
+		AdminKey:    settings.KeyUpdate{Value: c.FormValue("admin_key"), Clear: c.FormValue("clear_admin_key") != ""},
+		ConsumerKey: settings.KeyUpdate{Value: c.FormValue("consumer_key"), Clear: c.FormValue("clear_consumer_key") != ""},
 	}
-	_, err := worldtree.SaveSettings(ctx, s.opts.Store, upd, worldtree.Actor{Name: sess.Username, IP: c.RealIP()})
-	var invalid *worldtree.SettingsError
+	_, err := settings.SaveWorldtree(ctx, s.opts.Store, upd, settings.Actor{Name: sess.Username, IP: c.RealIP()})
+	var invalid *settings.Error
 	switch {
 	case errors.As(err, &invalid):
-		stored, lerr := worldtree.LoadSettings(ctx, s.opts.Store)
+		stored, lerr := settings.LoadWorldtree(ctx, s.opts.Store)
 		if lerr != nil {
 			return fmt.Errorf("admin: worldtree settings: %w", lerr)
 		}
 		v := storedWorldtreeView(stored)
 		v.BaseURL = strings.TrimSpace(upd.BaseURL)
-		if worldtree.HasUserInfo(upd.BaseURL) {
+		if settings.HasUserInfo(upd.BaseURL) {
 			v.BaseURL = "" // it carries a password: never echo it
 		}
 		v.ClearAdmin, v.ClearConsumer = upd.AdminKey.Clear, upd.ConsumerKey.Clear

@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/worldtree"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -33,7 +34,7 @@ const (
 func (s *Server) worldtreePage(c echo.Context) error {
 	ctx, cancel := withTimeout(c, worldtreePageTimeout)
 	defer cancel()
-	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	st, err := settings.LoadWorldtree(ctx, s.opts.Store)
 	if err != nil {
 		return fmt.Errorf("admin: worldtree page: %w", err)
 	}
@@ -59,7 +60,7 @@ func (s *Server) worldtreePage(c echo.Context) error {
 		v.Notice = "The stored Worldtree settings cannot be used: " + worldtree.DescribeError(err) + " Correct them in Settings."
 		return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
 	}
-	data, err := worldtree.Overview(ctx, client, worldtree.OverviewOptions{
+	data, err := loadWorldtreeOverview(ctx, client, overviewOptions{
 		Cursor: cursor, Limit: worldtreeSessionPage, IncludeArchived: archived,
 	})
 	if err != nil {
@@ -94,7 +95,7 @@ func worldtreeURL(cursor string, archived bool) string {
 }
 
 // fillWorldtreeView turns the overview into the page's view, section by section.
-func fillWorldtreeView(v *templates.WorldtreeView, d worldtree.OverviewData) {
+func fillWorldtreeView(v *templates.WorldtreeView, d overviewData) {
 	if d.MeErr != nil {
 		v.IdentityError = worldtree.DescribeError(d.MeErr)
 	} else {
@@ -132,7 +133,7 @@ func fillWorldtreeView(v *templates.WorldtreeView, d worldtree.OverviewData) {
 	}
 }
 
-func worldtreeAgentView(a worldtree.AgentOverview) templates.WorldtreeAgent {
+func worldtreeAgentView(a agentOverview) templates.WorldtreeAgent {
 	out := templates.WorldtreeAgent{
 		ID: a.Agent.AgentID, Name: a.Agent.Name, Description: a.Agent.Description,
 		Capabilities: a.Agent.Capabilities, Traits: flattenTraits(a.Agent.PersonaTraits),
@@ -147,7 +148,7 @@ func worldtreeAgentView(a worldtree.AgentOverview) templates.WorldtreeAgent {
 	case a.PersonaErr != nil:
 		out.PersonaError = worldtree.DescribeError(a.PersonaErr)
 	case a.PersonaSkipped:
-		out.PersonaNote = fmt.Sprintf("Not read: live state is shown for the first %d agents only.", worldtree.DefaultMaxPersonaAgents)
+		out.PersonaNote = fmt.Sprintf("Not read: live state is shown for the first %d agents only.", worldtreeMaxPersonaAgents)
 	case !a.PersonaConfigured:
 		out.PersonaNote = "No persona is configured for this agent on Worldtree."
 	case a.Persona == nil || a.Persona.PAD == nil:

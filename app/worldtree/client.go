@@ -165,6 +165,20 @@ var _ slog.LogValuer = (*Client)(nil)
 var _ fmt.Stringer = (*Client)(nil)
 var _ fmt.GoStringer = (*Client)(nil)
 
+// NormalizeBaseURL checks raw by New's rules and returns it as a Client uses it (no trailing
+// slash). The error wraps ErrInvalidArgument and never repeats user info.
+func NormalizeBaseURL(raw string) (string, error) {
+	u, err := parseBaseURL(raw)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// CheckKey reports whether key can be sent as a bearer token (ASCII, no space or control
+// character). The error wraps ErrInvalidArgument and never contains the key.
+func CheckKey(key string) error { return checkKey(key) }
+
 // parseBaseURL validates the base URL and strips a trailing slash from its path.
 func parseBaseURL(raw string) (*url.URL, error) {
 	if strings.TrimSpace(raw) == "" {

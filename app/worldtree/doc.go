@@ -58,19 +58,16 @@
 // guessed here. A create that answers 404 is AgentNotFound whatever the body (status-keyed, as
 // the contract says), so a wrong base-URL path prefix also shows up as AgentNotFound there.
 //
-// # Admin page
+// # Errors for operators
 //
-// Overview gathers /me, /capabilities, the agents with persona state where configured and one
-// session page, each section with its own error; DescribeError turns any error of this package
-// into an operator-facing sentence that names what to fix (a missing scope names the scope).
+// DescribeError turns any error of this package into an operator-facing sentence that names
+// what to fix (a missing scope names the scope).
 //
-// # Settings
+// # Where the rest lives
 //
-// The admin UI stores the base URL and the default, admin and consumer keys in the store's
-// settings table (SaveSettings, LoadSettings, RemoveSettings), each change in one write
-// transaction with an AuditActionSettings row whose detail names what changed, never a key. A
-// blank key keeps the stored one; KeyUpdate.Clear removes it. Settings.NewClient builds the
-// Client. Settings prints its keys only as set or not set.
+// This package is the client alone and imports no other Kimi package (a test checks it). The
+// stored connection settings (base URL and keys) are app/settings' LoadWorldtree and
+// SaveWorldtree; the admin's Worldtree page gathers its sections in app/admin.
 //
 // # Mapping to the contract's Python names
 //
