@@ -37,7 +37,7 @@ func TestBrowserWorldtree(t *testing.T) {
 		click(`[data-testid=worldtree-submit]`),
 		visible(`[data-testid=worldtree-agents]`),
 	)
-	tb.wantText(`[data-testid=alert-success]`, "Worldtree settings saved")
+	tb.wantText(`[data-testid=alert-success]`, "Saved. Connected as alice (scopes conversations.read, persona.read).")
 	tb.wantText(`[data-testid=nav-worldtree]`, "Worldtree")
 	tb.wantText(`[data-testid=worldtree-agent-name]`, "Mimir")
 	tb.wantText(`[data-testid=worldtree-pad-pleasure]`, "0.52")

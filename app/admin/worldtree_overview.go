@@ -108,7 +108,7 @@ type overviewData struct {
 func loadWorldtreeOverview(ctx context.Context, c *worldtree.Client, opts overviewOptions) (overviewData, error) {
 	var data overviewData
 	if c == nil {
-		return data, fmt.Errorf("worldtree: overview: %w: client is nil", worldtree.ErrInvalidArgument)
+		return data, fmt.Errorf("admin: worldtree overview: %w: client is nil", worldtree.ErrInvalidArgument)
 	}
 	var listOpts []worldtree.ListSessionsOption
 	if opts.IncludeArchived {
@@ -119,7 +119,7 @@ func loadWorldtreeOverview(ctx context.Context, c *worldtree.Client, opts overvi
 	}
 	if opts.Limit != 0 {
 		if opts.Limit < 1 || opts.Limit > worldtree.MaxSessionsLimit {
-			return data, fmt.Errorf("worldtree: overview: %w: limit must be 1..%d, got %d",
+			return data, fmt.Errorf("admin: worldtree overview: %w: limit must be 1..%d, got %d",
 				worldtree.ErrInvalidArgument, worldtree.MaxSessionsLimit, opts.Limit)
 		}
 		listOpts = append(listOpts, worldtree.WithLimit(opts.Limit))
@@ -154,7 +154,7 @@ func loadWorldtreeOverview(ctx context.Context, c *worldtree.Client, opts overvi
 	})
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return data, fmt.Errorf("worldtree: overview: %w", err)
+		return data, fmt.Errorf("admin: worldtree overview: %w", err)
 	}
 	return data, nil
 }

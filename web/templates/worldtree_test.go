@@ -128,3 +128,29 @@ func TestWorldtreePageSections(t *testing.T) {
 		t.Error("unconfigured page lacks the empty state pointing to settings")
 	}
 }
+
+// TestWorldtreePageUnavailable: when every section failed with one cause the page shows it once
+// and no section.
+func TestWorldtreePageUnavailable(t *testing.T) {
+	v := sampleWorldtreeView()
+	v.Unavailable, v.Notice = true, "Could not reach the Worldtree server (connection refused)."
+	out := render(t, WorldtreePage(sampleChrome("admin"), v))
+	if strings.Count(out, v.Notice) != 1 || !strings.Contains(out, `data-testid="worldtree-notice"`) {
+		t.Errorf("the notice is not shown once:\n%s", out)
+	}
+	for _, section := range []string{"identity", "templates", "agents", "sessions"} {
+		if strings.Contains(out, `data-testid="worldtree-`+section+`"`) {
+			t.Errorf("section %s shown while Worldtree is unavailable", section)
+		}
+	}
+}
+
+// TestWorldtreeSettingsResult: a failed connection test of the last save shows once above the form.
+func TestWorldtreeSettingsResult(t *testing.T) {
+	v := WorldtreeSettingsView{Configured: true, BaseURL: "http://127.0.0.1:9", DefaultKeySet: true, Errors: map[string]string{},
+		Result: &Flash{Kind: FlashWarning, Message: "Saved, but Worldtree could not be reached: <down>."}}
+	out := render(t, WorldtreeSettingsSection("csrf", v))
+	if strings.Count(out, "Saved, but Worldtree could not be reached: &lt;down&gt;.") != 1 || !strings.Contains(out, `data-testid="worldtree-result"`) {
+		t.Errorf("the result is not shown once, escaped:\n%s", out)
+	}
+}
