@@ -659,3 +659,18 @@ func TestWorldtreePageOneNoticeWhenUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestWorldtreeSaveResultNeverRendersEchoedKeys points the save's connection test at a server
+// that answers /me with the key it was sent as the user id and a scope.
+func TestWorldtreeSaveResultNeverRendersEchoedKeys(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"user_id":"`+tok+`","scopes":["`+tok+`"]}`)
+	}))
+	t.Cleanup(echo.Close)
+	_, c := signedIn(t)
+	configureWorldtree(t, c, allKeysForm(echo.URL))
+	page := c.get("/worldtree")
+	wantBody(t, page, "Saved. Connected as [REDACTED] (scopes [REDACTED]).")
+}

@@ -112,7 +112,13 @@ func (s *Server) testWorldtree(ctx context.Context, st settings.Worldtree) (temp
 		}
 		return templates.Flash{Kind: templates.FlashWarning, Message: prefix + worldtree.DescribeError(err)}, false
 	}
-	return templates.Flash{Kind: templates.FlashSuccess, Message: connectedMessage(identityFromMe(me))}, true
+	msg := connectedMessage(identityFromMe(me))
+	for _, k := range []string{st.DefaultKey, st.AdminKey, st.ConsumerKey} {
+		if k != "" {
+			msg = strings.ReplaceAll(msg, k, "[REDACTED]") // a server echoing a key into /me
+		}
+	}
+	return templates.Flash{Kind: templates.FlashSuccess, Message: msg}, true
 }
 
 // connectedMessage is the result of a save whose connection test passed, e.g. "Saved. Connected
