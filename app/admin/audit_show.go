@@ -13,8 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
-	"github.com/kimiapp/kimi/app/worldtree"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -110,7 +110,7 @@ func auditActionLabel(id string) (string, bool) {
 		return "Restored a backup", true
 	case store.ActionBackupWithoutSecrets:
 		return "Removed the secrets from a backup copy", true
-	case worldtree.AuditActionSettings:
+	case settings.AuditActionWorldtree:
 		return "Changed Worldtree settings", true
 	}
 	return "", false

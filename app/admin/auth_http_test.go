@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/auth"
-	"github.com/kimiapp/kimi/app/worldtree"
+	"github.com/kimiapp/kimi/app/settings"
 )
 
 // TestEveryRouteRequiresAuth walks echo's registered routes, so a route added
@@ -570,8 +570,8 @@ func secondSession(t *testing.T, h *harness) { h.newClient().login(testUser, tes
 // worldtreeConfigured stores a Worldtree configuration.
 func worldtreeConfigured(t *testing.T, h *harness) {
 	t.Helper()
-	if _, err := worldtree.SaveSettings(context.Background(), h.st, worldtree.SettingsUpdate{BaseURL: "https://wt.example",
-		DefaultKey: worldtree.KeyUpdate{Value: wtDefaultKey}}, worldtree.Actor{Name: "test"}); err != nil {
+	if _, err := settings.SaveWorldtree(context.Background(), h.st, settings.WorldtreeUpdate{BaseURL: "https://wt.example",
+		DefaultKey: settings.KeyUpdate{Value: wtDefaultKey}}, settings.Actor{Name: "test"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -610,13 +610,13 @@ var confirmScenarios = []scenario{
 		wantNotContains: []string{wtDefaultKey}},
 	{name: "remove Worldtree confirmed", method: http.MethodPost, url: "/settings/worldtree/remove", signedIn: true, setup: worldtreeConfigured,
 		form:       url.Values{"confirm": {"yes"}},
-		wantStatus: http.StatusSeeOther, wantLocation: "/settings", wantAudit: []string{worldtree.AuditActionSettings}, check: worldtreeIsConfigured(false)},
+		wantStatus: http.StatusSeeOther, wantLocation: "/settings", wantAudit: []string{settings.AuditActionWorldtree}, check: worldtreeIsConfigured(false)},
 	{name: "remove Worldtree confirmed without CSRF", method: http.MethodPost, url: "/settings/worldtree/remove", signedIn: true, noCSRF: true,
 		setup: worldtreeConfigured, form: url.Values{"confirm": {"yes"}},
 		wantStatus: http.StatusForbidden, wantNoAudit: true, check: worldtreeIsConfigured(true)},
 	{name: "save Worldtree settings", method: http.MethodPost, url: "/settings/worldtree", signedIn: true,
 		form:       url.Values{"base_url": {"https://wt.example"}, "default_key": {wtDefaultKey}},
-		wantStatus: http.StatusSeeOther, wantLocation: "/worldtree", wantAudit: []string{worldtree.AuditActionSettings}, check: worldtreeIsConfigured(true)},
+		wantStatus: http.StatusSeeOther, wantLocation: "/worldtree", wantAudit: []string{settings.AuditActionWorldtree}, check: worldtreeIsConfigured(true)},
 }
 
 func TestConfirmScenarios(t *testing.T) { runScenarios(t, confirmScenarios) }

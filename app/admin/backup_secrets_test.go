@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
-	"github.com/kimiapp/kimi/app/worldtree"
 )
 
 // TestBackupDownloadKinds: the Settings page says plainly that a full backup
@@ -29,11 +29,11 @@ func TestBackupDownloadKinds(t *testing.T) {
 	h := newHarness(t)
 	h.createAdmin()
 	ctx := context.Background()
-	if _, err := worldtree.SaveSettings(ctx, h.st, worldtree.SettingsUpdate{
+	if _, err := settings.SaveWorldtree(ctx, h.st, settings.WorldtreeUpdate{
 		BaseURL:    "https://wt.example/api",
-		DefaultKey: worldtree.KeyUpdate{Value: defaultKey}, AdminKey: worldtree.KeyUpdate{Value: adminKey},
-		ConsumerKey: worldtree.KeyUpdate{Value: consumerKey},
-	}, worldtree.Actor{Name: testUser}); err != nil {
+		DefaultKey: settings.KeyUpdate{Value: defaultKey}, AdminKey: settings.KeyUpdate{Value: adminKey},
+		ConsumerKey: settings.KeyUpdate{Value: consumerKey},
+	}, settings.Actor{Name: testUser}); err != nil {
 		t.Fatal(err)
 	}
 	c := h.newClient()
@@ -96,7 +96,7 @@ func TestBackupDownloadKinds(t *testing.T) {
 		})
 	}
 	// The live configuration keeps its keys.
-	got, err := worldtree.LoadSettings(ctx, h.st)
+	got, err := settings.LoadWorldtree(ctx, h.st)
 	if err != nil || got.DefaultKey != defaultKey || got.AdminKey != adminKey || got.ConsumerKey != consumerKey {
 		t.Fatalf("live Worldtree settings after the downloads: %v, %v", got, err)
 	}

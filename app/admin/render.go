@@ -37,7 +37,6 @@ const (
 	flashSignedIn        = "signedin"
 	flashPasswordChanged = "pwchanged"
 	flashSessionsRevoked = "revoked"
-	flashWorldtreeSet    = "wtsaved"
 	flashWorldtreeOff    = "wtremoved"
 )
 
@@ -48,7 +47,6 @@ var flashes = map[string]templates.Flash{
 	flashSignedIn:        {Kind: templates.FlashSuccess, Message: "Signed in."},
 	flashPasswordChanged: {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},
 	flashSessionsRevoked: {Kind: templates.FlashSuccess, Message: "All other sessions were signed out."},
-	flashWorldtreeSet:    {Kind: templates.FlashSuccess, Message: "Worldtree settings saved."},
 	flashWorldtreeOff:    {Kind: templates.FlashSuccess, Message: "The Worldtree configuration was removed, keys included."},
 }
 

@@ -37,7 +37,7 @@ func TestBrowserWorldtree(t *testing.T) {
 		click(`[data-testid=worldtree-submit]`),
 		visible(`[data-testid=worldtree-agents]`),
 	)
-	tb.wantText(`[data-testid=alert-success]`, "Worldtree settings saved")
+	tb.wantText(`[data-testid=alert-success]`, "Saved. Connected as alice (scopes conversations.read, persona.read).")
 	tb.wantText(`[data-testid=nav-worldtree]`, "Worldtree")
 	tb.wantText(`[data-testid=worldtree-agent-name]`, "Mimir")
 	tb.wantText(`[data-testid=worldtree-pad-pleasure]`, "0.52")
@@ -116,4 +116,67 @@ func (tb *tab) html(css string) string {
 		tb.t.Fatalf("outer HTML of %s: %v", css, err)
 	}
 	return out
+}
+
+// TestBrowserWorldtreePhoneSessions opens the Worldtree page at a phone's 390x844 viewport with
+// a session whose name is a sentence: the name must read as a title line, at least 60% of the
+// card's width, not squeezed into a column a few characters wide. It keeps a screenshot,
+// worldtree-phone.png, in $KIMI_ARTIFACTS.
+func TestBrowserWorldtreePhoneSessions(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	wt := newFakeWorldtree(t)
+	wt.mu.Lock()
+	wt.sessionPages[""] = `{"items":[{"session_id":"sess-5f2c9a1e-7b44-4f0e-9d1a-2c3b4a5d6e7f","agent_id":"mimir",
+		"created_at":"2026-05-25T22:30:18+00:00","last_active":"2026-05-26T08:00:00Z","metadata":{},
+		"name":"Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor",
+		"archived":true,"tags":["research","long-running","phone"]}],"next_cursor":null}`
+	wt.mu.Unlock()
+	tb := newTab(t)
+	tb.do("sign in",
+		chromedp.Navigate(h.ts.URL+"/login"),
+		fill(`#login-username`, testUser),
+		fill(`#login-password`, testPassword),
+		click(`[data-testid=login-submit]`),
+		visible(`[data-testid=overview-version]`),
+	)
+	tb.do("save the Worldtree settings",
+		chromedp.Navigate(h.ts.URL+"/settings"),
+		fill(`#wt-base-url`, wt.URL),
+		fill(`#wt-default-key`, wtDefaultKey),
+		click(`[data-testid=worldtree-submit]`),
+		visible(`[data-testid=worldtree-sessions]`),
+	)
+	tb.do("phone viewport",
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Navigate(h.ts.URL+"/worldtree"),
+		visible(`[data-testid=worldtree-session-name]`),
+	)
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	ratio, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(() => {
+		const name = document.querySelector('[data-testid=worldtree-session-name]');
+		const card = document.querySelector('[data-testid=worldtree-sessions]');
+		return name.getBoundingClientRect().width / card.getBoundingClientRect().width;
+	})()`))
+	if err != nil {
+		t.Fatalf("measure the session name: %v", err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	dir := artifactDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "worldtree-phone.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("session name width / card width = %.2f at 390x844; screenshot %s", ratio, shot)
+	if ratio < 0.6 {
+		t.Errorf("the session name is %.0f%% of the card's width at 390x844, want at least 60%%", 100*ratio)
+	}
+	tb.wantText(`[data-testid=worldtree-session-meta]`, "mimir")
 }

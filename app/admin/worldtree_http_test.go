@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
-	"github.com/kimiapp/kimi/app/worldtree"
 )
 
 // Distinctive keys, so a leak into HTML, logs or the audit log is found by substring search.
@@ -130,14 +131,21 @@ func signedIn(t *testing.T) (*harness, *client) {
 	return h, c
 }
 
-// configureWorldtree saves the settings form through HTTP and expects the redirect to /worldtree.
+// configureWorldtree saves the settings form through HTTP and expects the redirect to /worldtree
+// (the save's connection test passed).
 func configureWorldtree(t *testing.T, c *client, form url.Values) {
+	t.Helper()
+	saveWorldtree(t, c, form, "/worldtree")
+}
+
+// saveWorldtree saves the settings form through HTTP and expects the redirect to location.
+func saveWorldtree(t *testing.T, c *client, form url.Values, location string) {
 	t.Helper()
 	c.get("/settings")
 	res := c.post("/settings/worldtree", form)
 	wantStatus(t, res, http.StatusSeeOther)
-	if loc := res.Header.Get("Location"); loc != "/worldtree" {
-		t.Fatalf("save redirected to %q, want /worldtree", loc)
+	if loc := res.Header.Get("Location"); loc != location {
+		t.Fatalf("save redirected to %q, want %q", loc, location)
 	}
 }
 
@@ -155,9 +163,9 @@ func wantNoKeys(t *testing.T, where, s string) {
 	}
 }
 
-func loadWT(t *testing.T, h *harness) worldtree.Settings {
+func loadWT(t *testing.T, h *harness) settings.Worldtree {
 	t.Helper()
-	st, err := worldtree.LoadSettings(context.Background(), h.st)
+	st, err := settings.LoadWorldtree(context.Background(), h.st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +215,10 @@ func TestWorldtreeSettingsCSRF(t *testing.T) {
 		form.Set("_csrf", token)
 		wantStatus(t, c.post("/settings/worldtree", form), http.StatusForbidden)
 	}
-	if loadWT(t, h).Configured() || h.auditCount(worldtree.AuditActionSettings) != 0 {
+	if loadWT(t, h).Configured() || h.auditCount(settings.AuditActionWorldtree) != 0 {
 		t.Fatal("a POST without a valid CSRF token changed the settings")
 	}
-	configureWorldtree(t, c, allKeysForm("https://wt.example"))
+	configureWorldtree(t, c, allKeysForm(newFakeWorldtree(t).URL))
 	wantStatus(t, c.post("/settings/worldtree/remove", url.Values{"_csrf": {"-"}}), http.StatusForbidden)
 	if !loadWT(t, h).Configured() {
 		t.Fatal("a remove without a CSRF token removed the settings")
@@ -223,19 +231,19 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 
 	configureWorldtree(t, c, allKeysForm(wt.URL+"/"))
 	got := loadWT(t, h)
-	want := worldtree.Settings{BaseURL: wt.URL, DefaultKey: wtDefaultKey, AdminKey: wtAdminKey, ConsumerKey: wtConsumerKey}
+	want := settings.Worldtree{BaseURL: wt.URL, DefaultKey: wtDefaultKey, AdminKey: wtAdminKey, ConsumerKey: wtConsumerKey}
 	if got != want {
 		t.Fatalf("stored %v, want %v", got, want)
 	}
 
 	page := c.get("/worldtree")
 	wantStatus(t, page, http.StatusOK)
-	wantBody(t, page, "Worldtree settings saved.", "Mimir")
+	wantBody(t, page, "Saved. Connected as alice (scopes conversations.read, persona.read).", "Mimir")
 	wantNoKeys(t, "/worldtree HTML", page.body)
-	settings := c.get("/settings")
-	wantStatus(t, settings, http.StatusOK)
-	wantBody(t, settings, `value="`+wt.URL+`"`, "Set — leave blank to keep", `name="clear_admin_key"`, `name="clear_consumer_key"`, "Remove Worldtree configuration")
-	wantNoKeys(t, "/settings HTML", settings.body)
+	page = c.get("/settings")
+	wantStatus(t, page, http.StatusOK)
+	wantBody(t, page, `value="`+wt.URL+`"`, "Set — leave blank to keep", `name="clear_admin_key"`, `name="clear_consumer_key"`, "Remove Worldtree configuration")
+	wantNoKeys(t, "/settings HTML", page.body)
 	for _, r := range wt.seen("/me") {
 		if r.Header.Get("Authorization") != "Bearer "+wtDefaultKey {
 			t.Errorf("/me sent Authorization %q, want the default key", r.Header.Get("Authorization"))
@@ -253,14 +261,14 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 	if got := loadWT(t, h); got != want {
 		t.Fatalf("after replace and clear: %v, want %v", got, want)
 	}
-	settings = c.get("/settings")
-	wantBody(t, settings, `name="clear_consumer_key"`)
-	if strings.Contains(settings.body, `name="clear_admin_key"`) {
+	page = c.get("/settings")
+	wantBody(t, page, `name="clear_consumer_key"`)
+	if strings.Contains(page.body, `name="clear_admin_key"`) {
 		t.Error("a cleared key still offers its clear box")
 	}
 
 	// The audit log records every change and never a key.
-	rows, _, err := h.st.ListAudit(context.Background(), store.AuditFilter{Action: worldtree.AuditActionSettings, Limit: 50})
+	rows, _, err := h.st.ListAudit(context.Background(), store.AuditFilter{Action: settings.AuditActionWorldtree, Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +276,7 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 		t.Fatalf("audit rows %+v", rows)
 	}
 	audit := c.get("/audit")
-	wantBody(t, audit, worldtree.AuditActionSettings)
+	wantBody(t, audit, settings.AuditActionWorldtree)
 	for _, r := range rows {
 		wantNoKeys(t, "audit detail", r.Detail)
 	}
@@ -290,12 +298,12 @@ func TestWorldtreeSettingsSaveKeepClearRemove(t *testing.T) {
 	if loc := res.Header.Get("Location"); loc != "/settings" {
 		t.Fatalf("remove redirected to %q", loc)
 	}
-	if got := loadWT(t, h); got != (worldtree.Settings{}) {
+	if got := loadWT(t, h); got != (settings.Worldtree{}) {
 		t.Fatalf("after remove: %v", got)
 	}
-	settings = c.get("/settings")
-	wantBody(t, settings, "The Worldtree configuration was removed", "Not set. The API key")
-	if strings.Contains(settings.body, "worldtree-remove") {
+	page = c.get("/settings")
+	wantBody(t, page, "The Worldtree configuration was removed", "Not set. The API key")
+	if strings.Contains(page.body, "worldtree-remove") {
 		t.Error("remove button shown without a configuration")
 	}
 	wantNoKeys(t, "logs", h.logs.String())
@@ -348,7 +356,7 @@ func TestWorldtreeSettingsValidationErrors(t *testing.T) {
 				t.Errorf("response echoes %q", tt.notShown)
 			}
 			wantNoKeys(t, "error page", res.body)
-			if loadWT(t, h).Configured() || h.auditCount(worldtree.AuditActionSettings) != 0 {
+			if loadWT(t, h).Configured() || h.auditCount(settings.AuditActionWorldtree) != 0 {
 				t.Fatal("refused input was stored or audited")
 			}
 		})
@@ -443,14 +451,18 @@ func TestWorldtreeSectionErrors(t *testing.T) {
 		"Worldtree rejected the API key (401)", "Mimir", "echo", "sess-one")
 	wantNoKeys(t, "page with errors", page.body)
 
-	// Worldtree down: every section says so, the page still renders.
+	// Worldtree down: the page still renders, and says so once instead of in every section.
 	wt.Close()
 	page = c.get("/worldtree")
 	wantStatus(t, page, http.StatusOK)
 	for _, section := range []string{"identity", "templates", "agents", "sessions"} {
-		wantBody(t, page, `data-testid="worldtree-error-`+section+`"`)
+		if strings.Contains(page.body, `data-testid="worldtree-error-`+section+`"`) {
+			t.Errorf("section %s repeats the page-level cause", section)
+		}
 	}
-	wantBody(t, page, "Could not reach the Worldtree server")
+	if n := strings.Count(page.body, "Could not reach the Worldtree server"); n != 1 {
+		t.Errorf("the cause shows %d times, want once", n)
+	}
 }
 
 func TestWorldtreeNavOnlyWhenConfigured(t *testing.T) {
@@ -554,7 +566,11 @@ func TestWorldtreePageNeverRendersEchoedKeys(t *testing.T) {
 	for _, key := range []string{wtDefaultKey, "k3y-a1"} {
 		t.Run(key, func(t *testing.T) {
 			h, c := signedIn(t)
-			configureWorldtree(t, c, url.Values{"base_url": {echo.URL}, "default_key": {key}})
+			// The save's connection test fails (401): the result shows beside the form.
+			saveWorldtree(t, c, url.Values{"base_url": {echo.URL}, "default_key": {key}}, "/settings#worldtree")
+			if res := c.get("/settings"); strings.Contains(res.body, key) {
+				t.Errorf("the settings page renders the echoed key %q", key)
+			}
 			page := c.get("/worldtree")
 			wantStatus(t, page, http.StatusOK)
 			for _, section := range []string{"identity", "templates", "agents", "sessions"} {
@@ -568,4 +584,99 @@ func TestWorldtreePageNeverRendersEchoedKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// closedURL returns the address of a loopback port that refuses connections.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + addr
+}
+
+// TestWorldtreeSaveTestsTheConnection saves the settings against a server that answers and one
+// that is unreachable: each save is stored and reported by exactly one message, and an
+// unreachable server's page shows one notice instead of an error per section.
+func TestWorldtreeSaveTestsTheConnection(t *testing.T) {
+	const connected = "Saved. Connected as alice (scopes conversations.read, persona.read)."
+	const unreachable = "Saved, but Worldtree could not be reached: Could not reach the Worldtree server (connection refused)."
+	tests := []struct {
+		name     string
+		base     func(t *testing.T) string
+		location string // where the save redirects
+		page     string // the page that shows the result once
+		result   string
+	}{
+		{"good server", func(t *testing.T) string { return newFakeWorldtree(t).URL }, "/worldtree", "/worldtree", connected},
+		{"closed loopback port", closedURL, "/settings#worldtree", "/settings", unreachable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, c := signedIn(t)
+			base := tt.base(t)
+			saveWorldtree(t, c, allKeysForm(base), tt.location)
+			if got := loadWT(t, h); got.BaseURL != base || got.DefaultKey != wtDefaultKey {
+				t.Fatalf("stored %v, want the saved settings whatever the test found", got)
+			}
+			if n := h.auditCount(settings.AuditActionWorldtree); n != 1 {
+				t.Errorf("%d audit rows, want 1", n)
+			}
+			page := c.get(tt.page)
+			wantStatus(t, page, http.StatusOK)
+			if n := strings.Count(page.body, tt.result); n != 1 {
+				t.Errorf("%s shows the result %d times, want once:\n%s", tt.page, n, page.body)
+			}
+			if n := strings.Count(page.body, "Saved"); n != 1 {
+				t.Errorf("%s has %d save messages, want one", tt.page, n)
+			}
+			if n := strings.Count(page.body, `data-testid="worldtree-error-`); n != 0 {
+				t.Errorf("%s shows %d section errors, want none", tt.page, n)
+			}
+			wantNoKeys(t, tt.page, page.body)
+			if again := c.get(tt.page); strings.Contains(again.body, tt.result) {
+				t.Errorf("%s shows the save result again on the next view", tt.page)
+			}
+		})
+	}
+}
+
+// TestWorldtreePageOneNoticeWhenUnreachable checks a page whose four sections all fail with the
+// same cause shows that cause once, as a page-level notice, and no section.
+func TestWorldtreePageOneNoticeWhenUnreachable(t *testing.T) {
+	_, c := signedIn(t)
+	saveWorldtree(t, c, allKeysForm(closedURL(t)), "/settings#worldtree")
+	page := c.get("/worldtree")
+	wantStatus(t, page, http.StatusOK)
+	const cause = "Could not reach the Worldtree server (connection refused)."
+	if n := strings.Count(page.body, cause); n != 1 {
+		t.Errorf("the cause shows %d times, want once:\n%s", n, page.body)
+	}
+	wantBody(t, page, `data-testid="worldtree-notice"`)
+	for _, section := range []string{"identity", "templates", "agents", "sessions"} {
+		if strings.Contains(page.body, `data-testid="worldtree-error-`+section+`"`) ||
+			strings.Contains(page.body, `data-testid="worldtree-`+section+`"`) {
+			t.Errorf("section %s shown for an unreachable server", section)
+		}
+	}
+}
+
+// TestWorldtreeSaveResultNeverRendersEchoedKeys points the save's connection test at a server
+// that answers /me with the key it was sent as the user id and a scope.
+func TestWorldtreeSaveResultNeverRendersEchoedKeys(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"user_id":"`+tok+`","scopes":["`+tok+`"]}`)
+	}))
+	t.Cleanup(echo.Close)
+	_, c := signedIn(t)
+	configureWorldtree(t, c, allKeysForm(echo.URL))
+	page := c.get("/worldtree")
+	wantBody(t, page, "Saved. Connected as [REDACTED] (scopes [REDACTED]).")
 }

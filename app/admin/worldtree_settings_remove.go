@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/kimiapp/kimi/app/worldtree"
+	"github.com/kimiapp/kimi/app/settings"
 )
 
 // removeWorldtreeSettings deletes the Worldtree configuration, keys
@@ -19,7 +19,7 @@ func (s *Server) removeWorldtreeSettings(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	sess := sessionOf(c)
-	if _, err := worldtree.RemoveSettings(ctx, s.opts.Store, worldtree.Actor{Name: sess.Username, IP: c.RealIP()}); err != nil {
+	if _, err := settings.RemoveWorldtree(ctx, s.opts.Store, settings.Actor{Name: sess.Username, IP: c.RealIP()}); err != nil {
 		return fmt.Errorf("admin: remove worldtree settings: %w", err)
 	}
 	s.worldtree.set(false)

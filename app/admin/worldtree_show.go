@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/worldtree"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -33,14 +34,20 @@ const (
 func (s *Server) worldtreePage(c echo.Context) error {
 	ctx, cancel := withTimeout(c, worldtreePageTimeout)
 	defer cancel()
-	st, err := worldtree.LoadSettings(ctx, s.opts.Store)
+	st, err := settings.LoadWorldtree(ctx, s.opts.Store)
 	if err != nil {
 		return fmt.Errorf("admin: worldtree page: %w", err)
 	}
 	s.worldtree.set(st.Configured())
+	chrome := s.chrome(c, "Worldtree", "worldtree")
+	if sess := sessionOf(c); sess != nil {
+		if f, ok := s.worldtree.takeResult(sess.ID, "/worldtree", time.Now()); ok {
+			chrome.Flashes = append(chrome.Flashes, f) // the result of the save that led here
+		}
+	}
 	v := templates.WorldtreeView{Configured: st.Configured(), BaseURL: st.BaseURL}
 	if !st.Configured() {
-		return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
+		return render(c, http.StatusOK, templates.WorldtreePage(chrome, v))
 	}
 
 	cursor := c.QueryParam("cursor")
@@ -57,9 +64,9 @@ func (s *Server) worldtreePage(c echo.Context) error {
 	client, err := st.NewClient(worldtree.WithTimeout(worldtreeCallTimeout), worldtree.WithLogger(s.log))
 	if err != nil {
 		v.Notice = "The stored Worldtree settings cannot be used: " + worldtree.DescribeError(err) + " Correct them in Settings."
-		return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
+		return render(c, http.StatusOK, templates.WorldtreePage(chrome, v))
 	}
-	data, err := worldtree.Overview(ctx, client, worldtree.OverviewOptions{
+	data, err := loadWorldtreeOverview(ctx, client, overviewOptions{
 		Cursor: cursor, Limit: worldtreeSessionPage, IncludeArchived: archived,
 	})
 	if err != nil {
@@ -75,7 +82,7 @@ func (s *Server) worldtreePage(c echo.Context) error {
 				"Worldtree's next-page cursor is too long to follow (over %d bytes), so later pages of sessions cannot be shown here.", worldtreeMaxCursor))
 		}
 	}
-	return render(c, http.StatusOK, templates.WorldtreePage(s.chrome(c, "Worldtree", "worldtree"), v))
+	return render(c, http.StatusOK, templates.WorldtreePage(chrome, v))
 }
 
 // worldtreeURL is the Worldtree page at cursor ("" = first page) with or without archived sessions.
@@ -93,8 +100,15 @@ func worldtreeURL(cursor string, archived bool) string {
 	return "/worldtree?" + q.Encode()
 }
 
-// fillWorldtreeView turns the overview into the page's view, section by section.
-func fillWorldtreeView(v *templates.WorldtreeView, d worldtree.OverviewData) {
+// fillWorldtreeView turns the overview into the page's view, section by section. When every
+// section failed with the same cause (the server is unreachable, the key is rejected), the page
+// shows that cause once instead of four identical section errors.
+func fillWorldtreeView(v *templates.WorldtreeView, d overviewData) {
+	if msg, ok := commonFailure(d.MeErr, d.CapabilitiesErr, d.AgentsErr, d.SessionsErr); ok {
+		v.Unavailable = true
+		v.Notice = strings.TrimSpace(v.Notice + " " + msg)
+		return
+	}
 	if d.MeErr != nil {
 		v.IdentityError = worldtree.DescribeError(d.MeErr)
 	} else {
@@ -132,7 +146,23 @@ func fillWorldtreeView(v *templates.WorldtreeView, d worldtree.OverviewData) {
 	}
 }
 
-func worldtreeAgentView(a worldtree.AgentOverview) templates.WorldtreeAgent {
+// commonFailure reports the one description shared by errs when every one of them failed.
+func commonFailure(errs ...error) (string, bool) {
+	msg := ""
+	for i, err := range errs {
+		if err == nil {
+			return "", false
+		}
+		d := worldtree.DescribeError(err)
+		if i > 0 && d != msg {
+			return "", false
+		}
+		msg = d
+	}
+	return msg, msg != ""
+}
+
+func worldtreeAgentView(a agentOverview) templates.WorldtreeAgent {
 	out := templates.WorldtreeAgent{
 		ID: a.Agent.AgentID, Name: a.Agent.Name, Description: a.Agent.Description,
 		Capabilities: a.Agent.Capabilities, Traits: flattenTraits(a.Agent.PersonaTraits),
@@ -147,7 +177,7 @@ func worldtreeAgentView(a worldtree.AgentOverview) templates.WorldtreeAgent {
 	case a.PersonaErr != nil:
 		out.PersonaError = worldtree.DescribeError(a.PersonaErr)
 	case a.PersonaSkipped:
-		out.PersonaNote = fmt.Sprintf("Not read: live state is shown for the first %d agents only.", worldtree.DefaultMaxPersonaAgents)
+		out.PersonaNote = fmt.Sprintf("Not read: live state is shown for the first %d agents only.", worldtreeMaxPersonaAgents)
 	case !a.PersonaConfigured:
 		out.PersonaNote = "No persona is configured for this agent on Worldtree."
 	case a.Persona == nil || a.Persona.PAD == nil:

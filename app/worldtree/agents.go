@@ -30,7 +30,7 @@ func (c *Client) ListAgents(ctx context.Context) ([]AgentInfo, error) {
 	}
 	agents := make([]AgentInfo, 0, len(*wire))
 	for i, w := range *wire {
-		a, err := w.info(i)
+		a, err := w.info(i, c.redactor(cl))
 		if err != nil {
 			return nil, fmt.Errorf("worldtree: %s: %w", action, err)
 		}

@@ -35,6 +35,9 @@ type Client struct {
 	timeout  time.Duration
 	maxBytes int64
 	log      *slog.Logger
+	// secrets are keys the client does not send by default but redacts from server text all
+	// the same (WithRedactedKeys).
+	secrets []string
 }
 
 // Option configures a Client in New.
@@ -48,6 +51,20 @@ func WithKey(key string) Option {
 			return fmt.Errorf("default key: %w", err)
 		}
 		c.key = key
+		return nil
+	}
+}
+
+// WithRedactedKeys adds keys that the client redacts from every server-provided string it puts
+// into an error, besides the keys it sends: a server that echoes the admin key on a default-key
+// request must not get it into an error either. Settings pass the admin and consumer keys.
+func WithRedactedKeys(keys ...string) Option {
+	return func(c *Client) error {
+		for _, k := range keys {
+			if k != "" {
+				c.secrets = append(c.secrets, k)
+			}
+		}
 		return nil
 	}
 }
@@ -148,6 +165,20 @@ var _ slog.LogValuer = (*Client)(nil)
 var _ fmt.Stringer = (*Client)(nil)
 var _ fmt.GoStringer = (*Client)(nil)
 
+// NormalizeBaseURL checks raw by New's rules and returns it as a Client uses it (no trailing
+// slash). The error wraps ErrInvalidArgument and never repeats user info.
+func NormalizeBaseURL(raw string) (string, error) {
+	u, err := parseBaseURL(raw)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// CheckKey reports whether key can be sent as a bearer token (ASCII, no space or control
+// character). The error wraps ErrInvalidArgument and never contains the key.
+func CheckKey(key string) error { return checkKey(key) }
+
 // parseBaseURL validates the base URL and strips a trailing slash from its path.
 func parseBaseURL(raw string) (*url.URL, error) {
 	if strings.TrimSpace(raw) == "" {
@@ -245,8 +276,12 @@ func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 	}
 
 	start := time.Now()
+	rd := c.redactor(cl)
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		// net/http quotes a malformed response's bytes in its error: the message is redacted,
+		// in the log line as in the error.
+		msg := rd.String(err.Error())
 		// A caller going away (an admin page closed mid-request) is routine, not a warning.
 		level := slog.LevelWarn
 		if errors.Is(err, context.Canceled) {
@@ -254,13 +289,16 @@ func (c *Client) do(ctx context.Context, cl call) (*reply, error) {
 		}
 		c.log.LogAttrs(ctx, level, "worldtree request failed",
 			slog.String("method", cl.method), slog.String("path", path),
-			slog.Duration("duration", time.Since(start)), slog.String("error", err.Error()))
-		return nil, fmt.Errorf("worldtree: %s: %s %s: %w", cl.action, cl.method, path, err)
+			slog.Duration("duration", time.Since(start)), slog.String("error", msg))
+		return nil, &redactedError{msg: fmt.Sprintf("worldtree: %s: %s %s: %s", cl.action, cl.method, rd.String(path), msg), err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.maxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("worldtree: %s: %s %s: read response: %w", cl.action, cl.method, path, err)
+		return nil, &redactedError{
+			msg: fmt.Sprintf("worldtree: %s: %s %s: read response: %s", cl.action, cl.method, rd.String(path), rd.String(err.Error())),
+			err: err,
+		}
 	}
 	r := &reply{status: resp.StatusCode, header: resp.Header, body: data}
 	if int64(len(data)) > c.maxBytes {
@@ -316,36 +354,31 @@ func (c *Client) endpoint(segments []string, query url.Values) (*url.URL, string
 	return &u, raw
 }
 
-// keys lists the keys that may have been sent on cl, for redaction.
-func (c *Client) keys(cl call) []string {
-	if cl.auth.override {
-		return []string{cl.auth.key, c.key}
-	}
-	return []string{c.key}
+// redactor redacts every key the client knows from server text about cl: the key sent on it,
+// the default key and the WithRedactedKeys keys.
+func (c *Client) redactor(cl call) redactor {
+	keys := append([]string{cl.auth.key, c.key}, c.secrets...)
+	return newRedactor(keys...)
 }
 
 // failure builds the error for a reply whose status is not the success status. classify may
 // return a specific error for (status, error info); nil falls through to the generic error.
 func (c *Client) failure(cl call, r *reply, classify func(status int, info errorInfo) error) error {
 	info := parseErrorInfo(r.body)
-	keys := c.keys(cl)
+	rd := c.redactor(cl)
 	if classify != nil {
 		if err := classify(r.status, info); err != nil {
-			var hs *BifrostHandshakeFailedError
-			if errors.As(err, &hs) {
-				hs.BifrostError = scrubField(hs.BifrostError, keys)
-				hs.Body = truncateBody(r.body, keys)
-			}
+			redactTyped(err, r.body, rd)
 			return fmt.Errorf("worldtree: %s: %w", cl.action, err)
 		}
 	}
 	_, path := c.endpoint(cl.segments, nil)
 	return fmt.Errorf("worldtree: %s: %w", cl.action, &SessionAPIFailedError{
 		Method: cl.method,
-		Path:   path,
+		Path:   rd.String(path), // the caller's ids may have come from the server
 		Status: r.status,
-		Code:   scrubField(info.code, keys),
-		Body:   truncateBody(r.body, keys),
+		Code:   rd.String(info.code),
+		Body:   rd.Body(r.body),
 	})
 }
 
@@ -359,13 +392,40 @@ func (c *Client) decodeJSON(cl call, r *reply, v any) error {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 			return fmt.Errorf("worldtree: %s: %w %q (want application/json)",
-				cl.action, ErrUnexpectedContentType, truncateString(ct, 64))
+				cl.action, ErrUnexpectedContentType, c.redactor(cl).Field(ct, 64))
 		}
 	}
 	if err := json.Unmarshal(r.body, v); err != nil {
-		return fmt.Errorf("worldtree: %s: %w: %w", cl.action, ErrMalformedResponse, err)
+		// Not %w: the decoder's message quotes the body.
+		return fmt.Errorf("worldtree: %s: %w: %s", cl.action, ErrMalformedResponse, jsonProblem(err, c.redactor(cl)))
 	}
 	return nil
+}
+
+// redactTyped redacts the fields of a specific error that hold server or caller text (the
+// caller's ids and cursor may have come from an earlier server answer), and fills a handshake
+// error's body.
+func redactTyped(err error, body []byte, rd redactor) {
+	var (
+		hs     *BifrostHandshakeFailedError
+		nf     *AgentNotFoundError
+		na     *AgentNotAvailableError
+		nc     *PersonaNotConfiguredError
+		cursor *InvalidCursorError
+	)
+	switch {
+	case errors.As(err, &hs):
+		hs.BifrostError = rd.String(hs.BifrostError)
+		hs.Body = rd.Body(body)
+	case errors.As(err, &nf):
+		nf.AgentID = rd.String(nf.AgentID)
+	case errors.As(err, &na):
+		na.AgentID = rd.String(na.AgentID)
+	case errors.As(err, &nc):
+		nc.AgentID = rd.String(nc.AgentID)
+	case errors.As(err, &cursor):
+		cursor.Raw = rd.String(cursor.Raw)
+	}
 }
 
 // getObject runs cl, expects status want and a JSON object, and returns it verbatim (the

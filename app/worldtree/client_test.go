@@ -494,19 +494,23 @@ func TestRedaction(t *testing.T) {
 		want       string
 	}{
 		{name: "key replaced", body: "a secret-key-123 b secret-key-123", keys: []string{"secret-key-123"}, want: "a [REDACTED] b [REDACTED]"},
-		{name: "short key left alone", body: "kkk", keys: []string{"k"}, want: "kkk"},
+		// Issue 7 item 9: a short key is redacted too (it used to be left alone under 8 bytes).
+		{name: "one-character key redacted", body: "a~b~", keys: []string{"~"}, want: "a[REDACTED]b[REDACTED]"},
+		{name: "two-character key redacted", body: "x^~y", keys: []string{"^~"}, want: "x[REDACTED]y"},
 		{name: "empty key ignored", body: "abc", keys: []string{""}, want: "abc"},
 		{name: "several keys", body: "AAAAAAAA-BBBBBBBB", keys: []string{"AAAAAAAA", "BBBBBBBB"}, want: "[REDACTED]-[REDACTED]"},
+		{name: "longer key first", body: "ab-abc", keys: []string{"ab", "abc"}, want: "[REDACTED]-[REDACTED]"},
+		{name: "key formed around a marker", body: "D]xx", keys: []string{"D]x"}, want: "[REDACTED]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := string(redactKeys([]byte(tt.body), tt.keys)); got != tt.want {
+			if got := string(newRedactor(tt.keys...).Bytes([]byte(tt.body))); got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
 	}
 	long := strings.Repeat("x", 1020) + "secret-key-123"
-	got := truncateBody([]byte(long), []string{"secret-key-123"})
+	got := newRedactor("secret-key-123").Body([]byte(long))
 	if len(got) != MaxErrorBodyBytes || strings.Contains(string(got), "secret") {
 		t.Errorf("truncateBody kept part of the key: %q", got[1010:])
 	}

@@ -38,10 +38,14 @@
 //     ErrMalformedResponse. A missing Content-Type is tolerated.
 //   - Ids are escaped one path segment each; "." and ".." are refused, so an id cannot reach
 //     another endpoint (in particular an /admin one).
-//   - No key appears in an error string or a log line: errors carry method, path, status and
-//     a sanitized error code (dropped whole if it contains a key of any length); raw bodies are
-//     kept in fields (truncated to 1024 bytes, with any key of 8 bytes or more used on the
-//     request redacted) and never in Error().
+//   - No key appears in an error string or a log line. Every server-provided string an error
+//     keeps or prints (error code, Bifrost error, Content-Type, an id of a malformed item,
+//     net/http's quote of a malformed response) first has every key the client knows replaced
+//     by [REDACTED], whatever its length, one character included: the key sent, the default
+//     key and the WithRedactedKeys keys (the settings pass the admin and consumer keys). JSON
+//     decoding errors are rewritten ("invalid JSON at byte offset N"), never the decoder's
+//     message, which quotes the input. Raw bodies are kept in fields (redacted, then cut to
+//     1024 bytes) and never in Error().
 //   - Request bodies are compact JSON without HTML escaping (& < > go out as themselves).
 //   - Error codes are read flat and from FastAPI's {"detail": {...}} envelope, the Bifrost
 //     error from detail.bifrost_error or, enveloped, detail.detail.bifrost_error. The Client's String/GoString and
@@ -54,19 +58,16 @@
 // guessed here. A create that answers 404 is AgentNotFound whatever the body (status-keyed, as
 // the contract says), so a wrong base-URL path prefix also shows up as AgentNotFound there.
 //
-// # Admin page
+// # Errors for operators
 //
-// Overview gathers /me, /capabilities, the agents with persona state where configured and one
-// session page, each section with its own error; DescribeError turns any error of this package
-// into an operator-facing sentence that names what to fix (a missing scope names the scope).
+// DescribeError turns any error of this package into an operator-facing sentence that names
+// what to fix (a missing scope names the scope).
 //
-// # Settings
+// # Where the rest lives
 //
-// The admin UI stores the base URL and the default, admin and consumer keys in the store's
-// settings table (SaveSettings, LoadSettings, RemoveSettings), each change in one write
-// transaction with an AuditActionSettings row whose detail names what changed, never a key. A
-// blank key keeps the stored one; KeyUpdate.Clear removes it. Settings.NewClient builds the
-// Client. Settings prints its keys only as set or not set.
+// This package is the client alone and imports no other Kimi package (a test checks it). The
+// stored connection settings (base URL and keys) are app/settings' LoadWorldtree and
+// SaveWorldtree; the admin's Worldtree page gathers its sections in app/admin.
 //
 // # Mapping to the contract's Python names
 //

@@ -1,11 +1,11 @@
 package worldtree
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -228,43 +228,106 @@ func truncateString(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// minRedactLen is the shortest key that is redacted from bodies: shorter strings are not
-// credentials worth the name, and replacing them would corrupt ordinary text.
-const minRedactLen = 8
-
-// redacted is what a key is replaced with in stored bodies.
+// redacted is what a key is replaced with in server-provided text.
 const redacted = "[REDACTED]"
 
-// redactKeys replaces every occurrence of the given keys in b (a server that echoes the
-// Authorization header must not get a key into logs through an error body).
-func redactKeys(b []byte, keys []string) []byte {
+// redactor removes the configured keys from server-provided text before it reaches an error. A
+// server may echo the Authorization header into anything it sends (a body, an error code, a
+// Content-Type, an id), so every server string that an error keeps or prints passes through it,
+// whatever the key's length: a one-character key is redacted too. The zero redactor has no keys.
+type redactor struct {
+	keys []string // non-empty, distinct, longest first
+	r    *strings.Replacer
+}
+
+// newRedactor returns a redactor for keys; empty keys are ignored.
+func newRedactor(keys ...string) redactor {
+	var ks []string
 	for _, k := range keys {
-		if len(k) >= minRedactLen {
-			b = bytes.ReplaceAll(b, []byte(k), []byte(redacted))
+		if k != "" && !slices.Contains(ks, k) {
+			ks = append(ks, k)
 		}
+	}
+	if len(ks) == 0 {
+		return redactor{}
+	}
+	// Longest first: strings.Replacer tries its pairs in order at each position, so a key that
+	// contains a shorter one is replaced whole.
+	slices.SortStableFunc(ks, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(ks))
+	for _, k := range ks {
+		pairs = append(pairs, k, redacted)
+	}
+	return redactor{keys: ks, r: strings.NewReplacer(pairs...)}
+}
+
+// String replaces every occurrence of every key in s in one pass, so no occurrence of s survives
+// (each one is replaced, or overlaps one that was). A key with a bracket could still be formed
+// anew around a marker ("D]x" from "D]xx"); then the whole string is the marker. A key that is
+// part of the marker itself ("E") can only show as the marker.
+func (rd redactor) String(s string) string {
+	if rd.r == nil {
+		return s
+	}
+	out := rd.r.Replace(s)
+	for _, k := range rd.keys {
+		if strings.Contains(out, k) && !strings.Contains(redacted, k) {
+			return redacted
+		}
+	}
+	return out
+}
+
+// Bytes is String for a body; the result is a copy.
+func (rd redactor) Bytes(b []byte) []byte {
+	return []byte(rd.String(string(b)))
+}
+
+// Body redacts keys from the full body, then cuts it to MaxErrorBodyBytes, so no part of a key
+// survives the cut. The result is a copy.
+func (rd redactor) Body(b []byte) []byte {
+	b = rd.Bytes(b)
+	if len(b) > MaxErrorBodyBytes {
+		b = b[:MaxErrorBodyBytes]
 	}
 	return b
 }
 
-// scrubField redacts keys from a short server-sent field that Error() and DescribeError print
-// (error_code, bifrost_error). Keys are redacted as in bodies; a key shorter than minRedactLen
-// that is still there replaces the whole field, since it must not reach an error string either.
-func scrubField(s string, keys []string) string {
-	s = string(redactKeys([]byte(s), keys))
-	for _, k := range keys {
-		if k != "" && strings.Contains(s, k) {
-			return redacted
-		}
-	}
-	return s
+// Field redacts a short server-sent string an error prints, then cuts it to n bytes.
+func (rd redactor) Field(s string, n int) string {
+	return truncateString(rd.String(s), n)
 }
 
-// truncateBody redacts keys from the full body, then cuts it to MaxErrorBodyBytes, so no part
-// of a key survives the cut. The result is a copy.
-func truncateBody(b []byte, keys []string) []byte {
-	b = redactKeys(b, keys)
-	if len(b) > MaxErrorBodyBytes {
-		b = b[:MaxErrorBodyBytes]
+// jsonProblem describes a JSON decoding failure without the decoder's message, which quotes the
+// input (a *json.SyntaxError names the offending character, an *json.UnmarshalTypeError the
+// literal): a server echoing a key as the body would get it into the error.
+func jsonProblem(err error, rd redactor) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("invalid JSON at byte offset %d", syntax.Offset)
+	case errors.As(err, &typ):
+		msg := fmt.Sprintf("a JSON value has the wrong type (want %s) at byte offset %d", typ.Type, typ.Offset)
+		if typ.Field != "" {
+			msg = fmt.Sprintf("field %q has the wrong type (want %s)", rd.Field(typ.Field, 128), typ.Type)
+		}
+		return msg
 	}
-	return append([]byte(nil), b...)
+	return "invalid JSON"
 }
+
+// redactedError is a transport failure whose message passed the redactor (net/http quotes a
+// malformed response's bytes in its errors). Unwrap keeps the cause for errors.Is and errors.As.
+type redactedError struct {
+	msg string
+	err error
+}
+
+// Error is the redacted message.
+func (e *redactedError) Error() string { return e.msg }
+
+// Unwrap returns the cause.
+func (e *redactedError) Unwrap() error { return e.err }
+
+var _ error = (*redactedError)(nil)

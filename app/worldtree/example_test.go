@@ -18,8 +18,6 @@ func exampleServer() *httptest.Server {
 		switch {
 		case r.URL.Path == "/me":
 			io.WriteString(w, `{"user_id":"alice","scopes":["conversations.read"],"tier":"user"}`)
-		case r.URL.Path == "/capabilities":
-			io.WriteString(w, `{"ephemeral_templates":{}}`)
 		case r.URL.Path == "/agents":
 			io.WriteString(w, `[{"agent_id":"mimir","name":"Mimir","description":"Keeper of the Well"}]`)
 		case strings.HasSuffix(r.URL.Path, "/persona_state"):
@@ -31,24 +29,34 @@ func exampleServer() *httptest.Server {
 	}))
 }
 
-// Overview gathers what the admin Worldtree page shows; DescribeError turns each section's error
-// into a sentence for the operator.
-func ExampleOverview() {
+// A client reads the server's identity and agents; DescribeError turns an error into a sentence
+// for the operator.
+func ExampleClient() {
 	srv := exampleServer()
 	defer srv.Close()
 	c, err := worldtree.New(srv.URL, worldtree.WithKey("the-default-key"))
 	if err != nil {
 		panic(err)
 	}
-	data, err := worldtree.Overview(context.Background(), c, worldtree.OverviewOptions{Limit: 20})
+	ctx := context.Background()
+	me, err := c.GetMe(ctx)
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("user:", data.Identity.UserID, data.Identity.Tier)
-	for _, a := range data.Agents {
-		fmt.Println("agent:", a.Agent.Name, "-", worldtree.DescribeError(a.PersonaErr))
+	fmt.Println("user:", me["user_id"], me["tier"])
+	agents, err := c.ListAgents(ctx)
+	if err != nil {
+		panic(err)
 	}
-	fmt.Println("sessions:", len(data.Sessions.Items), "more:", data.Sessions.NextCursor != nil)
+	for _, a := range agents {
+		_, err := c.GetPersonaState(ctx, a.AgentID)
+		fmt.Println("agent:", a.Name, "-", worldtree.DescribeError(err))
+	}
+	page, err := c.ListSessions(ctx, worldtree.WithLimit(20))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("sessions:", len(page.Items), "more:", page.NextCursor != nil)
 	// Output:
 	// user: alice user
 	// agent: Mimir - The Worldtree API key lacks the "persona.read" scope. Grant it to the key in Worldtree, or configure a key that has it.

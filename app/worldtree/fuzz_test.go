@@ -41,7 +41,7 @@ func FuzzSessionPage(f *testing.F) {
 		if json.Unmarshal(body, &w) != nil {
 			return
 		}
-		page, err := w.page()
+		page, err := w.page(redactor{})
 		if err != nil {
 			return
 		}

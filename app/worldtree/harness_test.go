@@ -53,7 +53,7 @@ func newFakeServer(t *testing.T, s stub) *fakeServer {
 }
 
 // newFakeServerFunc starts a recording server with a custom handler.
-func newFakeServerFunc(t *testing.T, h http.HandlerFunc) *fakeServer {
+func newFakeServerFunc(t testing.TB, h http.HandlerFunc) *fakeServer {
 	t.Helper()
 	fs := &fakeServer{}
 	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -113,7 +113,7 @@ func (c *Client) CreateSession(ctx context.Context, agentID string, opts ...Crea
 	if err := c.decodeJSON(cl, r, &w); err != nil {
 		return SessionInfo{}, err
 	}
-	s, err := w.info()
+	s, err := w.info(c.redactor(cl))
 	if err != nil {
 		return SessionInfo{}, fmt.Errorf("worldtree: %s: %w", action, err)
 	}
@@ -206,7 +206,7 @@ func (c *Client) ListSessions(ctx context.Context, opts ...ListSessionsOption) (
 	if err := c.decodeJSON(cl, r, &w); err != nil {
 		return SessionPage{}, err
 	}
-	page, err := w.page()
+	page, err := w.page(c.redactor(cl))
 	if err != nil {
 		return SessionPage{}, fmt.Errorf("worldtree: %s: %w", action, err)
 	}
@@ -215,8 +215,8 @@ func (c *Client) ListSessions(ctx context.Context, opts ...ListSessionsOption) (
 
 // page checks a decoded GET /sessions body and converts it: items are required, a list item
 // never has a message count whatever the server sends (INV-002), and an empty next_cursor ends
-// the paging like null.
-func (w wireSessionPage) page() (SessionPage, error) {
+// the paging like null. Server ids in its errors pass rd.
+func (w wireSessionPage) page(rd redactor) (SessionPage, error) {
 	if w.Items == nil {
 		return SessionPage{}, fmt.Errorf("%w: page without items", ErrMalformedResponse)
 	}
@@ -227,7 +227,7 @@ func (w wireSessionPage) page() (SessionPage, error) {
 	page := SessionPage{Items: make([]SessionInfo, 0, len(*w.Items)), NextCursor: w.NextCursor}
 	for _, ws := range *w.Items {
 		ws.MessageCount = nil
-		s, err := ws.info()
+		s, err := ws.info(rd)
 		if err != nil {
 			return SessionPage{}, err
 		}

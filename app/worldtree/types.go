@@ -62,13 +62,13 @@ type wireSession struct {
 }
 
 // info converts to SessionInfo, applying the null defaults (archived null -> false, tags null ->
-// [], metadata null -> {}).
-func (w wireSession) info() (SessionInfo, error) {
+// [], metadata null -> {}). The server's id in an error passes rd.
+func (w wireSession) info(rd redactor) (SessionInfo, error) {
 	if w.SessionID == nil || *w.SessionID == "" {
 		return SessionInfo{}, fmt.Errorf("%w: session without session_id", ErrMalformedResponse)
 	}
 	if w.AgentID == nil {
-		return SessionInfo{}, fmt.Errorf("%w: session %q without agent_id", ErrMalformedResponse, *w.SessionID)
+		return SessionInfo{}, fmt.Errorf("%w: session %q without agent_id", ErrMalformedResponse, rd.Field(*w.SessionID, 128))
 	}
 	s := SessionInfo{
 		SessionID:    *w.SessionID,
@@ -104,15 +104,16 @@ type wireAgent struct {
 	UIHints         map[string]any `json:"ui_hints"`
 }
 
-// info converts to AgentInfo, checking the required fields and applying the defaults.
-func (w wireAgent) info(i int) (AgentInfo, error) {
+// info converts to AgentInfo, checking the required fields and applying the defaults. The
+// server's id in an error passes rd.
+func (w wireAgent) info(i int, rd redactor) (AgentInfo, error) {
 	switch {
 	case w.AgentID == nil:
 		return AgentInfo{}, fmt.Errorf("%w: agent %d without agent_id", ErrMalformedResponse, i)
 	case w.Name == nil:
-		return AgentInfo{}, fmt.Errorf("%w: agent %q without name", ErrMalformedResponse, *w.AgentID)
+		return AgentInfo{}, fmt.Errorf("%w: agent %q without name", ErrMalformedResponse, rd.Field(*w.AgentID, 128))
 	case w.Description == nil:
-		return AgentInfo{}, fmt.Errorf("%w: agent %q without description", ErrMalformedResponse, *w.AgentID)
+		return AgentInfo{}, fmt.Errorf("%w: agent %q without description", ErrMalformedResponse, rd.Field(*w.AgentID, 128))
 	}
 	a := AgentInfo{
 		AgentID:         *w.AgentID,

@@ -9,6 +9,8 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "github.com/kimiapp/kimi/app/admin/form"
+
 // WorldtreeSettingsSection is the Worldtree card of the settings page: base URL and keys. Keys
 // are never rendered back; a stored key shows as "set — leave blank to keep".
 func WorldtreeSettingsSection(csrf string, v WorldtreeSettingsView) templ.Component {
@@ -42,13 +44,27 @@ func WorldtreeSettingsSection(csrf string, v WorldtreeSettingsView) templ.Compon
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if v.Errors["form"] != "" {
-			templ_7745c5c3_Err = Alert(FlashError, v.Errors["form"]).Render(ctx, templ_7745c5c3_Buffer)
+		if v.Result != nil {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div data-testid=\"worldtree-result\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = Alert(v.Result.Kind, v.Result.Message).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<form method=\"post\" action=\"/settings/worldtree\" class=\"form\" data-testid=\"worldtree-form\">")
+		if v.Errors[form.FieldForm] != "" {
+			templ_7745c5c3_Err = Alert(FlashError, v.Errors[form.FieldForm]).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<form method=\"post\" action=\"/settings/worldtree\" class=\"form\" data-testid=\"worldtree-form\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -56,49 +72,49 @@ func WorldtreeSettingsSection(csrf string, v WorldtreeSettingsView) templ.Compon
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = FormField(Field{ID: "wt-base-url", Name: "base_url", Label: "Base URL", Type: "url", Value: v.BaseURL,
+		templ_7745c5c3_Err = FormField(Field{ID: "wt-base-url", Name: form.WorldtreeBaseURL, Label: "Base URL", Type: "url", Value: v.BaseURL,
 			Autocomplete: "off", Required: true, MaxLength: 2048,
 			Hint:  "The Worldtree API address, for example https://worldtree.example or https://host/api.",
-			Error: v.Errors["base_url"]}).Render(ctx, templ_7745c5c3_Buffer)
+			Error: v.Errors[form.WorldtreeBaseURL]}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = FormField(Field{ID: "wt-default-key", Name: "default_key", Label: "Default key", Type: "password",
+		templ_7745c5c3_Err = FormField(Field{ID: "wt-default-key", Name: form.WorldtreeDefaultKey, Label: "Default key", Type: "password",
 			Autocomplete: "new-password", Required: !v.DefaultKeySet, MaxLength: 1024,
-			Hint: keyHint(v.DefaultKeySet, "The API key sent on every request."), Error: v.Errors["default_key"]}).Render(ctx, templ_7745c5c3_Buffer)
+			Hint: keyHint(v.DefaultKeySet, "The API key sent on every request."), Error: v.Errors[form.WorldtreeDefaultKey]}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = FormField(Field{ID: "wt-admin-key", Name: "admin_key", Label: "Admin key (optional)", Type: "password",
+		templ_7745c5c3_Err = FormField(Field{ID: "wt-admin-key", Name: form.WorldtreeAdminKey, Label: "Admin key (optional)", Type: "password",
 			Autocomplete: "new-password", MaxLength: 1024,
-			Hint: keyHint(v.AdminKeySet, "Sent only on Worldtree /admin requests."), Error: v.Errors["admin_key"]}).Render(ctx, templ_7745c5c3_Buffer)
+			Hint: keyHint(v.AdminKeySet, "Sent only on Worldtree /admin requests."), Error: v.Errors[form.WorldtreeAdminKey]}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if v.AdminKeySet {
-			templ_7745c5c3_Err = clearKeyBox("wt-admin-key-clear", "clear_admin_key", "Clear the admin key", v.ClearAdmin).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clearKeyBox("wt-admin-key-clear", form.WorldtreeClearAdminKey, "Clear the admin key", v.ClearAdmin).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = FormField(Field{ID: "wt-consumer-key", Name: "consumer_key", Label: "Consumer key (optional)", Type: "password",
+		templ_7745c5c3_Err = FormField(Field{ID: "wt-consumer-key", Name: form.WorldtreeConsumerKey, Label: "Consumer key (optional)", Type: "password",
 			Autocomplete: "new-password", MaxLength: 1024,
-			Hint: keyHint(v.ConsumerKeySet, "Sent only when creating a Bifrost-bound session."), Error: v.Errors["consumer_key"]}).Render(ctx, templ_7745c5c3_Buffer)
+			Hint: keyHint(v.ConsumerKeySet, "Sent only when creating a Bifrost-bound session."), Error: v.Errors[form.WorldtreeConsumerKey]}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if v.ConsumerKeySet {
-			templ_7745c5c3_Err = clearKeyBox("wt-consumer-key-clear", "clear_consumer_key", "Clear the consumer key", v.ClearConsumer).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = clearKeyBox("wt-consumer-key-clear", form.WorldtreeClearConsumerKey, "Clear the consumer key", v.ClearConsumer).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<button type=\"submit\" class=\"btn btn-primary\" data-testid=\"worldtree-submit\">Save Worldtree settings</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<button type=\"submit\" class=\"btn btn-primary\" data-testid=\"worldtree-submit\">Save Worldtree settings</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if v.Configured {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<form method=\"post\" action=\"/settings/worldtree/remove\" class=\"mt\" data-testid=\"worldtree-remove-form\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<form method=\"post\" action=\"/settings/worldtree/remove\" class=\"mt\" data-testid=\"worldtree-remove-form\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -106,12 +122,12 @@ func WorldtreeSettingsSection(csrf string, v WorldtreeSettingsView) templ.Compon
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<button type=\"submit\" class=\"btn btn-danger\" data-testid=\"worldtree-remove\">Remove Worldtree configuration</button><p class=\"field-hint\">Deletes the base URL and all three keys. The Worldtree page disappears from the navigation.</p></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<button type=\"submit\" class=\"btn btn-danger\" data-testid=\"worldtree-remove\">Remove Worldtree configuration</button><p class=\"field-hint\">Deletes the base URL and all three keys. The Worldtree page disappears from the navigation.</p></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -144,82 +160,82 @@ func clearKeyBox(id, name, label string, checked bool) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"check\"><input type=\"checkbox\" id=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"check\"><input type=\"checkbox\" id=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var3 string
 		templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(id).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 60, Col: 32}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 67, Col: 32}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" name=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" name=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var4 string
 		templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(name).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 60, Col: 46}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 67, Col: 46}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" value=\"1\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" value=\"1\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if checked {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " checked")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " checked")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, " data-testid=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, " data-testid=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression("field-" + name).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 60, Col: 109}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 67, Col: 109}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "\"> <label for=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"> <label for=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var6 string
 		templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(id).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 61, Col: 17}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 68, Col: 17}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var7 string
 		templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(label)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 61, Col: 27}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/worldtree_settings.templ`, Line: 68, Col: 27}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</label></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</label></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

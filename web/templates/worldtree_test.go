@@ -128,3 +128,69 @@ func TestWorldtreePageSections(t *testing.T) {
 		t.Error("unconfigured page lacks the empty state pointing to settings")
 	}
 }
+
+// TestWorldtreePageUnavailable: when every section failed with one cause the page shows it once
+// and no section.
+func TestWorldtreePageUnavailable(t *testing.T) {
+	v := sampleWorldtreeView()
+	v.Unavailable, v.Notice = true, "Could not reach the Worldtree server (connection refused)."
+	out := render(t, WorldtreePage(sampleChrome("admin"), v))
+	if strings.Count(out, v.Notice) != 1 || !strings.Contains(out, `data-testid="worldtree-notice"`) {
+		t.Errorf("the notice is not shown once:\n%s", out)
+	}
+	for _, section := range []string{"identity", "templates", "agents", "sessions"} {
+		if strings.Contains(out, `data-testid="worldtree-`+section+`"`) {
+			t.Errorf("section %s shown while Worldtree is unavailable", section)
+		}
+	}
+}
+
+// TestWorldtreeSettingsResult: a failed connection test of the last save shows once above the form.
+func TestWorldtreeSettingsResult(t *testing.T) {
+	v := WorldtreeSettingsView{Configured: true, BaseURL: "http://127.0.0.1:9", DefaultKeySet: true, Errors: map[string]string{},
+		Result: &Flash{Kind: FlashWarning, Message: "Saved, but Worldtree could not be reached: <down>."}}
+	out := render(t, WorldtreeSettingsSection("csrf", v))
+	if strings.Count(out, "Saved, but Worldtree could not be reached: &lt;down&gt;.") != 1 || !strings.Contains(out, `data-testid="worldtree-result"`) {
+		t.Errorf("the result is not shown once, escaped:\n%s", out)
+	}
+}
+
+// TestWorldtreeSessionItem: a session reads as a title line (its name, or its id without one)
+// and a meta line with the id, agent, times and tags.
+func TestWorldtreeSessionItem(t *testing.T) {
+	tests := []struct {
+		name    string
+		s       WorldtreeSession
+		title   string
+		inMeta  []string
+		notMeta []string
+	}{
+		{"named", WorldtreeSession{ID: "s1", Name: "Long <chat>", AgentID: "mimir", Created: "c1", LastActive: "l1", Tags: []string{"t1"}},
+			`data-testid="worldtree-session-name">Long &lt;chat&gt;</strong>`, []string{"s1", "mimir", "c1", "l1", "t1"}, nil},
+		{"unnamed shows the id as title", WorldtreeSession{ID: "s2", AgentID: "domari"},
+			`data-testid="worldtree-session-name">s2</code>`, []string{"domari"}, []string{"s2", "Created", "Last active", "Tags"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := render(t, worldtreeSessionItem(tt.s))
+			if !strings.Contains(out, tt.title) {
+				t.Errorf("title line lacks %q:\n%s", tt.title, out)
+			}
+			i := strings.Index(out, `data-testid="worldtree-session-meta"`)
+			if i < 0 {
+				t.Fatalf("no meta line:\n%s", out)
+			}
+			meta := out[i:]
+			for _, w := range tt.inMeta {
+				if !strings.Contains(meta, w) {
+					t.Errorf("meta line lacks %q", w)
+				}
+			}
+			for _, n := range tt.notMeta {
+				if strings.Contains(meta, n) {
+					t.Errorf("meta line has %q", n)
+				}
+			}
+		})
+	}
+}

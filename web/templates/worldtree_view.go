@@ -11,7 +11,10 @@ type WorldtreeSettingsView struct {
 	// ClearAdmin and ClearConsumer keep the "clear" boxes ticked after an error.
 	ClearAdmin    bool
 	ClearConsumer bool
-	Errors        map[string]string // by form field name
+	Errors        map[string]string // by form field name (form.Worldtree*), form.FieldForm above the form
+	// Result is the outcome of the last save when its connection test failed ("Saved, but …"),
+	// shown once above the form; nil otherwise.
+	Result *Flash
 }
 
 // WorldtreeView is the /worldtree page's data. Each section has its own error sentence, so one
@@ -20,6 +23,9 @@ type WorldtreeView struct {
 	Configured bool
 	BaseURL    string
 	Notice     string // a page-level problem (for example the settings cannot be used)
+	// Unavailable is set when every section failed with the same cause: the page shows Notice
+	// alone instead of four identical section errors.
+	Unavailable bool
 
 	Identity      *WorldtreeIdentity
 	IdentityError string

@@ -1,4 +1,9 @@
-package worldtree
+package admin
+
+// The Worldtree page's data: several client calls gathered concurrently, each section with its
+// own error. It lives here, not in app/worldtree (the client alone) nor in app/settings (what the
+// operator stores): it is this page's view of the server, and keeping it beside the page keeps
+// worldtreePage a thin handler that calls loadWorldtreeOverview once and maps the result.
 
 import (
 	"context"
@@ -7,30 +12,32 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/kimiapp/kimi/app/worldtree"
 )
 
-// DefaultMaxPersonaAgents bounds how many agents Overview reads persona state for, so a server
+// worldtreeMaxPersonaAgents bounds how many agents the overview reads persona state for, so a server
 // with many agents cannot turn one page view into hundreds of requests.
-const DefaultMaxPersonaAgents = 25
+const worldtreeMaxPersonaAgents = 25
 
-// personaFetchers is how many persona-state requests Overview runs at once.
-const personaFetchers = 4
+// worldtreePersonaFetchers is how many persona-state requests the overview runs at once.
+const worldtreePersonaFetchers = 4
 
-// OverviewOptions selects what Overview gathers.
-type OverviewOptions struct {
+// overviewOptions selects what loadWorldtreeOverview gathers.
+type overviewOptions struct {
 	// Cursor is the session page to show; "" is the first page.
 	Cursor string
-	// Limit is the session page size, 1..MaxSessionsLimit; 0 leaves it to the server.
+	// Limit is the session page size, 1..worldtree.MaxSessionsLimit; 0 leaves it to the server.
 	Limit int
 	// IncludeArchived lists archived sessions too.
 	IncludeArchived bool
-	// MaxPersonaAgents bounds the persona-state reads (0 = DefaultMaxPersonaAgents; negative =
+	// MaxPersonaAgents bounds the persona-state reads (0 = worldtreeMaxPersonaAgents; negative =
 	// none). Agents beyond it are listed without persona state.
 	MaxPersonaAgents int
 }
 
-// Identity is the typed view of GET /me.
-type Identity struct {
+// overviewIdentity is the typed view of GET /me.
+type overviewIdentity struct {
 	UserID   string
 	Tier     string
 	KeyID    string
@@ -39,87 +46,87 @@ type Identity struct {
 }
 
 // HasScope reports whether the key has scope.
-func (i Identity) HasScope(scope string) bool { return slices.Contains(i.Scopes, scope) }
+func (i overviewIdentity) HasScope(scope string) bool { return slices.Contains(i.Scopes, scope) }
 
-// EphemeralTemplate is one entry of GET /capabilities "ephemeral_templates".
-type EphemeralTemplate struct {
+// overviewTemplate is one entry of GET /capabilities "ephemeral_templates".
+type overviewTemplate struct {
 	Name                 string
 	AllowedModels        []string
 	DefaultModel         string
 	SystemPromptMaxBytes int
 }
 
-// PAD is a pleasure/arousal/dominance reading.
-type PAD struct {
+// padReading is a pleasure/arousal/dominance reading.
+type padReading struct {
 	Pleasure, Arousal, Dominance float64
 }
 
-// PersonaView is the typed view of an agent's persona snapshot; State keeps the snapshot verbatim.
-type PersonaView struct {
+// personaReading is the typed view of an agent's persona snapshot; State keeps the snapshot verbatim.
+type personaReading struct {
 	State           map[string]any
-	PAD             *PAD // nil when the snapshot has no well-formed pad object
-	BaselinePAD     *PAD
+	PAD             *padReading // nil when the snapshot has no well-formed pad object
+	BaselinePAD     *padReading
 	DominantEmotion string
 	LastUpdatedAt   string
 }
 
-// AgentOverview is one agent with its persona state where configured.
-type AgentOverview struct {
-	Agent AgentInfo
+// agentOverview is one agent with its persona state where configured.
+type agentOverview struct {
+	Agent worldtree.AgentInfo
 	// Persona is the live persona state; nil when not configured, not read, or failed.
-	Persona *PersonaView
+	Persona *personaReading
 	// PersonaConfigured is false when Worldtree answered persona_not_configured.
 	PersonaConfigured bool
-	// PersonaSkipped is true when the agent was beyond OverviewOptions.MaxPersonaAgents.
+	// PersonaSkipped is true when the agent was beyond overviewOptions.MaxPersonaAgents.
 	PersonaSkipped bool
 	// PersonaErr is the failure of the persona read (not persona_not_configured); show it with
-	// DescribeError.
+	// worldtree.DescribeError.
 	PersonaErr error
 }
 
-// OverviewData is everything the admin Worldtree page shows. Each section carries its own error
+// overviewData is everything the admin Worldtree page shows. Each section carries its own error
 // so one failing endpoint (a missing scope, say) does not blank the page.
-type OverviewData struct {
+type overviewData struct {
 	Me       map[string]any
-	Identity Identity
+	Identity overviewIdentity
 	MeErr    error
 
 	Capabilities    map[string]any
-	Templates       []EphemeralTemplate // sorted by name
+	Templates       []overviewTemplate // sorted by name
 	CapabilitiesErr error
 
-	Agents    []AgentOverview
+	Agents    []agentOverview
 	AgentsErr error
 
-	Sessions    SessionPage
+	Sessions    worldtree.SessionPage
 	SessionsErr error
 }
 
-// Overview gathers /me, /capabilities, the agents with their persona state, and one session page,
+// loadWorldtreeOverview gathers /me, /capabilities, the agents with their persona state, and one session page,
 // concurrently. Section failures are reported in the data; the error is non-nil only for invalid
 // options or a done ctx.
-func Overview(ctx context.Context, c *Client, opts OverviewOptions) (OverviewData, error) {
-	var data OverviewData
+func loadWorldtreeOverview(ctx context.Context, c *worldtree.Client, opts overviewOptions) (overviewData, error) {
+	var data overviewData
 	if c == nil {
-		return data, fmt.Errorf("worldtree: overview: %w: client is nil", ErrInvalidArgument)
+		return data, fmt.Errorf("admin: worldtree overview: %w: client is nil", worldtree.ErrInvalidArgument)
 	}
-	var listOpts []ListSessionsOption
+	var listOpts []worldtree.ListSessionsOption
 	if opts.IncludeArchived {
-		listOpts = append(listOpts, WithIncludeArchived())
+		listOpts = append(listOpts, worldtree.WithIncludeArchived())
 	}
 	if opts.Cursor != "" {
-		listOpts = append(listOpts, WithCursor(opts.Cursor))
+		listOpts = append(listOpts, worldtree.WithCursor(opts.Cursor))
 	}
 	if opts.Limit != 0 {
-		if opts.Limit < 1 || opts.Limit > MaxSessionsLimit {
-			return data, fmt.Errorf("worldtree: overview: %w: limit must be 1..%d, got %d",
-				ErrInvalidArgument, MaxSessionsLimit, opts.Limit)
+		if opts.Limit < 1 || opts.Limit > worldtree.MaxSessionsLimit {
+			return data, fmt.Errorf("admin: worldtree overview: %w: limit must be 1..%d, got %d",
+				worldtree.ErrInvalidArgument, worldtree.MaxSessionsLimit, opts.Limit)
 		}
-		listOpts = append(listOpts, WithLimit(opts.Limit))
+		listOpts = append(listOpts, worldtree.WithLimit(opts.Limit))
 	}
 	maxPersona := opts.MaxPersonaAgents
 	if maxPersona == 0 {
-		maxPersona = DefaultMaxPersonaAgents
+		maxPersona = worldtreeMaxPersonaAgents
 	}
 
 	var wg sync.WaitGroup
@@ -139,31 +146,31 @@ func Overview(ctx context.Context, c *Client, opts OverviewOptions) (OverviewDat
 		data.Sessions, data.SessionsErr = c.ListSessions(ctx, listOpts...)
 	})
 	wg.Go(func() {
-		var agents []AgentInfo
+		var agents []worldtree.AgentInfo
 		agents, data.AgentsErr = c.ListAgents(ctx)
 		if data.AgentsErr == nil {
-			data.Agents = personaOverview(ctx, c, agents, maxPersona)
+			data.Agents = readPersonas(ctx, c, agents, maxPersona)
 		}
 	})
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return data, fmt.Errorf("worldtree: overview: %w", err)
+		return data, fmt.Errorf("admin: worldtree overview: %w", err)
 	}
 	return data, nil
 }
 
-// personaOverview reads persona state for the first limit agents, a few at a time. Once the key is
+// personathe overview reads persona state for the first limit agents, a few at a time. Once the key is
 // known to lack persona.read, the remaining reads are not sent: they would all be denied.
-func personaOverview(ctx context.Context, c *Client, agents []AgentInfo, limit int) []AgentOverview {
-	out := make([]AgentOverview, len(agents))
+func readPersonas(ctx context.Context, c *worldtree.Client, agents []worldtree.AgentInfo, limit int) []agentOverview {
+	out := make([]agentOverview, len(agents))
 	var (
 		mu     sync.Mutex
 		denied error
 		wg     sync.WaitGroup
-		sem    = make(chan struct{}, personaFetchers)
+		sem    = make(chan struct{}, worldtreePersonaFetchers)
 	)
 	for i, a := range agents {
-		out[i] = AgentOverview{Agent: a, PersonaConfigured: true}
+		out[i] = agentOverview{Agent: a, PersonaConfigured: true}
 		if i >= limit {
 			out[i].PersonaSkipped = true
 			continue
@@ -179,11 +186,11 @@ func personaOverview(ctx context.Context, c *Client, agents []AgentInfo, limit i
 				return
 			}
 			state, err := c.GetPersonaState(ctx, a.AgentID)
-			var notConfigured *PersonaNotConfiguredError
-			var scope *AuthScopeDeniedError
+			var notConfigured *worldtree.PersonaNotConfiguredError
+			var scope *worldtree.AuthScopeDeniedError
 			switch {
 			case err == nil:
-				out[i].Persona = personaView(state)
+				out[i].Persona = newPersonaReading(state)
 			case errors.As(err, &notConfigured):
 				out[i].PersonaConfigured = false
 			default:
@@ -201,8 +208,8 @@ func personaOverview(ctx context.Context, c *Client, agents []AgentInfo, limit i
 }
 
 // identityFromMe reads the typed fields of a /me answer; absent or mistyped fields stay zero.
-func identityFromMe(me map[string]any) Identity {
-	return Identity{
+func identityFromMe(me map[string]any) overviewIdentity {
+	return overviewIdentity{
 		UserID:   stringField(me, "user_id"),
 		Tier:     stringField(me, "tier"),
 		KeyID:    stringField(me, "key_id"),
@@ -212,12 +219,12 @@ func identityFromMe(me map[string]any) Identity {
 }
 
 // templatesFromCapabilities reads "ephemeral_templates", sorted by name.
-func templatesFromCapabilities(caps map[string]any) []EphemeralTemplate {
+func templatesFromCapabilities(caps map[string]any) []overviewTemplate {
 	raw, _ := caps["ephemeral_templates"].(map[string]any)
-	out := make([]EphemeralTemplate, 0, len(raw))
+	out := make([]overviewTemplate, 0, len(raw))
 	for name, v := range raw {
 		m, _ := v.(map[string]any)
-		t := EphemeralTemplate{
+		t := overviewTemplate{
 			Name:          name,
 			DefaultModel:  stringField(m, "default_model"),
 			AllowedModels: stringList(m["allowed_models"]),
@@ -227,13 +234,13 @@ func templatesFromCapabilities(caps map[string]any) []EphemeralTemplate {
 		}
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(a, b EphemeralTemplate) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b overviewTemplate) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
 // personaView reads the typed fields of a persona snapshot.
-func personaView(state map[string]any) *PersonaView {
-	return &PersonaView{
+func newPersonaReading(state map[string]any) *personaReading {
+	return &personaReading{
 		State:           state,
 		PAD:             padFromAny(state["pad"]),
 		BaselinePAD:     padFromAny(state["baseline_pad"]),
@@ -243,7 +250,7 @@ func personaView(state map[string]any) *PersonaView {
 }
 
 // padFromAny reads {"pleasure": p, "arousal": a, "dominance": d}; anything else is nil.
-func padFromAny(v any) *PAD {
+func padFromAny(v any) *padReading {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil
@@ -254,7 +261,7 @@ func padFromAny(v any) *PAD {
 	if !ok1 || !ok2 || !ok3 {
 		return nil
 	}
-	return &PAD{Pleasure: p, Arousal: a, Dominance: d}
+	return &padReading{Pleasure: p, Arousal: a, Dominance: d}
 }
 
 // stringList returns the strings of a JSON array, skipping other elements; nil for anything

@@ -1,4 +1,4 @@
-package worldtree
+package settings
 
 import (
 	"context"
@@ -12,19 +12,20 @@ import (
 	"strings"
 
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/app/worldtree"
 )
 
 // Keys of the Worldtree settings in the store's settings table.
 const (
-	SettingBaseURL     = "worldtree.base_url"
-	SettingDefaultKey  = "worldtree.default_key"
-	SettingAdminKey    = "worldtree.admin_key"
-	SettingConsumerKey = "worldtree.consumer_key"
+	SettingWorldtreeBaseURL     = "worldtree.base_url"
+	SettingWorldtreeDefaultKey  = "worldtree.default_key"
+	SettingWorldtreeAdminKey    = "worldtree.admin_key"
+	SettingWorldtreeConsumerKey = "worldtree.consumer_key"
 )
 
-// AuditActionSettings is the audit action of every change to the Worldtree settings (save and
+// AuditActionWorldtree is the audit action of every change to the Worldtree settings (save and
 // removal). Its detail names what changed, never a key.
-const AuditActionSettings = "worldtree.settings"
+const AuditActionWorldtree = "worldtree.settings"
 
 // Bounds of the stored settings: a base URL is an address, a key is a token; anything longer is a
 // paste accident.
@@ -37,26 +38,27 @@ const (
 // never sends the default key (the contract's INV-001), and Bifrost rejects it.
 const consumerKeySameMsg = "The consumer key must differ from the default key: Bifrost rejects the default key (bifrost.auth_rejected)."
 
-// Form field names of the settings, used as the keys of SettingsError.Fields.
+// Field names of the Worldtree settings: the keys of Error.Fields, and the names of the admin
+// form's fields (app/admin/form uses these constants).
 const (
-	FieldBaseURL     = "base_url"
-	FieldDefaultKey  = "default_key"
-	FieldAdminKey    = "admin_key"
-	FieldConsumerKey = "consumer_key"
+	FieldWorldtreeBaseURL     = "base_url"
+	FieldWorldtreeDefaultKey  = "default_key"
+	FieldWorldtreeAdminKey    = "admin_key"
+	FieldWorldtreeConsumerKey = "consumer_key"
 )
 
-// SettingsStore is what the settings need of the store: reads on the reader pool and one write
+// Store is what the settings need of the store: reads on the reader pool and one write
 // transaction per change.
-type SettingsStore interface {
+type Store interface {
 	Reader() *sql.DB
 	Write(ctx context.Context, fn func(tx *sql.Tx) error) error
 }
 
-var _ SettingsStore = (*store.Store)(nil)
+var _ Store = (*store.Store)(nil)
 
-// Settings is the stored Worldtree configuration. The keys are secrets: print a Settings with %v
+// Worldtree is the stored Worldtree connection. The keys are secrets: print a Worldtree with %v
 // or slog and they show only as set or not set.
-type Settings struct {
+type Worldtree struct {
 	BaseURL     string
 	DefaultKey  string
 	AdminKey    string // optional: sent on /admin endpoints only
@@ -64,36 +66,38 @@ type Settings struct {
 }
 
 // Configured reports whether Worldtree is configured (a base URL is stored).
-func (s Settings) Configured() bool { return s.BaseURL != "" }
+func (s Worldtree) Configured() bool { return s.BaseURL != "" }
 
-// NewClient returns a Client for these settings with the default key; opts come after, so a
-// caller can add a timeout, logger or HTTP client.
-func (s Settings) NewClient(opts ...Option) (*Client, error) {
+// NewClient returns a client for these settings with the default key, redacting the admin and
+// consumer keys from its errors too; opts come after, so a caller can add a timeout, logger or
+// HTTP client.
+func (s Worldtree) NewClient(opts ...worldtree.Option) (*worldtree.Client, error) {
 	if !s.Configured() {
-		return nil, fmt.Errorf("worldtree: new client: %w: Worldtree is not configured", ErrInvalidArgument)
+		return nil, fmt.Errorf("settings: new worldtree client: %w: Worldtree is not configured", worldtree.ErrInvalidArgument)
 	}
-	return New(s.BaseURL, append([]Option{WithKey(s.DefaultKey)}, opts...)...)
+	base := []worldtree.Option{worldtree.WithKey(s.DefaultKey), worldtree.WithRedactedKeys(s.AdminKey, s.ConsumerKey)}
+	return worldtree.New(s.BaseURL, append(base, opts...)...)
 }
 
 // String describes the settings without their keys.
-func (s Settings) String() string {
-	return fmt.Sprintf("worldtree.Settings{base: %s, default key set: %t, admin key set: %t, consumer key set: %t}",
+func (s Worldtree) String() string {
+	return fmt.Sprintf("worldtree.Worldtree{base: %s, default key set: %t, admin key set: %t, consumer key set: %t}",
 		s.BaseURL, s.DefaultKey != "", s.AdminKey != "", s.ConsumerKey != "")
 }
 
 // GoString is String, so %#v does not print the keys either.
-func (s Settings) GoString() string { return s.String() }
+func (s Worldtree) GoString() string { return s.String() }
 
 // LogValue keeps the keys out of slog output.
-func (s Settings) LogValue() slog.Value {
+func (s Worldtree) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("base_url", s.BaseURL), slog.Bool("default_key_set", s.DefaultKey != ""),
 		slog.Bool("admin_key_set", s.AdminKey != ""), slog.Bool("consumer_key_set", s.ConsumerKey != ""))
 }
 
 var (
-	_ fmt.Stringer   = Settings{}
-	_ fmt.GoStringer = Settings{}
-	_ slog.LogValuer = Settings{}
+	_ fmt.Stringer   = Worldtree{}
+	_ fmt.GoStringer = Worldtree{}
+	_ slog.LogValuer = Worldtree{}
 )
 
 // KeyUpdate is the change to one key: a new Value replaces it, Clear removes it, and neither
@@ -103,22 +107,22 @@ type KeyUpdate struct {
 	Clear bool
 }
 
-// SettingsUpdate is a submitted settings form.
-type SettingsUpdate struct {
+// WorldtreeUpdate is a submitted change to the Worldtree settings.
+type WorldtreeUpdate struct {
 	BaseURL     string
 	DefaultKey  KeyUpdate
 	AdminKey    KeyUpdate
 	ConsumerKey KeyUpdate
 }
 
-// SettingsError lists the problems of a SettingsUpdate by field (FieldBaseURL, …), as
+// Error lists the problems of a WorldtreeUpdate by field (FieldWorldtreeBaseURL, …), as
 // operator-facing sentences that never contain a key.
-type SettingsError struct {
+type Error struct {
 	Fields map[string]string
 }
 
 // Error lists the fields with problems, in a stable order.
-func (e *SettingsError) Error() string {
+func (e *Error) Error() string {
 	names := make([]string, 0, len(e.Fields))
 	for k := range e.Fields {
 		names = append(names, k)
@@ -128,10 +132,10 @@ func (e *SettingsError) Error() string {
 	for _, n := range names {
 		parts = append(parts, n+": "+e.Fields[n])
 	}
-	return "worldtree: invalid settings: " + strings.Join(parts, "; ")
+	return "settings: invalid worldtree settings: " + strings.Join(parts, "; ")
 }
 
-var _ error = (*SettingsError)(nil)
+var _ error = (*Error)(nil)
 
 // Actor identifies who changes the settings, for the audit row.
 type Actor struct {
@@ -140,7 +144,7 @@ type Actor struct {
 }
 
 // Normalize trims the update's surrounding whitespace (a pasted key often ends in a newline).
-func (u SettingsUpdate) Normalize() SettingsUpdate {
+func (u WorldtreeUpdate) Normalize() WorldtreeUpdate {
 	u.BaseURL = strings.TrimSpace(u.BaseURL)
 	for _, k := range []*KeyUpdate{&u.DefaultKey, &u.AdminKey, &u.ConsumerKey} {
 		k.Value = strings.TrimSpace(k.Value)
@@ -149,38 +153,38 @@ func (u SettingsUpdate) Normalize() SettingsUpdate {
 }
 
 // Validate checks the update on its own (the rules of New for the base URL, bearer-token
-// characters for keys). Whether a default key exists once merged is checked by SaveSettings.
-func (u SettingsUpdate) Validate() error {
+// characters for keys). Whether a default key exists once merged is checked by SaveWorldtree.
+func (u WorldtreeUpdate) Validate() error {
 	u = u.Normalize()
 	fields := map[string]string{}
 	if msg := BaseURLProblem(u.BaseURL); msg != "" {
-		fields[FieldBaseURL] = msg
+		fields[FieldWorldtreeBaseURL] = msg
 	}
 	for _, k := range []struct {
 		field, label string
 		upd          KeyUpdate
 	}{
-		{FieldDefaultKey, "The default key", u.DefaultKey},
-		{FieldAdminKey, "The admin key", u.AdminKey},
-		{FieldConsumerKey, "The consumer key", u.ConsumerKey},
+		{FieldWorldtreeDefaultKey, "The default key", u.DefaultKey},
+		{FieldWorldtreeAdminKey, "The admin key", u.AdminKey},
+		{FieldWorldtreeConsumerKey, "The consumer key", u.ConsumerKey},
 	} {
 		switch {
 		case k.upd.Clear && k.upd.Value != "":
 			fields[k.field] = "Either enter a new key or tick clear, not both."
 		case len(k.upd.Value) > MaxKeyBytes:
 			fields[k.field] = fmt.Sprintf("%s is longer than %d bytes.", k.label, MaxKeyBytes)
-		case checkKey(k.upd.Value) != nil:
+		case worldtree.CheckKey(k.upd.Value) != nil:
 			fields[k.field] = k.label + " contains a space, control or non-ASCII character. Paste the key alone."
 		}
 	}
 	if u.DefaultKey.Clear {
-		fields[FieldDefaultKey] = "The default key is required. Enter a new key, or remove the Worldtree configuration."
+		fields[FieldWorldtreeDefaultKey] = "The default key is required. Enter a new key, or remove the Worldtree configuration."
 	}
-	if u.ConsumerKey.Value != "" && u.ConsumerKey.Value == u.DefaultKey.Value && fields[FieldConsumerKey] == "" {
-		fields[FieldConsumerKey] = consumerKeySameMsg
+	if u.ConsumerKey.Value != "" && u.ConsumerKey.Value == u.DefaultKey.Value && fields[FieldWorldtreeConsumerKey] == "" {
+		fields[FieldWorldtreeConsumerKey] = consumerKeySameMsg
 	}
 	if len(fields) > 0 {
-		return &SettingsError{Fields: fields}
+		return &Error{Fields: fields}
 	}
 	return nil
 }
@@ -198,8 +202,8 @@ func BaseURLProblem(raw string) string {
 	if HasUserInfo(raw) {
 		return "The base URL must not contain a user name or password. Enter keys in the key fields instead."
 	}
-	if _, err := parseBaseURL(raw); err != nil {
-		msg := strings.TrimPrefix(err.Error(), ErrInvalidArgument.Error()+": ")
+	if _, err := worldtree.NormalizeBaseURL(raw); err != nil {
+		msg := strings.TrimPrefix(err.Error(), worldtree.ErrInvalidArgument.Error()+": ")
 		return "The " + msg + ". Use an absolute http:// or https:// address, for example https://worldtree.example."
 	}
 	return ""
@@ -228,12 +232,12 @@ func HasUserInfo(raw string) bool {
 // schemePattern is the syntax of a URL scheme (RFC 3986 §3.1).
 var schemePattern = regexp.MustCompile(`\A[A-Za-z][A-Za-z0-9+.-]*\z`)
 
-// LoadSettings reads the stored settings. Without a configuration it returns the zero Settings
+// LoadWorldtree reads the stored settings. Without a configuration it returns the zero Worldtree
 // (Configured() is false) and no error.
-func LoadSettings(ctx context.Context, st SettingsStore) (Settings, error) {
-	s, err := readSettings(ctx, st.Reader())
+func LoadWorldtree(ctx context.Context, st Store) (Worldtree, error) {
+	s, err := readWorldtree(ctx, st.Reader())
 	if err != nil {
-		return Settings{}, fmt.Errorf("worldtree: load settings: %w", err)
+		return Worldtree{}, fmt.Errorf("settings: load worldtree: %w", err)
 	}
 	return s, nil
 }
@@ -243,62 +247,62 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// readSettings reads the Worldtree keys of the settings table through q (the reader pool, or the
+// readWorldtree reads the Worldtree keys of the settings table through q (the reader pool, or the
 // write transaction so a merge sees the values it replaces).
-func readSettings(ctx context.Context, q querier) (Settings, error) {
+func readWorldtree(ctx context.Context, q querier) (Worldtree, error) {
 	rows, err := q.QueryContext(ctx, `SELECT key, value FROM settings WHERE key IN (?, ?, ?, ?)`,
-		SettingBaseURL, SettingDefaultKey, SettingAdminKey, SettingConsumerKey)
+		SettingWorldtreeBaseURL, SettingWorldtreeDefaultKey, SettingWorldtreeAdminKey, SettingWorldtreeConsumerKey)
 	if err != nil {
-		return Settings{}, err
+		return Worldtree{}, err
 	}
 	defer rows.Close()
-	var s Settings
+	var s Worldtree
 	for rows.Next() {
 		var k, v string
 		if err := rows.Scan(&k, &v); err != nil {
-			return Settings{}, err
+			return Worldtree{}, err
 		}
 		s.set(k, v)
 	}
 	if err := rows.Err(); err != nil {
-		return Settings{}, err
+		return Worldtree{}, err
 	}
 	return s, nil
 }
 
 // set assigns the stored value of settings key k.
-func (s *Settings) set(k, v string) {
+func (s *Worldtree) set(k, v string) {
 	switch k {
-	case SettingBaseURL:
+	case SettingWorldtreeBaseURL:
 		s.BaseURL = v
-	case SettingDefaultKey:
+	case SettingWorldtreeDefaultKey:
 		s.DefaultKey = v
-	case SettingAdminKey:
+	case SettingWorldtreeAdminKey:
 		s.AdminKey = v
-	case SettingConsumerKey:
+	case SettingWorldtreeConsumerKey:
 		s.ConsumerKey = v
 	}
 }
 
-// SaveSettings validates u, merges it with the stored keys (blank keeps, Clear removes) and stores
-// the result with an AuditActionSettings row, all in one write transaction. Invalid input returns
-// a *SettingsError and changes nothing.
-func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who Actor) (Settings, error) {
+// SaveWorldtree validates u, merges it with the stored keys (blank keeps, Clear removes) and stores
+// the result with an AuditActionWorldtree row, all in one write transaction. Invalid input returns
+// a *Error and changes nothing.
+func SaveWorldtree(ctx context.Context, st Store, u WorldtreeUpdate, who Actor) (Worldtree, error) {
 	u = u.Normalize()
 	if err := u.Validate(); err != nil {
-		return Settings{}, err
+		return Worldtree{}, err
 	}
-	base, err := parseBaseURL(u.BaseURL)
+	base, err := worldtree.NormalizeBaseURL(u.BaseURL)
 	if err != nil { // unreachable after Validate; kept so a rule change cannot store a bad URL
-		return Settings{}, &SettingsError{Fields: map[string]string{FieldBaseURL: BaseURLProblem(u.BaseURL)}}
+		return Worldtree{}, &Error{Fields: map[string]string{FieldWorldtreeBaseURL: BaseURLProblem(u.BaseURL)}}
 	}
-	var saved Settings
+	var saved Worldtree
 	err = st.Write(ctx, func(tx *sql.Tx) error {
-		cur, err := readSettings(ctx, tx)
+		cur, err := readWorldtree(ctx, tx)
 		if err != nil {
 			return fmt.Errorf("read settings: %w", err)
 		}
-		next := Settings{BaseURL: base.String()}
+		next := Worldtree{BaseURL: base}
 		var changes []string
 		if cur.BaseURL == "" {
 			changes = append(changes, "base URL set to "+next.BaseURL)
@@ -328,17 +332,17 @@ func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who A
 			}
 		}
 		if next.DefaultKey == "" {
-			return &SettingsError{Fields: map[string]string{FieldDefaultKey: "Enter the Worldtree API key (the default key)."}}
+			return &Error{Fields: map[string]string{FieldWorldtreeDefaultKey: "Enter the Worldtree API key (the default key)."}}
 		}
 		if next.ConsumerKey != "" && next.ConsumerKey == next.DefaultKey {
-			return &SettingsError{Fields: map[string]string{FieldConsumerKey: consumerKeySameMsg}}
+			return &Error{Fields: map[string]string{FieldWorldtreeConsumerKey: consumerKeySameMsg}}
 		}
 		for _, kv := range []struct {
 			key, value string
 			secret     bool // the keys: left out of a backup without secrets
 		}{
-			{SettingBaseURL, next.BaseURL, false}, {SettingDefaultKey, next.DefaultKey, true},
-			{SettingAdminKey, next.AdminKey, true}, {SettingConsumerKey, next.ConsumerKey, true},
+			{SettingWorldtreeBaseURL, next.BaseURL, false}, {SettingWorldtreeDefaultKey, next.DefaultKey, true},
+			{SettingWorldtreeAdminKey, next.AdminKey, true}, {SettingWorldtreeConsumerKey, next.ConsumerKey, true},
 		} {
 			var err error
 			switch {
@@ -358,7 +362,7 @@ func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who A
 			detail = strings.Join(changes, "; ")
 		}
 		if err := store.AuditTx(ctx, tx, store.AuditEntry{
-			Actor: who.Name, Action: AuditActionSettings, Target: "worldtree", Detail: detail, IP: who.IP,
+			Actor: who.Name, Action: AuditActionWorldtree, Target: "worldtree", Detail: detail, IP: who.IP,
 		}); err != nil {
 			return err
 		}
@@ -366,34 +370,34 @@ func SaveSettings(ctx context.Context, st SettingsStore, u SettingsUpdate, who A
 		return nil
 	})
 	if err != nil {
-		var se *SettingsError
+		var se *Error
 		if errors.As(err, &se) {
-			return Settings{}, err
+			return Worldtree{}, err
 		}
-		return Settings{}, fmt.Errorf("worldtree: save settings: %w", err)
+		return Worldtree{}, fmt.Errorf("settings: save worldtree: %w", err)
 	}
 	return saved, nil
 }
 
-// RemoveSettings deletes the whole Worldtree configuration, keys included, with an audit row. It
+// RemoveWorldtree deletes the whole Worldtree configuration, keys included, with an audit row. It
 // reports whether anything was configured; removing nothing writes no audit row.
-func RemoveSettings(ctx context.Context, st SettingsStore, who Actor) (bool, error) {
+func RemoveWorldtree(ctx context.Context, st Store, who Actor) (bool, error) {
 	removed := false
 	err := st.Write(ctx, func(tx *sql.Tx) error {
-		cur, err := readSettings(ctx, tx)
+		cur, err := readWorldtree(ctx, tx)
 		if err != nil {
 			return fmt.Errorf("read settings: %w", err)
 		}
-		if cur == (Settings{}) {
+		if cur == (Worldtree{}) {
 			return nil
 		}
-		for _, k := range []string{SettingBaseURL, SettingDefaultKey, SettingAdminKey, SettingConsumerKey} {
+		for _, k := range []string{SettingWorldtreeBaseURL, SettingWorldtreeDefaultKey, SettingWorldtreeAdminKey, SettingWorldtreeConsumerKey} {
 			if err := store.DeleteSettingTx(ctx, tx, k); err != nil {
 				return err
 			}
 		}
 		if err := store.AuditTx(ctx, tx, store.AuditEntry{
-			Actor: who.Name, Action: AuditActionSettings, Target: "worldtree",
+			Actor: who.Name, Action: AuditActionWorldtree, Target: "worldtree",
 			Detail: "configuration removed (base URL and all keys)", IP: who.IP,
 		}); err != nil {
 			return err
@@ -402,7 +406,7 @@ func RemoveSettings(ctx context.Context, st SettingsStore, who Actor) (bool, err
 		return nil
 	})
 	if err != nil {
-		return false, fmt.Errorf("worldtree: remove settings: %w", err)
+		return false, fmt.Errorf("settings: remove worldtree: %w", err)
 	}
 	return removed, nil
 }
