@@ -42,7 +42,11 @@ func TestSIGTERMFinishesInFlightRequest(t *testing.T) {
 	}
 	body := url.Values{"_csrf": {string(m[1])}, "username": {"admin"}, "password": {password}}.Encode()
 
-	// Send the headers and all but the last byte of the body.
+	// Send the headers asking for 100-continue: net/http answers it when the
+	// handler first reads the body, which proves the connection was accepted
+	// and the request is in a handler (a connection still in the kernel's
+	// accept queue when the listener closes is reset, not served). Then send
+	// all but the last byte of the body.
 	conn, err := net.Dial("tcp", s.addr)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +54,14 @@ func TestSIGTERMFinishesInFlightRequest(t *testing.T) {
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(startTimeout)) // a guard against hangs
 	fmt.Fprintf(conn, "POST /login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
-		"Content-Length: %d\r\nCookie: %s\r\nConnection: close\r\n\r\n%s", s.addr, len(body), cookie, body[:len(body)-1])
+		"Content-Length: %d\r\nCookie: %s\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n", s.addr, len(body), cookie)
+	br := bufio.NewReader(conn)
+	if cont, err := http.ReadResponse(br, nil); err != nil || cont.StatusCode != http.StatusContinue {
+		t.Fatalf("no 100 Continue for the sign-in: %v, %v; log:\n%s", cont, err, s.log())
+	}
+	if _, err := io.WriteString(conn, body[:len(body)-1]); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -83,7 +94,7 @@ func TestSIGTERMFinishesInFlightRequest(t *testing.T) {
 	if _, err := io.WriteString(conn, body[len(body)-1:]); err != nil {
 		t.Fatal(err)
 	}
-	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	res, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatalf("in-flight sign-in got no response: %v; log:\n%s", err, s.log())
 	}
