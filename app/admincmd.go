@@ -60,7 +60,7 @@ func runAdmin(ctx context.Context, c *cli, args []string) error {
 	if err := auth.ValidatePassword(username, password); err != nil {
 		return err
 	}
-	if err := ensureDataDir(cfg.DataDir, logger); err != nil {
+	if err := ensureDataDir(cfg.DataDir, appLogger(logger)); err != nil {
 		return err
 	}
 	st, err := openStore(ctx, cfg, logger)
@@ -91,7 +91,7 @@ func runAdmin(ctx context.Context, c *cli, args []string) error {
 	if rep.BackupPath != "" {
 		fmt.Fprintf(c.stderr, "pre-migration backup: %s\n", rep.BackupPath)
 	}
-	svc := auth.New(st, logger, auth.Options{})
+	svc := auth.New(st, logger.With("component", "auth"), auth.Options{})
 	if pos[0] == "create" {
 		if err := svc.CreateAdmin(ctx, username, password, cliActor); err != nil {
 			return err

@@ -70,7 +70,7 @@ func TestServeInProcess(t *testing.T) {
 	code := make(chan int, 1)
 	go func() { code <- c.main(ctx, []string{"serve"}) }()
 
-	readyRE := regexp.MustCompile(`msg="kimi: ready" addr=(\S+) url=(\S+)`)
+	readyRE := regexp.MustCompile(`msg=ready component=kimi addr=(\S+) url=(\S+)`)
 	var url string
 	for deadline := time.Now().Add(30 * time.Second); url == ""; {
 		if m := readyRE.FindStringSubmatch(stderr.String()); m != nil {

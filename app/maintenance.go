@@ -98,7 +98,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 	if pos[0] == "status" {
 		return migrateStatus(ctx, c, cfg, logger)
 	}
-	if err := ensureDataDir(cfg.DataDir, logger); err != nil {
+	if err := ensureDataDir(cfg.DataDir, appLogger(logger)); err != nil {
 		return err
 	}
 	lock, err := store.AcquireLock(cfg.DBPath())

@@ -63,7 +63,7 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	err = serve(ctx, stop, c, cfg, logger)
 	if err != nil && ctx.Err() != nil && !isConfigError(err) {
 		// A signal during start-up is a request to stop, not a failure.
-		logger.Info("kimi: stopped during start-up", "reason", context.Cause(ctx), "err", err)
+		appLogger(logger).Info("stopped during start-up", "reason", context.Cause(ctx), "err", err)
 		return nil
 	}
 	return err
@@ -72,8 +72,12 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 // serve runs the appliance until ctx is done. stop, called once shutdown
 // begins, restores default signal handling so a second Ctrl-C kills at once.
 func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *slog.Logger) (err error) {
+	// logger is the root: each component gets its own named logger from it,
+	// and serve's own lines carry component=kimi.
+	root := logger
+	logger = appLogger(root)
 	bi := buildinfo.Get()
-	logger.Info("kimi: starting", "version", bi.Version, "commit", bi.Commit, "config", cfg)
+	logger.Info("starting", "version", bi.Version, "commit", bi.Commit, "config", cfg)
 	warnLibcPin(logger)
 	modules, err := moduleInfos(c.specs)
 	if err != nil {
@@ -89,7 +93,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	}
 	defer lock.Release()
 
-	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: logger.With("component", "store")})
+	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: root.With("component", "store")})
 	if err != nil {
 		return err
 	}
@@ -97,7 +101,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		if cerr := st.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		} else {
-			logger.Info("kimi: database checkpointed and closed", "path", st.Path())
+			logger.Info("database checkpointed and closed", "path", st.Path())
 		}
 	}()
 	rep, err := st.Migrate(ctx)
@@ -105,10 +109,10 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		return err
 	}
 	if rep.BackupPath != "" {
-		logger.Info("kimi: pre-migration backup written", "path", rep.BackupPath, "from_version", rep.From, "to_version", rep.To)
+		logger.Info("pre-migration backup written", "path", rep.BackupPath, "from_version", rep.From, "to_version", rep.To)
 	}
 
-	authSvc := auth.New(st, logger, auth.Options{})
+	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
 	if err != nil {
 		return err
@@ -120,11 +124,11 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	}
 	baseURL := cfg.ResolveBaseURL(ln.Addr().String())
 	if !strings.HasPrefix(baseURL, "https://") && !isLoopback(ln.Addr()) {
-		logger.Warn("kimi: the admin UI is reachable from the network over plain HTTP; put a TLS reverse proxy in front and set KIMI_BASE_URL=https://...",
+		logger.Warn("the admin UI is reachable from the network over plain HTTP; put a TLS reverse proxy in front and set KIMI_BASE_URL=https://...",
 			"addr", ln.Addr().String())
 	}
 	adminSrv, err := admin.New(admin.Options{
-		Store: st, Auth: authSvc, Logger: logger.With("component", "admin"),
+		Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules,
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()),
@@ -141,7 +145,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(root.With("component", "http").Handler(), slog.LevelWarn),
 		// Requests keep their own context: a signal must let them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -155,13 +159,13 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	logger.Info("kimi: ready", "addr", ln.Addr().String(), "url", baseURL,
+	logger.Info("ready", "addr", ln.Addr().String(), "url", baseURL,
 		"elapsed_ms", time.Since(c.started).Milliseconds())
 
 	select {
 	case <-ctx.Done():
 		stop()
-		logger.Info("kimi: shutting down", "reason", context.Cause(ctx))
+		logger.Info("shutting down", "reason", context.Cause(ctx))
 		return shutdown(srv, logger)
 	case err := <-served:
 		return fmt.Errorf("app: serve: %w", err)
@@ -174,7 +178,7 @@ func shutdown(srv *http.Server, logger *slog.Logger) error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
-		logger.Warn("kimi: in-flight requests did not finish in time; closing them", "timeout", shutdownTimeout, "err", err)
+		logger.Warn("in-flight requests did not finish in time; closing them", "timeout", shutdownTimeout, "err", err)
 		_ = srv.Close()
 	}
 	return nil
@@ -189,7 +193,7 @@ func bootstrapAdmin(ctx context.Context, a *auth.Service, cfg config.Config, log
 	}
 	switch {
 	case has && cfg.AdminPassword != "":
-		logger.Warn("kimi: an admin exists, so the admin password from the environment is ignored; remove it, and use 'kimi admin reset-password' to change a password",
+		logger.Warn("an admin exists, so the admin password from the environment is ignored; remove it, and use 'kimi admin reset-password' to change a password",
 			"source", cfg.Origins[config.KeyAdminPassword])
 		return false, nil
 	case has:
@@ -207,7 +211,7 @@ func bootstrapAdmin(ctx context.Context, a *auth.Service, cfg config.Config, log
 	default:
 		return false, fmt.Errorf("app: create admin from the environment: %w", err)
 	}
-	logger.Info("kimi: admin created from the environment", "username", cfg.AdminUsername,
+	logger.Info("admin created from the environment", "username", cfg.AdminUsername,
 		"source", cfg.Origins[config.KeyAdminPassword])
 	return false, nil
 }
@@ -298,7 +302,7 @@ func ensureDataDir(dir string, logger *slog.Logger) error {
 		return fmt.Errorf("app: data directory (KIMI_DATA_DIR) %s is not a directory", dir)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		logger.Warn("kimi: the data directory is accessible to other users; consider chmod 700", "path", dir, "mode", fmt.Sprintf("%#o", perm))
+		logger.Warn("the data directory is accessible to other users; consider chmod 700", "path", dir, "mode", fmt.Sprintf("%#o", perm))
 	}
 	return nil
 }
@@ -306,7 +310,7 @@ func ensureDataDir(dir string, logger *slog.Logger) error {
 func warnLibcPin(logger *slog.Logger) {
 	have, want, ok := store.LibcPin()
 	if !ok && want != "" {
-		logger.Warn("kimi: modernc.org/libc does not match the version modernc.org/sqlite requires; the database may crash", "have", have, "want", want)
+		logger.Warn("modernc.org/libc does not match the version modernc.org/sqlite requires; the database may crash", "have", have, "want", want)
 	}
 }
 
@@ -318,3 +322,7 @@ func newLogger(w io.Writer, cfg config.Config) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// appLogger is the named logger of the appliance's own lines (start-up,
+// readiness, shutdown): component=kimi.
+func appLogger(root *slog.Logger) *slog.Logger { return root.With("component", "kimi") }

@@ -64,7 +64,7 @@ func TestSetupLinkPrintedAtAnyLogLevel(t *testing.T) {
 
 // TestNoCommandMeansServe: plain `kimi`, or flags alone, runs `kimi serve`.
 func TestNoCommandMeansServe(t *testing.T) {
-	readyRE := regexp.MustCompile(`msg="kimi: ready" addr=\S+ url=(\S+)`)
+	readyRE := regexp.MustCompile(`msg=ready component=kimi addr=\S+ url=(\S+)`)
 	for _, args := range [][]string{nil, {"--addr", "127.0.0.1:0"}} {
 		t.Run(strings.Join(append([]string{"kimi"}, args...), " "), func(t *testing.T) {
 			c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": t.TempDir(), "KIMI_ADDR": "127.0.0.1:0"}, "")

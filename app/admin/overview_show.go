@@ -34,7 +34,7 @@ func (s *Server) overview(c echo.Context) error {
 	if n, err := s.status.dbSize(); err == nil {
 		o.DBSize = humanBytes(n)
 	} else {
-		s.log.Warn("admin: database size", "err", err)
+		s.log.Warn("database size", "err", err)
 		o.DBSize = "unknown"
 	}
 	o.SchemaVersion = s.status.schemaVersion(ctx)

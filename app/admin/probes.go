@@ -22,7 +22,7 @@ func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 2*time.Second)
 	defer cancel()
 	if err := s.opts.Store.Ready(ctx); err != nil {
-		s.log.Warn("admin: not ready", "err", err, "request_id", requestIDOf(c))
+		s.log.Warn("not ready", "err", err, "request_id", requestIDOf(c))
 		reason := "the database is unavailable (see the server log)"
 		if errors.Is(err, store.ErrNotMigrated) {
 			reason = "the database has pending migrations"

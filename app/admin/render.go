@@ -115,7 +115,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 	}
 	if status >= 500 {
-		s.log.Error("admin: request failed", "err", err, "method", c.Request().Method,
+		s.log.Error("request failed", "err", err, "method", c.Request().Method,
 			"path", c.Request().URL.Path, "request_id", requestIDOf(c))
 	}
 	// Unknown addresses look the same as protected ones to a stranger.
@@ -143,7 +143,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		Status: status, Title: title, Message: message, RequestID: requestIDOf(c), SignedIn: sessionOf(c) != nil,
 	}
 	if rerr := render(c, status, templates.ErrorPage(s.chrome(c, title, ""), view)); rerr != nil {
-		s.log.Error("admin: render error page", "err", rerr, "request_id", requestIDOf(c))
+		s.log.Error("render error page", "err", rerr, "request_id", requestIDOf(c))
 		_ = c.String(status, title)
 	}
 }

@@ -212,7 +212,7 @@ func (s *Server) housekeeping() {
 			if purge++; purge%60 == 1 {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				if n, err := s.opts.Auth.PurgeExpired(ctx); err != nil {
-					s.log.Warn("admin: purge expired sessions", "err", err)
+					s.log.Warn("purge expired sessions", "err", err)
 				} else if n > 0 {
 					s.log.Debug("purged expired sessions", "count", n)
 				}

@@ -53,7 +53,7 @@ func (sc *statusCache) schemaVersion(ctx context.Context) string {
 	}
 	cur, latest, err := sc.st.SchemaVersion(ctx)
 	if err != nil {
-		sc.log.Warn("admin: schema version", "err", err)
+		sc.log.Warn("schema version", "err", err)
 		return "unknown"
 	}
 	sc.schema = fmt.Sprintf("%d", cur)

@@ -342,7 +342,7 @@ func (s *Service) checkPassword(ctx context.Context, hash, password string) (boo
 		s.dummyOnce.Do(func() {
 			h, err := bcrypt.GenerateFromPassword([]byte("kimi-dummy-password"), s.opts.BcryptCost)
 			if err != nil {
-				s.logger.Error("auth: dummy hash", "err", err)
+				s.logger.Error("dummy hash", "err", err)
 			}
 			s.dummyHash = h
 		})

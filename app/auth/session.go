@@ -78,7 +78,7 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 			Detail: "invalid username or password",
 		})
 		if err != nil {
-			s.logger.Error("auth: audit failed login", "err", err)
+			s.logger.Error("audit failed login", "err", err)
 		}
 		return IssuedSession{}, ErrInvalidCredentials
 	}
@@ -135,7 +135,7 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 	sess := entry.sess
 	if !now.Before(sess.ExpiresAt) || !now.Before(sess.LastSeenAt.Add(s.opts.SessionIdle)) {
 		if err := s.deleteSession(ctx, sess.ID); err != nil {
-			s.logger.Warn("auth: delete expired session", "err", err)
+			s.logger.Warn("delete expired session", "err", err)
 		}
 		return Session{}, ErrSessionExpired
 	}
@@ -149,7 +149,7 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 		})
 		if err != nil {
 			// A missed refresh only shortens the idle window; do not fail the request.
-			s.logger.Warn("auth: refresh session", "err", err)
+			s.logger.Warn("refresh session", "err", err)
 		} else {
 			sess.LastSeenAt = time.Unix(now.Unix(), 0)
 		}
@@ -251,7 +251,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 			At: now, Actor: sess.Username, Action: ActionPasswordChangeFailed, IP: meta.IP,
 			Detail: "current password incorrect",
 		}); err != nil {
-			s.logger.Error("auth: audit failed password change", "err", err)
+			s.logger.Error("audit failed password change", "err", err)
 		}
 		return IssuedSession{}, ErrCurrentPasswordBad
 	}

@@ -109,7 +109,7 @@ type server struct {
 	logs []string
 }
 
-var readyRE = regexp.MustCompile(`msg="kimi: ready" addr=(\S+) url=(\S+)`)
+var readyRE = regexp.MustCompile(`msg=ready component=kimi addr=(\S+) url=(\S+)`)
 
 // startServer runs `kimi serve` and waits for its ready line.
 func startServer(t *testing.T, env []string, args ...string) *server {

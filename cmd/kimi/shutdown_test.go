@@ -67,7 +67,7 @@ func TestSIGTERMFinishesInFlightRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until shutdown has begun and the listener is closed.
-	for i := 0; len(s.linesContaining("kimi: shutting down")) == 0; i++ {
+	for i := 0; len(s.linesContaining(`msg="shutting down"`)) == 0; i++ {
 		if i > 6000 {
 			t.Fatalf("no shutdown line after SIGTERM; log:\n%s", s.log())
 		}

@@ -75,7 +75,7 @@ func (m *module) give(ctx context.Context, guildID, giverID, receiverID uint64, 
 	// The kudos is recorded either way, so a publish error is only logged.
 	event := GivenEvent{GuildID: guildID, GiverID: giverID, ReceiverID: receiverID, Reason: reason, KudosID: kudos.ID}
 	if err := rt.Events.Publish(TopicGiven, event); err != nil {
-		rt.Logger.Warn("kudos: publish given event", "err", err)
+		rt.Logger.Warn("publish given event", "err", err)
 	}
 	return kudos, nil
 }
