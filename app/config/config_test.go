@@ -103,7 +103,9 @@ func TestSettings(t *testing.T) {
 	regularRoles := func(want ...uint64) check {
 		return ids("RegularRoleIDs", func(c Config) []uint64 { return c.RegularRoleIDs }, want)
 	}
-	owner := func(want uint64) check { return field("OwnerUserID", func(c Config) any { return c.OwnerUserID }, want) }
+	owner := func(want uint64) check {
+		return field("OwnerUserID", func(c Config) any { return c.OwnerUserID }, want)
+	}
 	manyIDs := func(n int) string {
 		parts := make([]string, n)
 		for i := range parts {
