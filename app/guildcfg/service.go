@@ -199,7 +199,7 @@ func (s *Service) Reload(ctx context.Context) error {
 		}
 	}
 	for _, g := range states {
-		next.finishInto(next, g)
+		next.place(g)
 	}
 	s.snap.Store(next)
 	return nil

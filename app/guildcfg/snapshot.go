@@ -80,17 +80,19 @@ func (s *snapshot) with(id uint64, edit func(g *guildState)) *snapshot {
 		g.modules = map[string]sdk.GuildSettingsSnapshot{}
 	}
 	edit(&g)
-	s.finishInto(&next, &g)
+	next.place(&g)
 	return &next
 }
 
-func (s *snapshot) finishInto(next *snapshot, g *guildState) {
-	next.finish(g)
+// place derives g's activation and puts it into s (which must be a
+// snapshot still being built).
+func (s *snapshot) place(g *guildState) {
+	s.finish(g)
 	if !g.hasDoc && len(g.modules) == 0 {
-		delete(next.guilds, g.id)
+		delete(s.guilds, g.id)
 		return
 	}
-	next.guilds[g.id] = g
+	s.guilds[g.id] = g
 }
 
 func newSnapshot(specs []sdk.Spec) *snapshot {
