@@ -50,7 +50,16 @@ const (
 	KeyMetricsToken   = "metrics-token"
 	KeyAdminUsername  = "admin-username"
 	KeyAdminPassword  = "admin-password"
+
+	KeyStaffUserIDs   = "staff-user-ids"
+	KeyStaffRoleIDs   = "staff-role-ids"
+	KeyRegularRoleIDs = "regular-role-ids"
+	KeyOwnerUserID    = "owner-user-id"
 )
+
+// MaxTrustListEntries bounds each trust id list, as guild documents bound
+// theirs (sdk.MaxGuildSettingListEntries).
+const MaxTrustListEntries = 512
 
 // Setting describes one deployment setting: where it comes from and its default.
 type Setting struct {
@@ -78,7 +87,7 @@ func (s Setting) FileEnv() string {
 }
 
 var settings = []Setting{
-	{Key: KeyDataDir, Env: "KIMI_DATA_DIR", Default: DefaultDataDir, Usage: "data directory (database, backups, lock file)"},
+	{Key: KeyDataDir, Env: "KIMI_DATA_DIR", Default: DefaultDataDir, Usage: "data directory (the database and its backups; locked while Kimi uses it)"},
 	{Key: KeyAddr, Env: "KIMI_ADDR", Default: DefaultAddr, Usage: "listen address host:port of the admin UI"},
 	{Key: KeyBaseURL, Env: "KIMI_BASE_URL", Usage: "public URL of the admin UI (default http://<addr>); https enables Secure cookies"},
 	{Key: KeyLogFormat, Env: "KIMI_LOG_FORMAT", Default: DefaultLogFormat, Usage: "log format: text or json"},
@@ -87,6 +96,10 @@ var settings = []Setting{
 	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session)"},
 	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created on first start without the setup page"},
 	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "password of the admin created on first start without the setup page"},
+	{Key: KeyStaffUserIDs, Env: "KIMI_STAFF_USER_IDS", Usage: "Discord user ids that are staff in every guild (comma-separated)"},
+	{Key: KeyStaffRoleIDs, Env: "KIMI_STAFF_ROLE_IDS", Usage: "Discord role ids whose members are staff in every guild (comma-separated)"},
+	{Key: KeyRegularRoleIDs, Env: "KIMI_REGULAR_ROLE_IDS", Usage: "Discord role ids whose members are regulars in every guild (comma-separated)"},
+	{Key: KeyOwnerUserID, Env: "KIMI_OWNER_USER_ID", Usage: "Discord user id of the bot owner (not implicitly staff)"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -143,6 +156,13 @@ type Config struct {
 	AdminUsername  string // username for headless bootstrap
 	AdminPassword  Secret // headless bootstrap password ("" = use the setup page)
 
+	// Trust lists that apply in every guild (a guild's document can add to
+	// them, never remove) and the bot owner (0 = none).
+	StaffUserIDs   []uint64
+	StaffRoleIDs   []uint64
+	RegularRoleIDs []uint64
+	OwnerUserID    uint64
+
 	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
 	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
 	Origins map[string]string
@@ -170,8 +190,9 @@ func (c Config) ResolveBaseURL(listenAddr string) string {
 
 // String renders the settings with secrets redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q",
-		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.trustedProxies(), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String())
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d",
+		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.trustedProxies(), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String(),
+		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID)
 }
 
 // LogValue renders the settings as a slog group with secrets redacted.
@@ -186,6 +207,10 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("metrics_token_set", c.MetricsToken != ""),
 		slog.String("admin_username", c.AdminUsername),
 		slog.Bool("admin_password_set", c.AdminPassword != ""),
+		slog.String("staff_user_ids", formatIDs(c.StaffUserIDs)),
+		slog.String("staff_role_ids", formatIDs(c.StaffRoleIDs)),
+		slog.String("regular_role_ids", formatIDs(c.RegularRoleIDs)),
+		slog.Uint64("owner_user_id", c.OwnerUserID),
 	)
 }
 
@@ -406,6 +431,27 @@ func (r *resolver) resolve() {
 		c.AdminUsername = strings.TrimSpace(v)
 	}
 
+	for _, l := range []struct {
+		key  string
+		dest *[]uint64
+	}{{KeyStaffUserIDs, &c.StaffUserIDs}, {KeyStaffRoleIDs, &c.StaffRoleIDs}, {KeyRegularRoleIDs, &c.RegularRoleIDs}} {
+		v, src := get(l.key)
+		ids, msg := parseIDList(v)
+		if msg != "" {
+			r.fail(src, "%s", msg)
+			continue
+		}
+		*l.dest = ids
+	}
+
+	if v, src := get(KeyOwnerUserID); strings.TrimSpace(v) != "" {
+		if id, ok := parseID(strings.TrimSpace(v)); ok {
+			c.OwnerUserID = id
+		} else {
+			r.fail(src, "%q is not a Discord id (1-20 digits, not 0)", v)
+		}
+	}
+
 	s, _ := lookup(KeyMetricsToken)
 	if v, src, ok := r.secret(s); ok {
 		c.Origins[s.Key] = src
@@ -473,6 +519,42 @@ func unmappedBits(p netip.Prefix) int {
 		return p.Bits() - 96
 	}
 	return p.Bits()
+}
+
+// parseIDList reads a list of Discord ids separated by commas and/or
+// spaces; an empty value is an empty list. It returns a message for the
+// first bad entry.
+func parseIDList(v string) ([]uint64, string) {
+	fields := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	if len(fields) > MaxTrustListEntries {
+		return nil, fmt.Sprintf("has %d ids, more than %d", len(fields), MaxTrustListEntries)
+	}
+	var ids []uint64
+	for _, f := range fields {
+		id, ok := parseID(f)
+		if !ok {
+			return nil, fmt.Sprintf("%q is not a Discord id (1-20 digits, not 0)", f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, ""
+}
+
+// parseID accepts 1-20 ASCII digits (no sign) that fit 64 bits and are not 0.
+func parseID(s string) (uint64, bool) {
+	if len(s) == 0 || len(s) > 20 || strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) >= 0 {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(s, 10, 64)
+	return id, err == nil && id > 0
+}
+
+func formatIDs(ids []uint64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatUint(id, 10)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // levels maps the accepted KIMI_LOG_LEVEL values to slog levels.

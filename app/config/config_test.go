@@ -95,6 +95,33 @@ func TestSettings(t *testing.T) {
 			return strings.Join(parts, ",")
 		}, want)
 	}
+	ids := func(name string, get func(Config) []uint64, want []uint64) check {
+		return func(c Config) string {
+			if got := get(c); fmt.Sprintf("%#v", got) != fmt.Sprintf("%#v", want) {
+				return fmt.Sprintf("%s = %#v, want %#v", name, got, want)
+			}
+			return ""
+		}
+	}
+	staffUsers := func(want ...uint64) check {
+		return ids("StaffUserIDs", func(c Config) []uint64 { return c.StaffUserIDs }, want)
+	}
+	staffRoles := func(want ...uint64) check {
+		return ids("StaffRoleIDs", func(c Config) []uint64 { return c.StaffRoleIDs }, want)
+	}
+	regularRoles := func(want ...uint64) check {
+		return ids("RegularRoleIDs", func(c Config) []uint64 { return c.RegularRoleIDs }, want)
+	}
+	owner := func(want uint64) check {
+		return field("OwnerUserID", func(c Config) any { return c.OwnerUserID }, want)
+	}
+	manyIDs := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprint(i + 1)
+		}
+		return strings.Join(parts, ",")
+	}
 	origin := func(key, want string) check {
 		return field("Origins["+key+"]", func(c Config) any { return c.Origins[key] }, want)
 	}
@@ -189,6 +216,28 @@ func TestSettings(t *testing.T) {
 		{name: "admin password flag file", args: []string{"--admin-password-file=/p"}, files: map[string]string{"/p": "s3cret pass\n"}, checks: []check{password("s3cret pass")}},
 		{name: "admin password both set", vars: map[string]string{"KIMI_ADMIN_PASSWORD": "x", "KIMI_ADMIN_PASSWORD_FILE": "/p"}, wantErr: "config: KIMI_ADMIN_PASSWORD: both KIMI_ADMIN_PASSWORD and KIMI_ADMIN_PASSWORD_FILE are set; use one"},
 		{name: "admin password empty flag path", args: []string{"--admin-password-file="}, wantErr: "config: --admin-password-file: file path is empty"},
+
+		// trust lists and the owner
+		{name: "trust lists unset", checks: []check{staffUsers(), staffRoles(), regularRoles(), owner(0)}},
+		{name: "staff user ids", vars: map[string]string{"KIMI_STAFF_USER_IDS": "1,18446744073709551615"}, checks: []check{staffUsers(1, 18446744073709551615), origin(KeyStaffUserIDs, "KIMI_STAFF_USER_IDS")}},
+		{name: "staff role ids with spaces", vars: map[string]string{"KIMI_STAFF_ROLE_IDS": " 10, 20 ,30 "}, checks: []check{staffRoles(10, 20, 30)}},
+		{name: "regular role ids flag beats env", args: []string{"--regular-role-ids", "5"}, vars: map[string]string{"KIMI_REGULAR_ROLE_IDS": "6"}, checks: []check{regularRoles(5), origin(KeyRegularRoleIDs, "--regular-role-ids")}},
+		{name: "512 ids", vars: map[string]string{"KIMI_STAFF_ROLE_IDS": manyIDs(512)}, checks: []check{func(c Config) string {
+			if len(c.StaffRoleIDs) != 512 {
+				return fmt.Sprintf("%d ids", len(c.StaffRoleIDs))
+			}
+			return ""
+		}}},
+		{name: "513 ids", vars: map[string]string{"KIMI_STAFF_ROLE_IDS": manyIDs(513)}, wantErr: "config: KIMI_STAFF_ROLE_IDS: has 513 ids, more than 512"},
+		{name: "signed id", vars: map[string]string{"KIMI_STAFF_USER_IDS": "1,-2"}, wantErr: `config: KIMI_STAFF_USER_IDS: "-2" is not a Discord id (1-20 digits, not 0)`},
+		{name: "plus id", vars: map[string]string{"KIMI_REGULAR_ROLE_IDS": "+2"}, wantErr: `config: KIMI_REGULAR_ROLE_IDS: "+2" is not a Discord id (1-20 digits, not 0)`},
+		{name: "id past 64 bits", vars: map[string]string{"KIMI_STAFF_ROLE_IDS": "18446744073709551616"}, wantErr: `config: KIMI_STAFF_ROLE_IDS: "18446744073709551616" is not a Discord id (1-20 digits, not 0)`},
+		{name: "zero id", vars: map[string]string{"KIMI_STAFF_ROLE_IDS": "0"}, wantErr: `config: KIMI_STAFF_ROLE_IDS: "0" is not a Discord id (1-20 digits, not 0)`},
+		{name: "name instead of id", vars: map[string]string{"KIMI_STAFF_ROLE_IDS": "Moderators"}, wantErr: `config: KIMI_STAFF_ROLE_IDS: "Moderators" is not a Discord id (1-20 digits, not 0)`},
+		{name: "owner", vars: map[string]string{"KIMI_OWNER_USER_ID": "42"}, checks: []check{owner(42), staffUsers()}},
+		{name: "owner flag", args: []string{"--owner-user-id=43"}, checks: []check{owner(43), origin(KeyOwnerUserID, "--owner-user-id")}},
+		{name: "owner list refused", vars: map[string]string{"KIMI_OWNER_USER_ID": "1,2"}, wantErr: `config: KIMI_OWNER_USER_ID: "1,2" is not a Discord id (1-20 digits, not 0)`},
+		{name: "owner zero", vars: map[string]string{"KIMI_OWNER_USER_ID": "0"}, wantErr: `config: KIMI_OWNER_USER_ID: "0" is not a Discord id (1-20 digits, not 0)`},
 
 		// several problems are reported together, one line each
 		{name: "two problems", vars: map[string]string{"KIMI_LOG_LEVEL": "loud", "KIMI_LOG_FORMAT": "xml"},
@@ -335,7 +384,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 9 {
-		t.Fatalf("%d settings, want 9", len(seen))
+	if len(seen) != 13 {
+		t.Fatalf("%d settings, want 13", len(seen))
 	}
 }

@@ -12,7 +12,7 @@ import (
 // creates the admin on first start…").
 func TestFlagUsageReadsAsASentence(t *testing.T) {
 	want := map[string]string{
-		"data-dir":            "data directory (database, backups, lock file) (env KIMI_DATA_DIR)",
+		"data-dir":            "data directory (the database and its backups; locked while Kimi uses it) (env KIMI_DATA_DIR)",
 		"addr":                "listen address host:port of the admin UI (env KIMI_ADDR)",
 		"base-url":            "public URL of the admin UI (default http://<addr>); https enables Secure cookies (env KIMI_BASE_URL)",
 		"log-format":          "log format: text or json (env KIMI_LOG_FORMAT)",
@@ -21,6 +21,10 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"metrics-token-file":  "file holding the bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session) (env KIMI_METRICS_TOKEN or KIMI_METRICS_TOKEN_FILE)",
 		"admin-username":      "username of the admin created on first start without the setup page (env KIMI_ADMIN_USERNAME)",
 		"admin-password-file": "file holding the password of the admin created on first start without the setup page (env KIMI_ADMIN_PASSWORD or KIMI_ADMIN_PASSWORD_FILE)",
+		"staff-user-ids":      "Discord user ids that are staff in every guild (comma-separated) (env KIMI_STAFF_USER_IDS)",
+		"staff-role-ids":      "Discord role ids whose members are staff in every guild (comma-separated) (env KIMI_STAFF_ROLE_IDS)",
+		"regular-role-ids":    "Discord role ids whose members are regulars in every guild (comma-separated) (env KIMI_REGULAR_ROLE_IDS)",
+		"owner-user-id":       "Discord user id of the bot owner (not implicitly staff) (env KIMI_OWNER_USER_ID)",
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
