@@ -477,9 +477,9 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 			stored = cur
 			return nil
 		}
-		action, auditAction := "save", ActionDocumentSave
+		action := "save"
 		if revertOf > 0 {
-			action, auditAction = "revert", ActionDocumentRevert
+			action = "revert"
 		}
 		id, err := insertHistory(ctx, tx, historyRow{
 			target: key, at: now, actorKind: actor.Kind, actor: actor.AuditName(), action: action,
@@ -498,9 +498,13 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 		}
 		detail += fmt.Sprintf(", history entry %d", id)
 		changed = true
-		return store.AuditTx(ctx, tx, store.AuditEntry{
-			At: now, Actor: actor.AuditName(), Action: auditAction, Target: key, Detail: detail, IP: actor.IP,
-		})
+		entry := store.AuditEntry{
+			At: now, Actor: actor.AuditName(), Action: ActionDocumentSave, Target: key, Detail: detail, IP: actor.IP,
+		}
+		if revertOf > 0 {
+			entry.Action = ActionDocumentRevert
+		}
+		return store.AuditTx(ctx, tx, entry)
 	})
 	if err != nil {
 		var conflict *ConflictError

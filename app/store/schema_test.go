@@ -194,13 +194,18 @@ func TestRestoreRefusesCraftedBackups(t *testing.T) {
 }
 
 // TestRestoreAcceptsGenuineBackupAtItsVersion: the schema is compared at the
-// backup's own version, so a genuine backup from an older Kimi (version 1,
-// while this binary knows one more migration) restores and then migrates;
+// backup's own version, so a genuine backup from an older Kimi (the real
+// migrations' latest version, while this binary knows one more migration)
+// restores and then migrates;
 // one at the binary's version restores too.
 func TestRestoreAcceptsGenuineBackupAtItsVersion(t *testing.T) {
 	ctx := context.Background()
 	old := migratedStore(t)
 	oldBackup := genuineBackup(t, old)
+	oldVersion, err := latestVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	withExtraMigration(t)
 	for _, tt := range []struct {
@@ -208,7 +213,7 @@ func TestRestoreAcceptsGenuineBackupAtItsVersion(t *testing.T) {
 		src  func(t *testing.T) string
 		want int64
 	}{
-		{"older version", func(*testing.T) string { return oldBackup }, 1},
+		{"older version", func(*testing.T) string { return oldBackup }, oldVersion},
 		{"current version", func(t *testing.T) string { return genuineBackup(t, migratedStore(t)) }, 9999},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
