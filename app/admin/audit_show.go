@@ -143,6 +143,9 @@ func auditRow(e store.AuditEntry, now time.Time) templates.AuditRow {
 	if e.Action == auth.ActionLoginFailed {
 		// The actor column holds the username someone typed, not who they are.
 		r.Actor, r.Attempted = "", e.Actor
+		if e.Actor == auth.EmptyUsernameActor {
+			r.Actor, r.Attempted = "Someone (no username)", ""
+		}
 	}
 	if ua, ok := strings.CutPrefix(e.Detail, userAgentDetail); ok {
 		r.Detail, r.DetailTitle = summarizeUserAgent(ua), ua

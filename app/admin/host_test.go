@@ -85,3 +85,46 @@ func TestHostHeaderAllowList(t *testing.T) {
 		t.Errorf("%d failed sign-ins recorded: a refused host reached the handler", n)
 	}
 }
+
+// TestHostCheckLetsTokenScrapersThrough: a Prometheus on a container
+// network names Kimi by its service name; with the metrics bearer token its
+// GET /metrics passes the Host check (a rebinding page cannot add a token it
+// does not know). Without the token, with a wrong one, or on another path or
+// method, the foreign Host is still refused.
+func TestHostCheckLetsTokenScrapersThrough(t *testing.T) {
+	const token = "a-metrics-token-of-32-characters"
+	h := newHarness(t, func(o *Options) {
+		o.AllowedHosts = []string{"kimi.example.org"}
+		o.MetricsToken = token
+	})
+	tests := []struct {
+		name, method, path, auth string
+		want                     int
+	}{
+		{"scraper with the token", http.MethodGet, "/metrics", "Bearer " + token, http.StatusOK},
+		{"scraper without a token", http.MethodGet, "/metrics", "", http.StatusMisdirectedRequest},
+		{"scraper with a wrong token", http.MethodGet, "/metrics", "Bearer not-the-token-at-all-nope!", http.StatusMisdirectedRequest},
+		{"the token on another page", http.MethodGet, "/login", "Bearer " + token, http.StatusMisdirectedRequest},
+		{"the token on a POST", http.MethodPost, "/metrics", "Bearer " + token, http.StatusMisdirectedRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequest(tt.method, h.ts.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = "kimi:8080"
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			res, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", res.StatusCode, tt.want)
+			}
+		})
+	}
+}

@@ -33,6 +33,7 @@ func (s *Server) loginSubmit(c echo.Context) error {
 		return err
 	}
 	s.setSessionCookie(c, issued)
+	s.rememberDevice(c, issued.Username)
 	s.clearCookie(c, csrfCookie)
 	return c.Redirect(http.StatusSeeOther, next)
 }

@@ -56,11 +56,14 @@ const msgMisdirected = "This server does not answer to that host name. Open Kimi
 // with evil.example as its origin, so origin checks pass, but its Host
 // header still names evil.example. /healthz and /readyz are exempt:
 // container health checks send whatever Host they like, and a probe
-// reveals nothing.
+// reveals nothing. So is GET /metrics with the metrics bearer token: a
+// scraper on a container network names Kimi by its service name, and a
+// rebinding page cannot add a token it does not know.
 func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if s.hosts == nil || s.allowedHost(r.Host) || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		if s.hosts == nil || s.allowedHost(r.Host) || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" ||
+			r.URL.Path == "/metrics" && r.Method == http.MethodGet && s.metricsTokenOK(r.Header.Get(echo.HeaderAuthorization)) {
 			return next(c)
 		}
 		s.log.Debug("request for a host this server does not serve", "host", truncateHost(r.Host),

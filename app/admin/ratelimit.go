@@ -3,6 +3,7 @@ package admin
 import (
 	"container/list"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -30,6 +31,7 @@ type limiter struct {
 	mu      sync.Mutex
 	buckets map[string]*list.Element // of *bucket
 	order   list.List                // front: most recently used
+	pinned  map[string]*rate.Limiter // never evicted (accounts)
 }
 
 type bucket struct {
@@ -83,6 +85,22 @@ func (l *limiter) gc(now time.Time, idle time.Duration) {
 	}
 }
 
+// allowPinned is allow for a key the table never evicts (an account: there
+// are few, and forgetting one would refill a guessed account's budget).
+func (l *limiter) allowPinned(key string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pinned == nil {
+		l.pinned = map[string]*rate.Limiter{}
+	}
+	b, ok := l.pinned[key]
+	if !ok {
+		b = rate.NewLimiter(rate.Every(l.every), l.burst)
+		l.pinned[key] = b
+	}
+	return b.AllowN(now, 1)
+}
+
 func (l *limiter) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -105,28 +123,33 @@ func clientKey(ip string) string {
 	return netip.PrefixFrom(addr.WithZone(""), 64).Masked().String()
 }
 
-// usernameKey is the bucket of a sign-in username: case-folded, as the
-// accounts table compares (COLLATE NOCASE). A name longer than any account
-// can have cannot sign in, so all of them share one bucket and cannot be
-// used to fill the table with megabyte keys.
-func usernameKey(username string) string {
-	if len(username) > auth.MaxUsernameLength {
-		return "\x00too-long"
-	}
-	return strings.ToLower(username)
-}
-
 // spendAttempt takes one token of the client's sign-in budget, which sign-in,
-// set-up and password changes share, and, when username is not empty, one
-// of that username's budget, shared by every address; either empty is a 429.
-// The username budget is what a distributed guesser (many addresses, each
-// within its own budget) runs into.
+// set-up and password changes share, and, when username names a real
+// account, one of that account's budget, shared by every address; either
+// empty is a 429. The account budget is what a distributed guesser (many
+// addresses, each within its own budget) runs into. It is kept for real
+// accounts only, in buckets the bounded table never evicts (there are few
+// accounts), so a spray of invented names cannot flush a spent budget; and a
+// browser with a device cookie for the account (it signed in before) skips
+// it, so guessers elsewhere cannot lock the admin out.
 func (s *Server) spendAttempt(c echo.Context, username string) error {
 	now := time.Now()
 	if !s.limiter.allow(clientKey(c.RealIP()), now) {
 		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimited)
 	}
-	if username != "" && !s.userLimiter.allow(usernameKey(username), now) {
+	if username == "" {
+		return nil
+	}
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	account, known, err := s.opts.Auth.AccountName(ctx, username)
+	if err != nil {
+		return fmt.Errorf("admin: sign-in budget: %w", err)
+	}
+	if !known || s.trustedDevice(c, account) {
+		return nil
+	}
+	if !s.userLimiter.allowPinned(strings.ToLower(account), now) {
 		return echo.NewHTTPError(http.StatusTooManyRequests, msgRateLimitedUser)
 	}
 	return nil

@@ -81,17 +81,3 @@ func TestLimiterGCForgetsIdleBuckets(t *testing.T) {
 	}
 }
 
-func TestUsernameKey(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"Admin", "admin"},
-		{"ADMIN", "admin"},
-		{"admin", "admin"},
-		{"", ""},
-		{string(make([]byte, 65)), "\x00too-long"},
-	}
-	for _, tt := range tests {
-		if got := usernameKey(tt.in); got != tt.want {
-			t.Errorf("usernameKey(%.10q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

@@ -95,7 +95,8 @@ type Server struct {
 	assets      *assetSet
 	pageAssets  templates.Assets // the layout's asset URLs, fixed at start-up
 	limiter     *limiter         // per client address (clientKey)
-	userLimiter *limiter         // per username (usernameKey)
+	userLimiter *limiter         // per account (spendAttempt)
+	devices     deviceKeys       // the device-cookie key (device.go)
 	proxies     trustedProxies
 	hosts       map[string]bool // AllowedHosts, lower-cased; nil: any
 	metrics     *metrics

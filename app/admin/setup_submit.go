@@ -33,6 +33,7 @@ func (s *Server) setupSubmit(c echo.Context) error {
 		return s.setupFailed(c, f.Token, err)
 	}
 	s.setSessionCookie(c, issued)
+	s.rememberDevice(c, issued.Username)
 	s.clearCookie(c, csrfCookie)
 	s.setFlash(c, flashWelcome)
 	return c.Redirect(http.StatusSeeOther, "/")

@@ -132,7 +132,8 @@ type Service struct {
 	sessStmt    atomic.Pointer[sql.Stmt]
 }
 
-// New returns a Service using st for persistence. It does no I/O.
+// New returns a Service using st for persistence and logger (the caller
+// names it: component=auth). It does no I/O.
 func New(st *store.Store, logger *slog.Logger, opts Options) *Service {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -161,7 +162,7 @@ func New(st *store.Store, logger *slog.Logger, opts Options) *Service {
 	case opts.HashQueue < 0:
 		opts.HashQueue = 0
 	}
-	return &Service{st: st, logger: logger.With("component", "auth"), opts: opts,
+	return &Service{st: st, logger: logger, opts: opts,
 		bcryptSem:   make(chan struct{}, opts.HashWorkers),
 		bcryptAdmit: make(chan struct{}, opts.HashWorkers+opts.HashQueue)}
 }
@@ -182,6 +183,26 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 func (s *Service) Options() Options { return s.opts }
 
 func (s *Service) now() time.Time { return s.opts.Now() }
+
+// AccountName returns the stored spelling of the admin account named
+// username (compared case-insensitively, as sign-in does) and whether one
+// exists. The sign-in budget per username is kept for real accounts only, so
+// a spray of invented names cannot push a real account's spent budget out of
+// the bounded table.
+func (s *Service) AccountName(ctx context.Context, username string) (string, bool, error) {
+	if username == "" || len(username) > MaxUsernameLength {
+		return "", false, nil
+	}
+	var canonical string
+	err := s.st.Reader().QueryRowContext(ctx, `SELECT username FROM admins WHERE username = ?`, username).Scan(&canonical)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("auth: find account: %w", err)
+	}
+	return canonical, true, nil
+}
 
 // HasAdmin reports whether at least one admin account exists.
 func (s *Service) HasAdmin(ctx context.Context) (bool, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -502,5 +503,16 @@ func TestUserErrorMessages(t *testing.T) {
 		if msg, ok := UserMessage(err); ok || msg != "" {
 			t.Errorf("UserMessage(%v) = %q, %t; want nothing (not for a person to read)", err, msg, ok)
 		}
+	}
+}
+
+// TestNewKeepsTheCallersLogger: the caller names the logger
+// (component=auth); New adding its own attribute once printed the key twice
+// on every auth line ({"component":"auth","component":"auth"} in JSON).
+func TestNewKeepsTheCallersLogger(t *testing.T) {
+	_, st, _ := newTestService(t)
+	logger := slog.New(slog.DiscardHandler).With("component", "auth")
+	if svc := New(st, logger, Options{}); svc.logger != logger {
+		t.Error("New wrapped the caller's logger; its attributes would repeat")
 	}
 }

@@ -49,11 +49,19 @@ func IsPasswordRuleError(err error) bool {
 // truncateActor bounds attacker-chosen text (a failed login's username)
 // before it reaches the audit log.
 func truncateActor(s string) string {
+	if s == "" {
+		return EmptyUsernameActor
+	}
 	if len(s) <= MaxUsernameLength {
 		return s
 	}
 	return truncateUTF8(s, MaxUsernameLength) + "…"
 }
+
+// EmptyUsernameActor is the audit actor of a failed sign-in that named no
+// username (the audit log needs an actor, and a blank one would lose the
+// row). No account can have it: usernames cannot contain parentheses.
+const EmptyUsernameActor = "(empty username)"
 
 // UserError is a refusal a person must read and correct (a password that
 // breaks a rule, a mistyped current password): Error() is the prefixed text
