@@ -80,4 +80,3 @@ func TestLimiterGCForgetsIdleBuckets(t *testing.T) {
 		t.Errorf("map %d, list %d entries; want 1 each", lim.len(), lim.order.Len())
 	}
 }
-
