@@ -59,12 +59,6 @@ type SettingsDefinition struct {
 	Fields []SettingField
 }
 
-// SettingEnvName returns the environment variable for a module setting:
-// upper-case "<prefix>_<field>", e.g. REFERENCE_KUDOS_DAILY_LIMIT.
-func SettingEnvName(module, field string) string {
-	return strings.ToUpper(TablePrefix(module) + "_" + field)
-}
-
 // Field returns the field named name.
 func (d SettingsDefinition) Field(name string) (SettingField, bool) {
 	i := slices.IndexFunc(d.Fields, func(f SettingField) bool { return f.Name == name })
@@ -216,39 +210,6 @@ func (f SettingField) coerce(v any) (any, string) {
 		return s, ""
 	}
 	return nil, "has unsupported kind " + pyRepr(string(f.Kind))
-}
-
-// asInt64 accepts Go's integer types (never bool).
-func asInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint:
-		if uint64(n) > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(n), true
-	case uint64:
-		if n > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(n), true
-	}
-	return 0, false
 }
 
 // Settings are a module's prepared deployment settings: an immutable map

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // DiscordCall is one recorded call of a FakeDiscordActions. Args are the
@@ -28,7 +29,7 @@ type GuildChannel struct{ GuildID, ChannelID uint64 }
 type MemberChannel struct{ GuildID, UserID, ChannelID uint64 }
 
 // FakeDiscordActions is an sdk.DiscordActions that enforces the module's
-// declared actions (an undeclared one fails with *sdk.UndeclaredDiscordAction
+// declared actions (an undeclared one fails with *sdk.UndeclaredDiscordActionError
 // before anything happens), records every declared call, and answers reads
 // from the maps below, which a test fills before acting. Lock Mu around
 // direct map access while the module may be running concurrently.
@@ -92,7 +93,7 @@ func (f *FakeDiscordActions) SetDeclared(actions ...sdk.DiscordAction) {
 // record checks the declaration and appends the call.
 func (f *FakeDiscordActions) record(action sdk.DiscordAction, args ...any) error {
 	if !f.declared[action] {
-		return sdk.NewUndeclaredDiscordAction(f.module, action)
+		return hostkit.NewUndeclaredDiscordActionError(f.module, action)
 	}
 	f.calls = append(f.calls, DiscordCall{Action: action, Args: args})
 	return nil
@@ -125,7 +126,7 @@ func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, 
 	if err := f.record(sdk.ActionSendMessage, channelID, cloneOutgoing(msg)); err != nil {
 		return sdk.MessageRef{}, err
 	}
-	if err := sdk.ValidateMessageControls(f.module, msg.Components, nil); err != nil {
+	if err := hostkit.ValidateMessageControls(f.module, msg.Components, nil); err != nil {
 		return sdk.MessageRef{}, err
 	}
 	f.nextMessageID++

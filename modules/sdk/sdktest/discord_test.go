@@ -23,7 +23,7 @@ func TestDiscordEnforcesDeclaredActions(t *testing.T) {
 		t.Errorf("second message id = %d", ref.MessageID)
 	}
 	_, err = d.SendDM(ctx, 1, "hi", nil)
-	var undeclared *sdk.UndeclaredDiscordAction
+	var undeclared *sdk.UndeclaredDiscordActionError
 	if !errors.As(err, &undeclared) || err.Error() != "module 'mod' did not declare Discord action 'send_dm'" {
 		t.Errorf("undeclared send_dm = %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Runtime is one module wired to a full set of fakes, the way the host
@@ -79,7 +80,7 @@ func WithSettings(values map[string]any) Option {
 }
 
 // WithEnv reads every declared setting the host would read from the
-// environment (sdk.SettingEnvName, e.g. REFERENCE_KUDOS_DAILY_LIMIT); set
+// environment (hostkit.SettingEnvName, e.g. REFERENCE_KUDOS_DAILY_LIMIT); set
 // them with t.Setenv. Later WithSettings options override.
 func WithEnv() Option {
 	return func(c *runtimeConfig) { c.fromEnv = true }
@@ -138,8 +139,8 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	caps := sdk.NewCapabilities(append(sdk.BaselineCapabilities(), cfg.capabilities...), cfg.members, cfg.content)
-	if err := spec.CheckCapabilities(caps); err != nil {
+	caps := sdk.NewCapabilities(append(hostkit.BaselineCapabilities(), cfg.capabilities...), cfg.members, cfg.content)
+	if err := hostkit.CheckCapabilities(spec, caps); err != nil {
 		return nil, err
 	}
 	settings, err := prepareSettings(spec, cfg.settings, cfg.fromEnv)
@@ -160,7 +161,7 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	if module == nil {
 		return nil, fmt.Errorf("create %s returned no module", spec.Name)
 	}
-	hostRules, err := sdk.ResolveHostRules(spec.Name, spec.Permissions.HTTPHosts, settings)
+	hostRules, err := hostkit.ResolveHostRules(spec.Name, spec.Permissions.HTTPHosts, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -251,14 +252,14 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 func prepareSettings(spec sdk.Spec, raw map[string]string, fromEnv bool) (sdk.Settings, error) {
 	if spec.Settings == nil {
 		if len(raw) > 0 {
-			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", sdk.Repr(spec.Name))
+			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", hostkit.Repr(spec.Name))
 		}
 		return sdk.NewSettings(nil), nil
 	}
 	merged := map[string]string{}
 	if fromEnv {
 		for _, f := range spec.Settings.Fields {
-			if v, ok := os.LookupEnv(sdk.SettingEnvName(spec.Name, f.Name)); ok {
+			if v, ok := os.LookupEnv(hostkit.SettingEnvName(spec.Name, f.Name)); ok {
 				merged[f.Name] = v
 			}
 		}
