@@ -51,7 +51,9 @@ func TestValidateCommandSpec(t *testing.T) {
 			o.Kind = sdk.OptionString
 			o.Choices = []sdk.Choice{{Name: "a", Value: ""}}
 		}), "a choice value on option 'days' must contain 1 to 100 characters"},
-		{"choice values unique", opt(func(o *sdk.CommandOption) { o.Choices = []sdk.Choice{{Name: "a", Value: 1}, {Name: "b", Value: int64(1)}} }), "choice values on option 'days' must be unique"},
+		{"choice values unique", opt(func(o *sdk.CommandOption) {
+			o.Choices = []sdk.Choice{{Name: "a", Value: 1}, {Name: "b", Value: int64(1)}}
+		}), "choice values on option 'days' must be unique"},
 		{"bounds on string", opt(func(o *sdk.CommandOption) { o.Kind = sdk.OptionString; o.MinValue = i64(1) }), "option 'days' cannot set min_value or max_value on a string option"},
 		{"min over max", opt(func(o *sdk.CommandOption) { o.MinValue, o.MaxValue = i64(5), i64(1) }), "option 'days' min_value cannot exceed max_value"},
 	}
