@@ -35,9 +35,9 @@
 //     conditions have their own types (ServiceUnavailableError, ProposalError,
 //     CommandSyncError, FileAccessError). Messages are the reference's,
 //     byte for byte, so operators and tests can rely on them.
-//   - Validators are exported and shared by the host and sdktest, so a
-//     module that passes its sdktest tests passes preflight. Every pattern
-//     is anchored \A…\z.
+//   - The host's checks live in sdk/hostkit, which the host and sdktest
+//     share (a module never imports it), so a module that passes its
+//     sdktest tests passes preflight. Every pattern is anchored \A…\z.
 //
 // See README.md for a walkthrough: writing, testing and shipping a module.
 package sdk
