@@ -122,6 +122,10 @@ func TestDiscordSendMessageValidatesControls(t *testing.T) {
 	if err == nil || err.Error() != "invalid component key 'Bad Key'" {
 		t.Errorf("invalid button = %v", err)
 	}
+	// A refused send never reached Discord: it is not recorded as sent.
+	if calls := d.CallsFor(sdk.ActionSendMessage); len(calls) != 0 {
+		t.Errorf("a refused send was recorded: %+v", calls)
+	}
 }
 
 // The reference kit's paging, case by case: history ids 1..10.

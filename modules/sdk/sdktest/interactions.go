@@ -101,8 +101,10 @@ func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandH
 	}), nil
 }
 
-// ReplaceGuildCommands replaces the module's command set for one guild
-// (an empty slice removes it) and then returns SyncError.
+// ReplaceGuildCommands replaces the module's command set for one guild (an
+// empty slice removes it). When SyncError is set it is returned as a failed
+// live sync and the rejected set is not staged: the guild keeps its
+// previous commands.
 func (f *FakeInteractions) ReplaceGuildCommands(ctx context.Context, guildID uint64, commands []sdk.GuildCommand) error {
 	for _, c := range commands {
 		if err := hostkit.ValidateCommandSpec(c.Spec); err != nil {
@@ -111,12 +113,15 @@ func (f *FakeInteractions) ReplaceGuildCommands(ctx context.Context, guildID uin
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.SyncError != nil {
+		return f.SyncError
+	}
 	if len(commands) == 0 {
 		delete(f.guildCommands, guildID)
 	} else {
 		f.guildCommands[guildID] = slices.Clone(commands)
 	}
-	return f.SyncError
+	return nil
 }
 
 // RegisterComponent registers a button, select or modal handler for key;

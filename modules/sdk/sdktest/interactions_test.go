@@ -133,13 +133,17 @@ func TestInteractionsGuildCommands(t *testing.T) {
 	if err := f.ReplaceGuildCommands(ctx, 100, []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "b"}}}); err == nil {
 		t.Error("an invalid guild command was accepted")
 	}
+	if err := f.ReplaceGuildCommands(ctx, 100, cmds); err != nil {
+		t.Fatal(err)
+	}
 	syncErr := &sdk.CommandSyncError{}
 	f.SyncError = syncErr
-	if err := f.ReplaceGuildCommands(ctx, 100, cmds); !errors.As(err, &syncErr) {
+	other := []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "other", Description: "d"}, Handler: nopCommand}}
+	if err := f.ReplaceGuildCommands(ctx, 100, other); !errors.As(err, &syncErr) {
 		t.Errorf("failed sync = %v", err)
 	}
-	if len(f.GuildCommands(100)) != 1 {
-		t.Error("the set must be staged even when the live sync fails")
+	if got := f.GuildCommands(100); len(got) != 1 || got[0].Spec.Name != "a" {
+		t.Errorf("a set Discord rejected was staged: guild commands = %+v, want the previous set [a]", got)
 	}
 }
 
