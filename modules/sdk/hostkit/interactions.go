@@ -414,3 +414,15 @@ func validateSelectControl(module string, s sdk.SelectSpec) error {
 	_, err := sdk.BuildCustomID(module, s.Key, s.Parts...)
 	return err
 }
+
+// ValidateModal checks a modal the way the host does before showing it:
+// ValidateModalSpec, then its custom id `m:<module>:<key>[:part…]` built for
+// module within CustomIDMaxLength ("custom_id exceeds 100 characters"),
+// exactly as buttons' and selects' are.
+func ValidateModal(module string, m sdk.ModalSpec) error {
+	if err := ValidateModalSpec(m); err != nil {
+		return err
+	}
+	_, err := sdk.BuildCustomID(module, m.Key, m.Parts...)
+	return err
+}

@@ -116,9 +116,14 @@ func (f *FakeInteraction) Defer(ctx context.Context, ephemeral bool) error {
 	return nil
 }
 
-// ShowModal validates and records the modal.
+// ShowModal validates and records the modal; with Module set its custom id
+// is length-checked like buttons' (hostkit.ValidateModal).
 func (f *FakeInteraction) ShowModal(ctx context.Context, modal sdk.ModalSpec) error {
-	if err := hostkit.ValidateModalSpec(modal); err != nil {
+	validate := hostkit.ValidateModalSpec
+	if f.in.Module != "" {
+		validate = func(m sdk.ModalSpec) error { return hostkit.ValidateModal(f.in.Module, m) }
+	}
+	if err := validate(modal); err != nil {
 		return err
 	}
 	f.mu.Lock()
