@@ -1,6 +1,8 @@
 module github.com/kimiapp/kimi
 
-go 1.26.8
+go 1.26.0
+
+toolchain go1.26.8
 
 require (
 	github.com/a-h/templ v0.3.1118

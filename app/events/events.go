@@ -53,9 +53,9 @@ func New(opts Options) *Bus { return &Bus{opts: opts} }
 
 // Module returns module's view of the bus, implementing sdk.EventBus:
 // Publish checks the topic against the module's namespace
-// (sdk.ValidatePublishTopic), Subscribe the pattern against perms
-// (sdk.ValidateSubscription). guildActive filters discord.* events by their
-// guild (sdk.EventGuildID) at enqueue and again just before the handler
+// (hostkit.ValidatePublishTopic), Subscribe the pattern against perms
+// (hostkit.ValidateSubscription). guildActive filters discord.* events by their
+// guild (hostkit.EventGuildID) at enqueue and again just before the handler
 // runs; nil lets every guild through. Handlers run with a context derived
 // from ctx (the module's lifetime) and bounded by the handler timeout;
 // ModuleBus.Close cancels it.

@@ -10,6 +10,7 @@ import (
 	_ "time/tzdata" // task policies name IANA zones; the static binary may run where the host has none
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Keys of the server-setup document (guild:<id>), as the original's
@@ -97,7 +98,7 @@ func ParseGuildDocument(text string) (GuildConfig, error) {
 	}
 	values := map[string]any{}
 	for _, f := range guildFields {
-		v, err := sdk.CoerceGuildSetting(f, fm.Values[f.Name])
+		v, err := f.Coerce(fm.Values[f.Name])
 		if err != nil {
 			fail(f.Name, err.Error())
 			continue
@@ -166,10 +167,10 @@ func parseTaskPolicy(raw any) (TaskPolicy, []FieldError) {
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
-		problems = append(problems, FieldError{Field: KeyScheduledTasks + "." + k, Message: "unknown setting " + sdk.Repr(KeyScheduledTasks+"."+k)})
+		problems = append(problems, FieldError{Field: KeyScheduledTasks + "." + k, Message: "unknown setting " + hostkit.Repr(KeyScheduledTasks+"."+k)})
 	}
 	for _, f := range taskFields {
-		v, err := sdk.CoerceGuildSetting(f, m[strings.TrimPrefix(f.Name, KeyScheduledTasks+".")])
+		v, err := f.Coerce(m[strings.TrimPrefix(f.Name, KeyScheduledTasks+".")])
 		if err == nil {
 			if msg := zeroID(f.Name, v); msg != "" {
 				err = fmt.Errorf("%s", msg)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Revision is the sha256 hex of a document's bytes; an absent document has
@@ -53,14 +54,14 @@ func EvaluateModuleDocument(schema sdk.GuildSettingsSchema, text string, exists 
 		} else {
 			problems = []FieldError{{Message: err.Error()}}
 		}
-		defaults := sdk.EvaluateGuildSettings(schema, nil)
+		defaults := schema.Evaluate(nil)
 		snap.Values = defaults.Values
 		for _, p := range problems {
 			snap.Errors = append(snap.Errors, p.Message)
 		}
 		return snap, problems
 	}
-	result := sdk.EvaluateGuildSettings(schema, fm.Values)
+	result := schema.Evaluate(fm.Values)
 	snap.Values, snap.Errors, snap.Valid = result.Values, result.Errors, result.Valid()
 	if snap.Valid {
 		return snap, nil
@@ -70,11 +71,11 @@ func EvaluateModuleDocument(schema sdk.GuildSettingsSchema, text string, exists 
 	fieldOf := map[string]string{}
 	for key := range fm.Values {
 		if _, ok := schema.Field(key); !ok {
-			fieldOf["unknown setting "+sdk.Repr(key)] = key
+			fieldOf["unknown setting "+hostkit.Repr(key)] = key
 		}
 	}
 	for _, f := range schema.Fields {
-		if _, err := sdk.CoerceGuildSetting(f, fm.Values[f.Name]); err != nil {
+		if _, err := f.Coerce(fm.Values[f.Name]); err != nil {
 			fieldOf[err.Error()] = f.Name
 		}
 	}

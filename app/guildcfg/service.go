@@ -30,6 +30,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Audit actions of document writes.
@@ -140,7 +141,7 @@ func New(ctx context.Context, db DB, opts Options) (*Service, error) {
 			return nil, fmt.Errorf("guildcfg: module %q is listed twice", spec.Name)
 		}
 		if spec.GuildSettings != nil {
-			if err := sdk.ValidateGuildSettingsSchema(spec.Name, *spec.GuildSettings); err != nil {
+			if err := spec.GuildSettings.ValidateSchema(spec.Name); err != nil {
 				return nil, fmt.Errorf("guildcfg: load module %s: %w", spec.Name, err)
 			}
 		}
@@ -389,10 +390,10 @@ func (s *Service) checkTarget(t Target) error {
 	}
 	spec, ok := s.specs[t.Module]
 	if !ok {
-		return &TargetError{Target: t.String(), Message: "unknown module " + sdk.Repr(t.Module)}
+		return &TargetError{Target: t.String(), Message: "unknown module " + hostkit.Repr(t.Module)}
 	}
 	if spec.GuildSettings == nil {
-		return &TargetError{Target: t.String(), Message: "module " + sdk.Repr(t.Module) + " has no guild settings"}
+		return &TargetError{Target: t.String(), Message: "module " + hostkit.Repr(t.Module) + " has no guild settings"}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Kind is the kind of a configuration document.
@@ -70,7 +71,7 @@ var (
 // with "unsupported configuration proposal target 'x'". Whether the module
 // is known is the Service's question.
 func ParseTarget(s string) (Target, error) {
-	bad := &TargetError{Target: s, Message: "unsupported configuration proposal target " + sdk.Repr(s)}
+	bad := &TargetError{Target: s, Message: "unsupported configuration proposal target " + hostkit.Repr(s)}
 	kind, rest, ok := strings.Cut(s, ":")
 	if !ok {
 		return Target{}, bad

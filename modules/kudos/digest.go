@@ -74,7 +74,7 @@ func (m *module) postGuildDigest(ctx context.Context, rt *sdk.Runtime, ledger *l
 		return errNothingToPost
 	}
 	// send_message is declared in Permissions.DiscordActions; the port
-	// refuses anything undeclared with UndeclaredDiscordAction.
+	// refuses anything undeclared with UndeclaredDiscordActionError.
 	_, err = rt.Discord.SendMessage(ctx, channel, sdk.OutgoingMessage{Embed: m.boardEmbed(entries, digestDays(window))})
 	return err
 }

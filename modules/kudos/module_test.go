@@ -464,7 +464,7 @@ func TestProvidedServiceReadsTheSameLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := handle.Value(); !errors.Is(err, sdk.ErrServiceUnavailable) {
-		t.Errorf("Value after close = %v, want ServiceUnavailable", err)
+		t.Errorf("Value after close = %v, want ServiceUnavailableError", err)
 	}
 }
 
@@ -474,9 +474,9 @@ func TestUndeclaredDiscordActionIsCaughtByTheFake(t *testing.T) {
 
 	_, err := h.Discord.SendDM(context.Background(), alice, "hi", nil)
 
-	var undeclared *sdk.UndeclaredDiscordAction
+	var undeclared *sdk.UndeclaredDiscordActionError
 	if !errors.As(err, &undeclared) || undeclared.Action != sdk.ActionSendDM {
-		t.Errorf("SendDM error = %v, want UndeclaredDiscordAction(send_dm)", err)
+		t.Errorf("SendDM error = %v, want UndeclaredDiscordActionError(send_dm)", err)
 	}
 	if want := "module 'reference_kudos' did not declare Discord action 'send_dm'"; err.Error() != want {
 		t.Errorf("message = %q, want %q", err.Error(), want)

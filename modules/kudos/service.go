@@ -8,7 +8,7 @@ import "context"
 //	board, err := sdk.ServiceAs[kudos.Board](h)
 //
 // Keep a provided service small and data-only. Consumers hold a handle that
-// fails with ServiceUnavailable once this module closes, so nothing here
+// fails with ServiceUnavailableError once this module closes, so nothing here
 // hands out live objects that would outlive the module.
 type Board interface {
 	// Leaderboard ranks the receivers of the last days in a guild, at most

@@ -11,7 +11,7 @@ import (
 // before any module code runs, then loading calls Create with the prepared
 // settings — the moment to register LLM tools.
 //
-// Declaring less than you use fails at runtime (UndeclaredDiscordAction,
+// Declaring less than you use fails at runtime (UndeclaredDiscordActionError,
 // EventTopicError); declaring more shows up as noise in the operator's
 // manifest. Keep the two in step.
 func Spec() sdk.Spec { return spec(time.Now) }

@@ -1,6 +1,7 @@
 package kudos
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"testing"
@@ -20,20 +21,19 @@ func TestDeclarationsPassHostPreflight(t *testing.T) {
 	if s.Name != Name || s.APIVersion != sdk.APIVersion {
 		t.Errorf("name %q api %d", s.Name, s.APIVersion)
 	}
-	checks := map[string]error{
-		"spec":           s.Validate(),
-		"name":           sdk.ValidateModuleName(s.Name),
-		"permissions":    sdk.ValidatePermissions(s.Name, s.Permissions),
-		"services":       sdk.ValidateServices(s.Name, s.Dependencies, s.Provides, s.Consumes),
-		"guild settings": sdk.ValidateGuildSettingsSchema(s.Name, *s.GuildSettings),
-		// The one core topic the module subscribes to is declared.
-		"subscription": sdk.ValidateSubscription(s.Name, s.Permissions, sdk.TopicMemberRemove),
-		"migrations":   sdk.ValidateMigrations(s.Name, migrations()),
+	// Validate runs the host's declaration checks: name, settings,
+	// permissions, services and the guild-settings schema.
+	if err := s.Validate(); err != nil {
+		t.Fatalf("spec: %v", err)
 	}
-	for name, err := range checks {
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
+	// The fake runtime migrates (the migration list is checked like the
+	// host's) and Start subscribes through the fake bus, which refuses an
+	// undeclared topic the way the host does.
+	rt := sdktest.NewRuntime(t, s)
+	rt.Start(context.Background())
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	if !slices.Contains(rt.Events.Subscriptions(), sdk.TopicMemberRemove) {
+		t.Errorf("subscriptions %v lack the declared core topic %s", rt.Events.Subscriptions(), sdk.TopicMemberRemove)
 	}
 }
 
@@ -56,7 +56,7 @@ func TestGuildValidatorRejectsADigestForStaffOnlyGuilds(t *testing.T) {
 	}
 	// The host applies it: such a guild is invalid, and the module is off
 	// there (invalid_policy disable_module).
-	result := sdk.EvaluateGuildSettings(*Spec().GuildSettings, map[string]any{FieldGiverMinTier: "staff", FieldDigestChannel: "900"})
+	result := (*Spec().GuildSettings).Evaluate(map[string]any{FieldGiverMinTier: "staff", FieldDigestChannel: "900"})
 	if result.Valid() {
 		t.Error("a staff-only guild with a digest channel evaluated as valid")
 	}

@@ -19,9 +19,6 @@ const (
 	CapScheduledResults      = "scheduled_results.v1"
 )
 
-// BaselineCapabilities are advertised by every host.
-func BaselineCapabilities() []string { return []string{CapDiscordHistory, CapProposals} }
-
 // Capabilities is the immutable set of capabilities a host advertises plus
 // its gateway intents. The zero value advertises nothing.
 type Capabilities struct {

@@ -3,9 +3,7 @@ package sdk
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // DiscordAction names one operation of the DiscordActions port; a module may
@@ -65,7 +63,7 @@ const (
 )
 
 // DiscordActions is the declared Discord operations port. Every call fails
-// with *UndeclaredDiscordAction unless the action is declared; guild and
+// with *UndeclaredDiscordActionError unless the action is declared; guild and
 // channel operations require an active guild; outgoing messages never ping.
 type DiscordActions interface {
 	// SendMessage posts to a channel of an active guild and returns the new
@@ -288,15 +286,4 @@ type OutgoingEmbed struct {
 	Fields      []EmbedField
 	Footer      string
 	Timestamp   bool
-}
-
-// AuditReason formats a moderation audit reason: "[<module>] <reason>" with
-// whitespace collapsed, cut to MaxAuditReasonLength characters keeping the
-// beginning.
-func AuditReason(module, reason string) string {
-	text := "[" + module + "] " + strings.Join(strings.Fields(reason), " ")
-	if utf8.RuneCountInString(text) > MaxAuditReasonLength {
-		text = string([]rune(text)[:MaxAuditReasonLength])
-	}
-	return strings.TrimRight(text, " ")
 }

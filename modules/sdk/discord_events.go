@@ -19,13 +19,6 @@ const (
 	TopicAuditLogEntry     = "discord.audit_log_entry"
 )
 
-// CoreTopics returns every core topic.
-func CoreTopics() []string {
-	return []string{TopicMessage, TopicMessageEdit, TopicMessageDelete, TopicMessageBulkDelete,
-		TopicInviteCreate, TopicInviteDelete, TopicMemberJoin, TopicMemberRemove,
-		TopicMemberUpdate, TopicAuditLogEntry}
-}
-
 // MessageEvent is the payload of discord.message.
 type MessageEvent struct {
 	Message     MessageSnapshot
@@ -140,36 +133,4 @@ type AuditLogEntryEvent struct {
 	// Until is the timeout expiry for AuditTimeout, zero otherwise.
 	Until       time.Time
 	ActorIsSelf bool
-}
-
-// EventGuildID extracts the guild a core event payload belongs to (0 when
-// none), the way the bus filters core events by the guild predicate.
-func EventGuildID(payload any) uint64 {
-	switch p := payload.(type) {
-	case MessageEvent:
-		return p.Message.Ref.GuildID
-	case MessageEditEvent:
-		return p.Ref.GuildID
-	case MessageDeleteEvent:
-		return p.Ref.GuildID
-	case MessageBulkDeleteEvent:
-		if len(p.Refs) > 0 {
-			return p.Refs[0].GuildID
-		}
-	case InviteCreateEvent:
-		return p.Invite.GuildID
-	case InviteDeleteEvent:
-		return p.Invite.GuildID
-	case MemberJoinEvent:
-		return p.Member.GuildID
-	case MemberRemoveEvent:
-		return p.GuildID
-	case MemberUpdateEvent:
-		return p.GuildID
-	case AuditLogEntryEvent:
-		return p.GuildID
-	case interface{ EventGuildID() uint64 }:
-		return p.EventGuildID()
-	}
-	return 0
 }

@@ -30,14 +30,14 @@
 //     members).
 //   - Errors are typed. Every contract violation matches ErrContract with
 //     errors.Is and *ModuleContractError with errors.As; the specific types
-//     (UndeclaredDiscordAction, EventTopicError, HostNotAllowed,
-//     ResponseTooLarge, ScheduledResultAccessError) carry details. Runtime
-//     conditions have their own types (ServiceUnavailable, ProposalError,
+//     (UndeclaredDiscordActionError, EventTopicError, HostNotAllowedError,
+//     ResponseTooLargeError, ScheduledResultAccessError) carry details. Runtime
+//     conditions have their own types (ServiceUnavailableError, ProposalError,
 //     CommandSyncError, FileAccessError). Messages are the reference's,
 //     byte for byte, so operators and tests can rely on them.
-//   - Validators are exported and shared by the host and sdktest, so a
-//     module that passes its sdktest tests passes preflight. Every pattern
-//     is anchored \A…\z.
+//   - The host's checks live in sdk/hostkit, which the host and sdktest
+//     share (a module never imports it), so a module that passes its
+//     sdktest tests passes preflight. Every pattern is anchored \A…\z.
 //
 // See README.md for a walkthrough: writing, testing and shipping a module.
 package sdk

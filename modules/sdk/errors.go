@@ -15,7 +15,7 @@ var ErrContract = errors.New("module contract violation")
 // contract errors embedding ModuleContractError are through it).
 var (
 	_ error = (*ModuleContractError)(nil)
-	_ error = (*ServiceUnavailable)(nil)
+	_ error = (*ServiceUnavailableError)(nil)
 	_ error = (*ProposalError)(nil)
 	_ error = (*CommandSyncError)(nil)
 	_ error = (*FileAccessError)(nil)
@@ -44,27 +44,17 @@ func contractErrorf(format string, args ...any) *ModuleContractError {
 	return &ModuleContractError{Message: fmt.Sprintf(format, args...)}
 }
 
-// UndeclaredDiscordAction is returned when a module calls a Discord action it
+// UndeclaredDiscordActionError is returned when a module calls a Discord action it
 // did not list in Permissions.DiscordActions. Message:
 // "module 'm' did not declare Discord action 'a'".
-type UndeclaredDiscordAction struct {
+type UndeclaredDiscordActionError struct {
 	ModuleContractError
 	Module string
 	Action DiscordAction
 }
 
-// NewUndeclaredDiscordAction builds the error for module and action.
-func NewUndeclaredDiscordAction(module string, action DiscordAction) *UndeclaredDiscordAction {
-	return &UndeclaredDiscordAction{
-		ModuleContractError: ModuleContractError{Message: fmt.Sprintf(
-			"module %s did not declare Discord action %s", pyRepr(module), pyRepr(string(action)))},
-		Module: module,
-		Action: action,
-	}
-}
-
 // Unwrap exposes the embedded *ModuleContractError for errors.As.
-func (e *UndeclaredDiscordAction) Unwrap() error { return &e.ModuleContractError }
+func (e *UndeclaredDiscordActionError) Unwrap() error { return &e.ModuleContractError }
 
 // EventTopicError reports an invalid topic or pattern, a publish outside the
 // module's namespace, or a subscription the module did not declare.
@@ -80,42 +70,27 @@ func newEventTopicError(topic, format string, args ...any) *EventTopicError {
 // Unwrap exposes the embedded *ModuleContractError for errors.As.
 func (e *EventTopicError) Unwrap() error { return &e.ModuleContractError }
 
-// HostNotAllowed reports an HTTP request to a host, scheme or port the module
+// HostNotAllowedError reports an HTTP request to a host, scheme or port the module
 // did not declare (for example "module 'm' did not declare host 'h'").
-type HostNotAllowed struct {
+type HostNotAllowedError struct {
 	ModuleContractError
 	Host string
 }
 
-// NewHostNotAllowed builds a HostNotAllowed with the given host and message.
-func NewHostNotAllowed(host, message string) *HostNotAllowed {
-	return &HostNotAllowed{ModuleContractError: ModuleContractError{Message: message}, Host: host}
-}
-
 // Unwrap exposes the embedded *ModuleContractError for errors.As.
-func (e *HostNotAllowed) Unwrap() error { return &e.ModuleContractError }
+func (e *HostNotAllowedError) Unwrap() error { return &e.ModuleContractError }
 
-// ResponseTooLarge reports an HTTP body over the caller's limit (capped at
+// ResponseTooLargeError reports an HTTP body over the caller's limit (capped at
 // MaxHTTPBodyBytes). Declared > 0 means the server announced the size up front:
 // "response declares N bytes; limit is M"; otherwise "response exceeded M bytes".
-type ResponseTooLarge struct {
+type ResponseTooLargeError struct {
 	ModuleContractError
 	Declared int64
 	Limit    int64
 }
 
-// NewResponseTooLarge builds the error; declared is 0 when the body was cut
-// while streaming.
-func NewResponseTooLarge(declared, limit int64) *ResponseTooLarge {
-	msg := fmt.Sprintf("response exceeded %d bytes", limit)
-	if declared > 0 {
-		msg = fmt.Sprintf("response declares %d bytes; limit is %d", declared, limit)
-	}
-	return &ResponseTooLarge{ModuleContractError: ModuleContractError{Message: msg}, Declared: declared, Limit: limit}
-}
-
 // Unwrap exposes the embedded *ModuleContractError for errors.As.
-func (e *ResponseTooLarge) Unwrap() error { return &e.ModuleContractError }
+func (e *ResponseTooLargeError) Unwrap() error { return &e.ModuleContractError }
 
 // ScheduledResultAccessError reports a scheduled-result subscription that is
 // closed or undeclared, or a result file that cannot be read
@@ -124,22 +99,17 @@ type ScheduledResultAccessError struct {
 	ModuleContractError
 }
 
-// NewScheduledResultAccessError builds the error with message.
-func NewScheduledResultAccessError(message string) *ScheduledResultAccessError {
-	return &ScheduledResultAccessError{ModuleContractError{Message: message}}
-}
-
 // Unwrap exposes the embedded *ModuleContractError for errors.As.
 func (e *ScheduledResultAccessError) Unwrap() error { return &e.ModuleContractError }
 
-// ErrServiceUnavailable is the category of ServiceUnavailable errors.
+// ErrServiceUnavailable is the category of ServiceUnavailableError errors.
 var ErrServiceUnavailable = errors.New("service unavailable")
 
-// ServiceUnavailable reports a consumed service that is not provided
+// ServiceUnavailableError reports a consumed service that is not provided
 // ("service n@v is not provided") or whose provider closed
 // ("service n@v closed with module 'p'"). It is a runtime condition, not a
 // contract violation: it does not match ErrContract.
-type ServiceUnavailable struct {
+type ServiceUnavailableError struct {
 	Name     string
 	Version  int
 	Provider string // set when the provider closed
@@ -147,22 +117,10 @@ type ServiceUnavailable struct {
 }
 
 // Error returns the message.
-func (e *ServiceUnavailable) Error() string { return e.Message }
+func (e *ServiceUnavailableError) Error() string { return e.Message }
 
 // Is reports whether target is ErrServiceUnavailable.
-func (e *ServiceUnavailable) Is(target error) bool { return target == ErrServiceUnavailable }
-
-// NewServiceNotProvided builds "service n@v is not provided".
-func NewServiceNotProvided(name string, version int) *ServiceUnavailable {
-	return &ServiceUnavailable{Name: name, Version: version,
-		Message: fmt.Sprintf("service %s@%d is not provided", name, version)}
-}
-
-// NewServiceClosed builds "service n@v closed with module 'p'".
-func NewServiceClosed(name string, version int, provider string) *ServiceUnavailable {
-	return &ServiceUnavailable{Name: name, Version: version, Provider: provider,
-		Message: fmt.Sprintf("service %s@%d closed with module %s", name, version, pyRepr(provider))}
-}
+func (e *ServiceUnavailableError) Is(target error) bool { return target == ErrServiceUnavailable }
 
 // ProposalError reports a configuration proposal that could not be read,
 // created or decided (for example "configuration changed since it was

@@ -34,16 +34,6 @@ func ExampleRenderGuildSettings() {
 	// ---
 }
 
-func ExampleValidatePublishTopic() {
-	err := sdk.ValidatePublishTopic("reference_kudos", "discord.message")
-	fmt.Println(err)
-	var topicErr *sdk.EventTopicError
-	fmt.Println(errors.Is(err, sdk.ErrContract), errors.As(err, &topicErr))
-	// Output:
-	// event namespace 'discord' is reserved by core
-	// true true
-}
-
 func ExampleBackoff_Delay() {
 	for attempt := 1; attempt <= 9; attempt += 2 {
 		fmt.Println(attempt, sdk.DefaultBackoff().Delay(attempt))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -136,10 +135,8 @@ func (s GuildSettingsSnapshot) Strings(name string) []string {
 // Bool returns a bool setting.
 func (s GuildSettingsSnapshot) Bool(name string) bool { v, _ := s.Values[name].(bool); return v }
 
-// ValidSettingName reports whether name matches `[a-z][a-z0-9_]{0,63}`.
-func ValidSettingName(name string) bool { return settingNameRE.MatchString(name) }
-
-// ValidateGuildSettingsSchema checks a schema. Messages (module m, field x):
+// ValidateSchema checks the schema declaration for module (the schema's
+// Validate field checks values, not the declaration). Messages (module m, field x):
 // "module 'm' guild settings has invalid policy 'p'",
 // "module 'm' guild setting 'x' has an invalid name",
 // "module 'm' declares guild setting 'x' twice",
@@ -147,7 +144,7 @@ func ValidSettingName(name string) bool { return settingNameRE.MatchString(name)
 // "module 'm' setting 'x' has choices but is not enum",
 // "module 'm' setting 'x' is required with a default",
 // "module 'm' setting 'x' has an invalid default: <error>".
-func ValidateGuildSettingsSchema(module string, schema GuildSettingsSchema) error {
+func (schema GuildSettingsSchema) ValidateSchema(module string) error {
 	if p := schema.EffectivePolicy(); p != DisableModule && p != DisableGuild {
 		return contractErrorf("module %s guild settings has invalid policy %s", pyRepr(module), pyRepr(string(p)))
 	}
@@ -170,7 +167,7 @@ func ValidateGuildSettingsSchema(module string, schema GuildSettingsSchema) erro
 			return contractErrorf("module %s setting %s is required with a default", pyRepr(module), pyRepr(f.Name))
 		}
 		if f.Default != nil {
-			if _, err := CoerceGuildSetting(f, f.Default); err != nil {
+			if _, err := f.Coerce(f.Default); err != nil {
 				return contractErrorf("module %s setting %s has an invalid default: %s", pyRepr(module), pyRepr(f.Name), err.Error())
 			}
 		}
@@ -192,8 +189,8 @@ func valueErr(field, format string, args ...any) *GuildSettingValueError {
 	return &GuildSettingValueError{Field: field, Message: field + " " + fmt.Sprintf(format, args...)}
 }
 
-// CoerceGuildSetting validates and normalizes one configured value (or the
-// default when raw is nil) of field. raw is what a document decoder yields:
+// Coerce validates and normalizes one configured value (or the default
+// when raw is nil) of the field. raw is what a document decoder yields:
 // bool, Go integers, json.Number, string, or []any / []string / []uint64 /
 // []int64 / []int. A nil result with a nil error means "unset". Messages:
 // "x is required", "x must be true or false", "x must be an integer",
@@ -202,7 +199,7 @@ func valueErr(field, format string, args ...any) *GuildSettingValueError {
 // "x must be text", "x is longer than 2000 characters",
 // "x must be a list of text values", "x contains an invalid entry <v>",
 // "x must be one of a, b", "x has unsupported kind 'k'".
-func CoerceGuildSetting(field GuildSettingField, raw any) (any, error) {
+func (field GuildSettingField) Coerce(raw any) (any, error) {
 	name := field.Name
 	if raw == nil {
 		if field.Required {
@@ -333,59 +330,6 @@ func toAny[T any](in []T) []any {
 	return out
 }
 
-// pyStr renders v like Python's str() for the scalar types a document holds.
-func pyStr(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case json.Number:
-		return string(t)
-	case nil:
-		return "None"
-	case float64:
-		return pyFloat(t)
-	}
-	if n, ok := asInt64(v); ok {
-		return strconv.FormatInt(n, 10)
-	}
-	if n, ok := v.(uint64); ok {
-		return strconv.FormatUint(n, 10)
-	}
-	if n, ok := v.(uint); ok {
-		return strconv.FormatUint(uint64(n), 10)
-	}
-	return fmt.Sprint(v)
-}
-
-func pyFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "inf"
-	}
-	if math.IsInf(f, -1) {
-		return "-inf"
-	}
-	if math.IsNaN(f) {
-		return "nan"
-	}
-	if f == math.Trunc(f) && math.Abs(f) < 1e16 {
-		return strconv.FormatFloat(f, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// pyReprAny renders v like Python's repr() for document scalars.
-func pyReprAny(v any) string {
-	if s, ok := v.(string); ok {
-		return pyRepr(s)
-	}
-	return pyStr(v)
-}
-
 // GuildSettingsResult is the outcome of evaluating a guild document.
 type GuildSettingsResult struct {
 	// Values holds every field: coerced value, default, or nil when unset.
@@ -397,11 +341,11 @@ type GuildSettingsResult struct {
 // Valid reports whether there are no errors.
 func (r GuildSettingsResult) Valid() bool { return len(r.Errors) == 0 }
 
-// EvaluateGuildSettings applies schema to a decoded document: unknown keys
+// Evaluate applies the schema to a decoded document: unknown keys
 // ("unknown setting 'k'", sorted), per-field coercion in declaration order,
 // then — only without errors — the schema's Validate (a panic there becomes
 // "validation failed: <panic>"). Host and fakes share it.
-func EvaluateGuildSettings(schema GuildSettingsSchema, document map[string]any) (result GuildSettingsResult) {
+func (schema GuildSettingsSchema) Evaluate(document map[string]any) (result GuildSettingsResult) {
 	result.Values = make(map[string]any, len(schema.Fields))
 	var unknown []string
 	for key := range document {
@@ -414,7 +358,7 @@ func EvaluateGuildSettings(schema GuildSettingsSchema, document map[string]any) 
 		result.Errors = append(result.Errors, "unknown setting "+pyRepr(key))
 	}
 	for _, f := range schema.Fields {
-		v, err := CoerceGuildSetting(f, document[f.Name])
+		v, err := f.Coerce(document[f.Name])
 		if err != nil {
 			result.Errors = append(result.Errors, err.Error())
 			continue

@@ -66,7 +66,7 @@ func TestCoerceGuildSetting(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CoerceGuildSetting(tt.field, tt.raw)
+			got, err := tt.field.Coerce(tt.raw)
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Fatalf("err = %v, want %q", err, tt.err)
@@ -105,7 +105,7 @@ func TestValidateGuildSettingsSchema(t *testing.T) {
 		{"bad default", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingBool, Default: "yes"}}}, "module 'm' setting 'a' has an invalid default: a must be true or false"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkErr(t, ValidateGuildSettingsSchema("m", tt.schema), tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.schema.ValidateSchema("m"), tt.want) })
 	}
 }
 
@@ -128,30 +128,30 @@ func kudosSchema() GuildSettingsSchema {
 
 func TestEvaluateGuildSettings(t *testing.T) {
 	s := kudosSchema()
-	r := EvaluateGuildSettings(s, nil)
+	r := s.Evaluate(nil)
 	if !r.Valid() || r.Values["giver_min_tier"] != "member" || r.Values["allow_thank_back"] != true || r.Values["digest_channel_id"] != nil {
 		t.Fatalf("defaults: %+v", r)
 	}
-	r = EvaluateGuildSettings(s, map[string]any{"digest_channel_id": 900, "giver_min_tier": "regular"})
+	r = s.Evaluate(map[string]any{"digest_channel_id": 900, "giver_min_tier": "regular"})
 	if !r.Valid() || r.Values["digest_channel_id"] != uint64(900) {
 		t.Fatalf("regular + digest: %+v", r)
 	}
-	r = EvaluateGuildSettings(s, map[string]any{"digest_channel_id": 900, "giver_min_tier": "staff"})
+	r = s.Evaluate(map[string]any{"digest_channel_id": 900, "giver_min_tier": "staff"})
 	if r.Valid() || strings.Join(r.Errors, ";") != "a digest channel makes no sense when only staff may give kudos" {
 		t.Fatalf("staff + digest: %+v", r)
 	}
-	r = EvaluateGuildSettings(s, map[string]any{"zeta": 1, "alpha": 2, "giver_min_tier": "king", "digest_channel_id": 900})
+	r = s.Evaluate(map[string]any{"zeta": 1, "alpha": 2, "giver_min_tier": "king", "digest_channel_id": 900})
 	want := "unknown setting 'alpha';unknown setting 'zeta';giver_min_tier must be one of member, regular, staff"
 	if got := strings.Join(r.Errors, ";"); got != want {
 		t.Fatalf("errors = %s", got)
 	}
 	s.Validate = func(map[string]any) []string { panic("boom") }
-	r = EvaluateGuildSettings(s, nil)
+	r = s.Evaluate(nil)
 	if strings.Join(r.Errors, ";") != "validation failed: boom" {
 		t.Fatalf("panic: %+v", r)
 	}
 	s.Validate = func(v map[string]any) []string { v["giver_min_tier"] = "mutated"; return nil }
-	r = EvaluateGuildSettings(s, nil)
+	r = s.Evaluate(nil)
 	if r.Values["giver_min_tier"] != "member" {
 		t.Fatal("validator mutated the result")
 	}
@@ -210,7 +210,7 @@ func TestGuildSettingsSnapshotAccessors(t *testing.T) {
 	if v, ok := snap.Lookup("s"); !ok || v != "x" {
 		t.Fatal("Lookup")
 	}
-	if !ValidSettingName("a_1") || ValidSettingName("1a") {
+	if !settingNameRE.MatchString("a_1") || settingNameRE.MatchString("1a") {
 		t.Fatal("ValidSettingName")
 	}
 	if _, ok := kudosSchema().Field("nope"); ok {

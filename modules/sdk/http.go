@@ -25,12 +25,9 @@ const (
 	DiscordCDNToken = "discord-cdn"
 )
 
-// DiscordCDNHosts are the hosts DiscordCDNToken expands to.
-func DiscordCDNHosts() []string { return []string{"cdn.discordapp.com", "media.discordapp.net"} }
-
 // HTTP is the outbound HTTP port. Every request and redirect hop must match
-// a declared HostRule (else *HostNotAllowed); bodies over the limit fail
-// with *ResponseTooLarge and are never truncated; URLs with credentials are
+// a declared HostRule (else *HostNotAllowedError); bodies over the limit fail
+// with *ResponseTooLargeError and are never truncated; URLs with credentials are
 // refused; cloud metadata endpoints are always blocked.
 type HTTP interface {
 	// Get fetches url.
@@ -78,24 +75,6 @@ func WithTimeout(d time.Duration) RequestOption { return func(o *RequestOptions)
 
 // WithMaxBytes sets the body limit; the host caps it at MaxHTTPBodyBytes.
 func WithMaxBytes(n int64) RequestOption { return func(o *RequestOptions) { o.MaxBytes = n } }
-
-// ApplyRequestOptions resolves opts over the defaults: the given timeout and
-// MaxHTTPBodyBytes; non-positive or larger limits become MaxHTTPBodyBytes.
-func ApplyRequestOptions(defaultTimeout time.Duration, opts ...RequestOption) RequestOptions {
-	o := RequestOptions{Header: http.Header{}, Timeout: defaultTimeout, MaxBytes: MaxHTTPBodyBytes}
-	for _, opt := range opts {
-		if opt != nil {
-			opt(&o)
-		}
-	}
-	if o.MaxBytes <= 0 || o.MaxBytes > MaxHTTPBodyBytes {
-		o.MaxBytes = MaxHTTPBodyBytes
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = defaultTimeout
-	}
-	return o
-}
 
 // Network is the address policy of a HostRule.
 type Network string
@@ -153,19 +132,19 @@ var (
 	settingRefRE = regexp.MustCompile(`\A\$\{([a-z][a-z0-9_]{0,63})\}\z`)
 )
 
-// ValidHostname reports whether host is an exact lowercase hostname of 1–253
+// validHostname reports whether host is an exact lowercase hostname of 1–253
 // characters (labels of letters, digits and inner hyphens; no wildcard).
-func ValidHostname(host string) bool {
+func validHostname(host string) bool {
 	return len(host) >= 1 && len(host) <= 253 && hostRE.MatchString(host)
 }
 
-// ValidateHostRule checks a rule. Messages: "invalid HTTP host 'h';
+// validateHostRule checks a rule. Messages: "invalid HTTP host 'h';
 // wildcards are not supported", "discord-cdn is always public",
 // "invalid schemes ('ftp',) for host 'h'", "invalid ports (0,) for host 'h'",
 // "invalid network 'n' for host 'h'".
-func ValidateHostRule(rule HostRule) error {
+func validateHostRule(rule HostRule) error {
 	_, isSetting := rule.SettingName()
-	if !rule.IsDiscordCDN() && !isSetting && !ValidHostname(rule.Host) {
+	if !rule.IsDiscordCDN() && !isSetting && !validHostname(rule.Host) {
 		return contractErrorf("invalid HTTP host %s; wildcards are not supported", pyRepr(rule.Host))
 	}
 	network := rule.EffectiveNetwork()

@@ -16,21 +16,21 @@ type Services interface {
 	// registration (or the module) retires it.
 	Provide(name string, version int, impl any) (Registration, error)
 	// Get returns a handle on a consumed service ("module 'm' did not
-	// declare that it consumes n@v"); *ServiceUnavailable when nobody
+	// declare that it consumes n@v"); *ServiceUnavailableError when nobody
 	// provides it.
 	Get(name string, version int) (ServiceHandle, error)
 }
 
 // ServiceHandle is a consumer's handle on a provided service. Call Value
 // for every use rather than caching its result: once the provider closes,
-// Value fails with *ServiceUnavailable ("service n@v closed with module
+// Value fails with *ServiceUnavailableError ("service n@v closed with module
 // 'p'"), even if the service is provided again later.
 type ServiceHandle interface {
 	// Name is the service's name.
 	Name() string
 	// Version is the service's version.
 	Version() int
-	// Value returns the provider's implementation, or *ServiceUnavailable
+	// Value returns the provider's implementation, or *ServiceUnavailableError
 	// once the provider closed.
 	Value() (any, error)
 }
@@ -73,18 +73,14 @@ func (r ServiceRequirement) String() string {
 	return fmt.Sprintf("ServiceRequirement(name=%s, version=%d, provider=%s)", pyRepr(r.Name), r.Version, pyRepr(r.Provider))
 }
 
-// ValidServiceName reports whether name matches
-// `[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*`.
-func ValidServiceName(name string) bool { return serviceNameRE.MatchString(name) }
-
-// ValidateServices checks a module's service declarations. Messages:
+// validateServices checks a module's service declarations. Messages:
 // "module 'm' provides invalid service ServiceDeclaration(…)",
 // "module 'm' provides ('n', v) twice",
 // "module 'm' consumes invalid service ServiceRequirement(…)",
 // "module 'm' cannot consume its own service",
 // "module 'm' consumes 'n' from 'p' without depending on it",
 // "module 'm' consumes n@v twice" / "… from multiple providers".
-func ValidateServices(module string, dependencies []string, provides []ServiceDeclaration, consumes []ServiceRequirement) error {
+func validateServices(module string, dependencies []string, provides []ServiceDeclaration, consumes []ServiceRequirement) error {
 	type key struct {
 		name    string
 		version int
@@ -122,19 +118,4 @@ func ValidateServices(module string, dependencies []string, provides []ServiceDe
 		required[k] = r.Provider
 	}
 	return nil
-}
-
-// NewUndeclaredProvide builds "module 'm' did not declare that it provides n@v".
-func NewUndeclaredProvide(module, name string, version int) *ModuleContractError {
-	return contractErrorf("module %s did not declare that it provides %s@%d", pyRepr(module), name, version)
-}
-
-// NewUndeclaredConsume builds "module 'm' did not declare that it consumes n@v".
-func NewUndeclaredConsume(module, name string, version int) *ModuleContractError {
-	return contractErrorf("module %s did not declare that it consumes %s@%d", pyRepr(module), name, version)
-}
-
-// NewServiceAlreadyProvided builds "service n@v is already provided by 'p'".
-func NewServiceAlreadyProvided(name string, version int, provider string) *ModuleContractError {
-	return contractErrorf("service %s@%d is already provided by %s", name, version, pyRepr(provider))
 }

@@ -1,9 +1,6 @@
 package sdk
 
-import (
-	"errors"
-	"testing"
-)
+import "testing"
 
 func TestValidateServices(t *testing.T) {
 	decl := func(n string, v int) ServiceDeclaration { return ServiceDeclaration{n, v} }
@@ -29,49 +26,10 @@ func TestValidateServices(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkErr(t, ValidateServices("m", tt.deps, tt.provides, tt.consumes), tt.want)
+			checkErr(t, validateServices("m", tt.deps, tt.provides, tt.consumes), tt.want)
 		})
 	}
-	if !ValidServiceName("a.b_c.d") || ValidServiceName("a..b") {
+	if !serviceNameRE.MatchString("a.b_c.d") || serviceNameRE.MatchString("a..b") {
 		t.Error("ValidServiceName")
 	}
-}
-
-type board struct{ n int }
-
-type handle struct {
-	v   any
-	err error
-}
-
-func (h handle) Name() string        { return "kudos.board" }
-func (h handle) Version() int        { return 1 }
-func (h handle) Value() (any, error) { return h.v, h.err }
-
-func TestServiceAs(t *testing.T) {
-	b, err := ServiceAs[*board](handle{v: &board{3}})
-	if err != nil || b.n != 3 {
-		t.Fatalf("ServiceAs = %v, %v", b, err)
-	}
-	if _, err := ServiceAs[*board](handle{v: "nope"}); err == nil || err.Error() != "service kudos.board@1 is not a *sdk.board" {
-		t.Fatalf("type mismatch error: %v", err)
-	}
-	closed := NewServiceClosed("kudos.board", 1, "reference_kudos")
-	_, err = ServiceAs[*board](handle{err: closed})
-	var su *ServiceUnavailable
-	if !errors.As(err, &su) || su.Provider != "reference_kudos" || !errors.Is(err, ErrServiceUnavailable) {
-		t.Fatalf("closed error: %v", err)
-	}
-	if err.Error() != "service kudos.board@1 closed with module 'reference_kudos'" {
-		t.Fatalf("message %q", err)
-	}
-	if errors.Is(err, ErrContract) {
-		t.Fatal("ServiceUnavailable must not be a contract error")
-	}
-	if got := NewServiceNotProvided("a", 2).Error(); got != "service a@2 is not provided" {
-		t.Fatal(got)
-	}
-	checkErr(t, NewUndeclaredProvide("m", "a", 1), "module 'm' did not declare that it provides a@1")
-	checkErr(t, NewUndeclaredConsume("m", "a", 1), "module 'm' did not declare that it consumes a@1")
-	checkErr(t, NewServiceAlreadyProvided("a", 1, "p"), "service a@1 is already provided by 'p'")
 }

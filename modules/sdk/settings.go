@@ -34,9 +34,15 @@ type SettingField struct {
 	// Default is used when no value is configured: int/int64, float64,
 	// string or bool to match Kind. nil means the setting is required.
 	Default any
-	// Min bounds int and float settings from below when HasMin is set.
+	// Min bounds int and float settings from below when HasMin is set
+	// ("must be at least N").
 	Min    float64
 	HasMin bool
+	// Max bounds int and float settings from above when HasMax is set
+	// ("must be at most N"), as the reference bounds, for example, a file
+	// size to 50 MiB. The admin form shows both bounds beside the field.
+	Max    float64
+	HasMax bool
 	// Choices restricts a string setting to these values.
 	Choices []string
 	// Multiline renders a string setting as a text area.
@@ -59,12 +65,6 @@ type SettingsDefinition struct {
 	Fields []SettingField
 }
 
-// SettingEnvName returns the environment variable for a module setting:
-// upper-case "<prefix>_<field>", e.g. REFERENCE_KUDOS_DAILY_LIMIT.
-func SettingEnvName(module, field string) string {
-	return strings.ToUpper(TablePrefix(module) + "_" + field)
-}
-
 // Field returns the field named name.
 func (d SettingsDefinition) Field(name string) (SettingField, bool) {
 	i := slices.IndexFunc(d.Fields, func(f SettingField) bool { return f.Name == name })
@@ -75,8 +75,8 @@ func (d SettingsDefinition) Field(name string) (SettingField, bool) {
 }
 
 // Validate checks the definition: valid unique names, known kinds, defaults
-// of the right kind within Min and Choices, Min only on numbers, Choices
-// only on strings.
+// of the right kind within Min, Max and Choices, Min and Max only on numbers
+// (Min not above Max), Choices only on strings.
 func (d SettingsDefinition) Validate(module string) error {
 	seen := map[string]bool{}
 	for _, f := range d.Fields {
@@ -94,6 +94,12 @@ func (d SettingsDefinition) Validate(module string) error {
 		}
 		if f.HasMin && f.Kind != SettingInt && f.Kind != SettingFloat {
 			return contractErrorf("module %s setting %s has a minimum but is not numeric", pyRepr(module), pyRepr(f.Name))
+		}
+		if f.HasMax && f.Kind != SettingInt && f.Kind != SettingFloat {
+			return contractErrorf("module %s setting %s has a maximum but is not numeric", pyRepr(module), pyRepr(f.Name))
+		}
+		if f.HasMin && f.HasMax && f.Min > f.Max {
+			return contractErrorf("module %s setting %s has a minimum above its maximum", pyRepr(module), pyRepr(f.Name))
 		}
 		if len(f.Choices) > 0 && f.Kind != SettingString {
 			return contractErrorf("module %s setting %s has choices but is not str", pyRepr(module), pyRepr(f.Name))
@@ -174,8 +180,8 @@ func (f SettingField) coerce(v any) (any, string) {
 		if !ok {
 			return nil, "must be an integer"
 		}
-		if f.HasMin && float64(n) < f.Min {
-			return nil, "must be at least " + strconv.FormatFloat(f.Min, 'f', -1, 64)
+		if msg := f.checkBounds(float64(n)); msg != "" {
+			return nil, msg
 		}
 		return n, ""
 	case SettingFloat:
@@ -195,8 +201,8 @@ func (f SettingField) coerce(v any) (any, string) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, "must be a finite number"
 		}
-		if f.HasMin && x < f.Min {
-			return nil, "must be at least " + strconv.FormatFloat(f.Min, 'f', -1, 64)
+		if msg := f.checkBounds(x); msg != "" {
+			return nil, msg
 		}
 		return x, ""
 	case SettingBool:
@@ -218,37 +224,15 @@ func (f SettingField) coerce(v any) (any, string) {
 	return nil, "has unsupported kind " + pyRepr(string(f.Kind))
 }
 
-// asInt64 accepts Go's integer types (never bool).
-func asInt64(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int:
-		return int64(n), true
-	case int8:
-		return int64(n), true
-	case int16:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case int64:
-		return n, true
-	case uint8:
-		return int64(n), true
-	case uint16:
-		return int64(n), true
-	case uint32:
-		return int64(n), true
-	case uint:
-		if uint64(n) > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(n), true
-	case uint64:
-		if n > math.MaxInt64 {
-			return 0, false
-		}
-		return int64(n), true
+// checkBounds applies Min and Max; the message is "" when x is within them.
+func (f SettingField) checkBounds(x float64) string {
+	if f.HasMin && x < f.Min {
+		return "must be at least " + strconv.FormatFloat(f.Min, 'f', -1, 64)
 	}
-	return 0, false
+	if f.HasMax && x > f.Max {
+		return "must be at most " + strconv.FormatFloat(f.Max, 'f', -1, 64)
+	}
+	return ""
 }
 
 // Settings are a module's prepared deployment settings: an immutable map

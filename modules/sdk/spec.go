@@ -82,38 +82,10 @@ type MigrationContext struct {
 	Module string
 }
 
-// Table returns the quoted physical name of a logical table (see TableName).
+// Table returns the quoted physical name of a logical table (see hostkit.TableName).
 // It panics with a *ModuleContractError on an invalid name: table names are
 // constants in a module's source, so this is a programming error.
-func (mc MigrationContext) Table(name string) string { return MustTableName(mc.Module, name) }
-
-// MustTableName is TableName that panics on an invalid table name.
-func MustTableName(module, name string) string {
-	t, err := TableName(module, name)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
-// ValidateMigrations checks a module's migration list: every step has a
-// non-empty unique name and an Up function.
-func ValidateMigrations(module string, migrations []Migration) error {
-	seen := make(map[string]bool, len(migrations))
-	for i, m := range migrations {
-		if m.Name == "" {
-			return contractErrorf("module %s migration %d has no name", pyRepr(module), i+1)
-		}
-		if seen[m.Name] {
-			return contractErrorf("module %s declares migration %s twice", pyRepr(module), pyRepr(m.Name))
-		}
-		seen[m.Name] = true
-		if m.Up == nil {
-			return contractErrorf("module %s migration %s has no function", pyRepr(module), pyRepr(m.Name))
-		}
-	}
-	return nil
-}
+func (mc MigrationContext) Table(name string) string { return mustTableName(mc.Module, name) }
 
 // Permissions are a module's declarations, enforced at the ports and shown
 // to the operator. Modules are trusted in-process code: this is a contract
@@ -168,13 +140,13 @@ func (p Permissions) EscapeHatches() []string {
 	return out
 }
 
-// ValidatePermissions checks permissions for module. Messages:
+// validatePermissions checks permissions for module. Messages:
 // "module 'm' declares unknown Discord actions ['x']",
 // "module 'm' overrides the target policy without a targeted action",
 // "module 'm' need not declare its own topic 't'" (an EventTopicError),
 // topic and host-rule errors, and
 // "scheduled-result subscription names must be unique and valid".
-func ValidatePermissions(module string, p Permissions) error {
+func validatePermissions(module string, p Permissions) error {
 	var unknown []string
 	for _, a := range p.DiscordActions {
 		if !a.Valid() && !slices.Contains(unknown, string(a)) {
@@ -189,16 +161,16 @@ func ValidatePermissions(module string, p Permissions) error {
 		return contractErrorf("module %s overrides the target policy without a targeted action", pyRepr(module))
 	}
 	for _, topic := range p.EventTopics {
-		namespace, _, err := SplitTopic(topic, true)
+		namespace, _, err := splitTopic(topic, true)
 		if err != nil {
 			return err
 		}
-		if namespace == TablePrefix(module) {
+		if namespace == tablePrefix(module) {
 			return newEventTopicError(topic, "module %s need not declare its own topic %s", pyRepr(module), pyRepr(topic))
 		}
 	}
 	for _, rule := range p.HTTPHosts {
-		if err := ValidateHostRule(rule); err != nil {
+		if err := validateHostRule(rule); err != nil {
 			return err
 		}
 	}

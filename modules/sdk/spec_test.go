@@ -84,10 +84,10 @@ func TestValidatePermissions(t *testing.T) {
 		{"results empty", Permissions{ScheduledResults: []string{""}}, "scheduled-result subscription names must be unique and valid"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { checkErr(t, ValidatePermissions("mod", tt.p), tt.want) })
+		t.Run(tt.name, func(t *testing.T) { checkErr(t, validatePermissions("mod", tt.p), tt.want) })
 	}
 	var te *EventTopicError
-	if err := ValidatePermissions("mod", Permissions{EventTopics: []string{"mod.x"}}); !errors.As(err, &te) {
+	if err := validatePermissions("mod", Permissions{EventTopics: []string{"mod.x"}}); !errors.As(err, &te) {
 		t.Fatalf("own-topic error is %T, want *EventTopicError", err)
 	}
 }
@@ -120,23 +120,6 @@ func TestPermissionHelpers(t *testing.T) {
 	}
 }
 
-func TestValidateMigrations(t *testing.T) {
-	up := func(context.Context, MigrationContext) error { return nil }
-	tests := []struct {
-		ms   []Migration
-		want string
-	}{
-		{nil, ""},
-		{[]Migration{{"001_a", up}, {"002_b", up}}, ""},
-		{[]Migration{{"", up}}, "module 'm' migration 1 has no name"},
-		{[]Migration{{"a", up}, {"a", up}}, "module 'm' declares migration 'a' twice"},
-		{[]Migration{{"a", nil}}, "module 'm' migration 'a' has no function"},
-	}
-	for _, tt := range tests {
-		checkErr(t, ValidateMigrations("m", tt.ms), tt.want)
-	}
-}
-
 func TestRuntimeHelpers(t *testing.T) {
 	var nilRT *Runtime
 	if nilRT.GuildActive(1) {
@@ -153,7 +136,7 @@ func TestRuntimeHelpers(t *testing.T) {
 }
 
 func TestCapabilities(t *testing.T) {
-	c := NewCapabilities(append(BaselineCapabilities(), CapScheduledResults, CapProposals), true, false)
+	c := NewCapabilities([]string{CapDiscordHistory, CapProposals, CapScheduledResults, CapProposals}, true, false)
 	if !c.Has(CapScheduledResults) || c.Has(CapToolFiles) {
 		t.Error("Has")
 	}
@@ -216,18 +199,13 @@ func TestSpecClone(t *testing.T) {
 	}
 }
 
-func TestSpecCheckCapabilities(t *testing.T) {
-	caps := NewCapabilities(append(BaselineCapabilities(), CapToolFiles), false, false)
-	tests := []struct {
-		requires []string
-		want     string
-	}{
-		{nil, ""},
-		{[]string{CapDiscordHistory, CapToolFiles}, ""},
-		{[]string{CapToolFiles, "x.v1", "y.v1"}, "Kimi module 'probe' requires unavailable capability 'x.v1'"},
+func TestComponentKinds(t *testing.T) {
+	var c Component = ButtonSpec{Key: "a"}
+	if c.ComponentKey() != "a" || c.componentKind() != ComponentButton {
+		t.Error("button component")
 	}
-	for _, tt := range tests {
-		spec := Spec{Name: "probe", RequiresCapabilities: tt.requires}
-		checkErr(t, spec.CheckCapabilities(caps), tt.want)
+	c = SelectSpec{Key: "b"}
+	if c.ComponentKey() != "b" || c.componentKind() != ComponentSelect {
+		t.Error("select component")
 	}
 }

@@ -47,28 +47,6 @@ type Tool struct {
 // EffectiveMinTier returns MinTier or TierMember.
 func (t Tool) EffectiveMinTier() TrustTier { return t.MinTier.Or(TierMember) }
 
-// ValidateTool checks a tool declaration: a name, a description and a handler.
-func ValidateTool(t Tool) error {
-	if t.Name == "" {
-		return contractErrorf("a tool needs a name")
-	}
-	if t.Description == "" {
-		return contractErrorf("tool %s needs a description", pyRepr(t.Name))
-	}
-	if t.Handler == nil {
-		return contractErrorf("tool %s needs a handler", pyRepr(t.Name))
-	}
-	if t.MinTier != 0 && !t.MinTier.Valid() {
-		return contractErrorf("tool %s has an invalid min_tier", pyRepr(t.Name))
-	}
-	return nil
-}
-
-// NewToolsSealed builds the error for a registration after loading.
-func NewToolsSealed(name string) *ModuleContractError {
-	return contractErrorf("tool %s cannot be registered after module loading; register tools from ModuleSpec.create(), not start()", pyRepr(name))
-}
-
 // ToolContext is the trusted context of one tool call. Ids are 0 when absent
 // (GuildID 0 = personal chat / DM; a tool targeting guild data must refuse).
 type ToolContext struct {
@@ -151,12 +129,4 @@ type ToolFile struct {
 	Filename  string
 	MediaType string
 	Data      []byte
-}
-
-// ValidateFileReadLimit checks maxBytes is positive (code invalid_limit).
-func ValidateFileReadLimit(maxBytes int64) error {
-	if maxBytes <= 0 {
-		return &FileAccessError{Code: FileInvalidLimit, Message: "max_bytes must be a positive integer"}
-	}
-	return nil
 }

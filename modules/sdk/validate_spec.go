@@ -23,21 +23,8 @@ func (s Spec) Validate() error {
 	return nil
 }
 
-// CheckCapabilities is preflight's capability step, run once the host
-// knows what it advertises: every RequiresCapabilities entry must be in
-// caps ("Kimi module 'x' requires unavailable capability 'c'"). Host and
-// fakes share it.
-func (s Spec) CheckCapabilities(caps Capabilities) error {
-	for _, c := range s.RequiresCapabilities {
-		if !caps.Has(c) {
-			return contractErrorf("Kimi module %s requires unavailable capability %s", pyRepr(s.Name), pyRepr(c))
-		}
-	}
-	return nil
-}
-
 func (s Spec) validateDeclarations() error {
-	if err := ValidateModuleName(s.Name); err != nil {
+	if err := validateModuleName(s.Name); err != nil {
 		return err
 	}
 	if s.Create == nil {
@@ -48,14 +35,14 @@ func (s Spec) validateDeclarations() error {
 			return err
 		}
 	}
-	if err := ValidatePermissions(s.Name, s.Permissions); err != nil {
+	if err := validatePermissions(s.Name, s.Permissions); err != nil {
 		return err
 	}
-	if err := ValidateServices(s.Name, s.Dependencies, s.Provides, s.Consumes); err != nil {
+	if err := validateServices(s.Name, s.Dependencies, s.Provides, s.Consumes); err != nil {
 		return err
 	}
 	if s.GuildSettings != nil {
-		if err := ValidateGuildSettingsSchema(s.Name, *s.GuildSettings); err != nil {
+		if err := s.GuildSettings.ValidateSchema(s.Name); err != nil {
 			return err
 		}
 	}

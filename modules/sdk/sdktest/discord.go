@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // DiscordCall is one recorded call of a FakeDiscordActions. Args are the
@@ -28,7 +29,7 @@ type GuildChannel struct{ GuildID, ChannelID uint64 }
 type MemberChannel struct{ GuildID, UserID, ChannelID uint64 }
 
 // FakeDiscordActions is an sdk.DiscordActions that enforces the module's
-// declared actions (an undeclared one fails with *sdk.UndeclaredDiscordAction
+// declared actions (an undeclared one fails with *sdk.UndeclaredDiscordActionError
 // before anything happens), records every declared call, and answers reads
 // from the maps below, which a test fills before acting. Lock Mu around
 // direct map access while the module may be running concurrently.
@@ -91,10 +92,19 @@ func (f *FakeDiscordActions) SetDeclared(actions ...sdk.DiscordAction) {
 
 // record checks the declaration and appends the call.
 func (f *FakeDiscordActions) record(action sdk.DiscordAction, args ...any) error {
-	if !f.declared[action] {
-		return sdk.NewUndeclaredDiscordAction(f.module, action)
+	if err := f.check(action); err != nil {
+		return err
 	}
 	f.calls = append(f.calls, DiscordCall{Action: action, Args: args})
+	return nil
+}
+
+// check is record's declaration check alone, for actions that validate
+// their arguments before recording: a refused call is never recorded.
+func (f *FakeDiscordActions) check(action sdk.DiscordAction) error {
+	if !f.declared[action] {
+		return hostkit.NewUndeclaredDiscordActionError(f.module, action)
+	}
 	return nil
 }
 
@@ -122,12 +132,13 @@ func (f *FakeDiscordActions) CallsFor(action sdk.DiscordAction) []DiscordCall {
 func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, msg sdk.OutgoingMessage) (sdk.MessageRef, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionSendMessage, channelID, cloneOutgoing(msg)); err != nil {
+	if err := f.check(sdk.ActionSendMessage); err != nil {
 		return sdk.MessageRef{}, err
 	}
-	if err := sdk.ValidateMessageControls(f.module, msg.Components, nil); err != nil {
-		return sdk.MessageRef{}, err
+	if err := hostkit.ValidateMessageControls(f.module, msg.Components, nil); err != nil {
+		return sdk.MessageRef{}, err // refused: not sent, so not recorded
 	}
+	f.calls = append(f.calls, DiscordCall{Action: sdk.ActionSendMessage, Args: []any{channelID, cloneOutgoing(msg)}})
 	f.nextMessageID++
 	return sdk.MessageRef{ChannelID: channelID, MessageID: f.nextMessageID}, nil
 }

@@ -23,7 +23,7 @@ func TestDiscordEnforcesDeclaredActions(t *testing.T) {
 		t.Errorf("second message id = %d", ref.MessageID)
 	}
 	_, err = d.SendDM(ctx, 1, "hi", nil)
-	var undeclared *sdk.UndeclaredDiscordAction
+	var undeclared *sdk.UndeclaredDiscordActionError
 	if !errors.As(err, &undeclared) || err.Error() != "module 'mod' did not declare Discord action 'send_dm'" {
 		t.Errorf("undeclared send_dm = %v", err)
 	}
@@ -121,6 +121,10 @@ func TestDiscordSendMessageValidatesControls(t *testing.T) {
 	_, err := d.SendMessage(context.Background(), 1, sdk.OutgoingMessage{Components: []sdk.Component{sdk.ButtonSpec{Key: "Bad Key", Label: "x"}}})
 	if err == nil || err.Error() != "invalid component key 'Bad Key'" {
 		t.Errorf("invalid button = %v", err)
+	}
+	// A refused send never reached Discord: it is not recorded as sent.
+	if calls := d.CallsFor(sdk.ActionSendMessage); len(calls) != 0 {
+		t.Errorf("a refused send was recorded: %+v", calls)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // FakeEvents is an sdk.EventBus that records publications and delivers to
@@ -56,7 +57,7 @@ func (e *FakeEvents) SetGuildFilter(active func(guildID uint64) bool) {
 
 // Publish records an event under the module's own namespace.
 func (e *FakeEvents) Publish(topic string, payload any) error {
-	if err := sdk.ValidatePublishTopic(e.module, topic); err != nil {
+	if err := hostkit.ValidatePublishTopic(e.module, topic); err != nil {
 		return err
 	}
 	e.mu.Lock()
@@ -68,11 +69,11 @@ func (e *FakeEvents) Publish(topic string, payload any) error {
 // Subscribe registers handler for a topic or "<namespace>.*" pattern the
 // module may subscribe to; closing the registration removes it.
 func (e *FakeEvents) Subscribe(pattern string, handler sdk.EventHandler) (sdk.Registration, error) {
-	if err := sdk.ValidateSubscription(e.module, e.perms, pattern); err != nil {
+	if err := hostkit.ValidateSubscription(e.module, e.perms, pattern); err != nil {
 		return nil, err
 	}
 	if handler == nil {
-		return nil, &sdk.ModuleContractError{Message: "event handler for " + sdk.Repr(pattern) + " is nil"}
+		return nil, &sdk.ModuleContractError{Message: "event handler for " + hostkit.Repr(pattern) + " is nil"}
 	}
 	sub := &fakeSubscription{pattern: pattern, handler: handler}
 	e.mu.Lock()
@@ -107,7 +108,7 @@ func (e *FakeEvents) Subscriptions() []string {
 // Deliver pushes one event from core (source "core") through every
 // matching subscriber, in subscription order, and returns how many
 // handlers ran. A core event whose payload belongs to a guild the guild
-// filter rejects (sdk.EventGuildID) reaches none. Handler errors do not
+// filter rejects (hostkit.EventGuildID) reaches none. Handler errors do not
 // stop later handlers (the host logs and counts them); they are returned
 // joined.
 func (e *FakeEvents) Deliver(ctx context.Context, topic string, payload any) (int, error) {
@@ -122,14 +123,14 @@ func (e *FakeEvents) DeliverFrom(ctx context.Context, source, topic string, payl
 	filter := e.guildFilter
 	e.mu.Unlock()
 	if source == sdk.CoreSourceModule && filter != nil {
-		if guild := sdk.EventGuildID(payload); guild != 0 && !filter(guild) {
+		if guild := hostkit.EventGuildID(payload); guild != 0 && !filter(guild) {
 			return 0, nil
 		}
 	}
 	count := 0
 	var errs []error
 	for _, s := range subs {
-		if !sdk.MatchTopic(s.pattern, topic) {
+		if !hostkit.MatchTopic(s.pattern, topic) {
 			continue
 		}
 		count++

@@ -139,7 +139,7 @@ func (g *FakeGuildSettings) snapshot(guildID uint64) sdk.GuildSettingsSnapshot {
 		snap.Values = map[string]any{}
 	}
 	if g.schema != nil {
-		result := sdk.EvaluateGuildSettings(*g.schema, doc)
+		result := (*g.schema).Evaluate(doc)
 		snap.Values, snap.Errors = result.Values, result.Errors
 	}
 	snap.Errors = append(snap.Errors, g.errors[guildID]...)

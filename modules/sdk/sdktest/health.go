@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // HealthReport is one recorded call of a FakeHealth: Key is "" for an
@@ -47,7 +48,7 @@ func (h *FakeHealth) Constrain(source string, state sdk.HealthState, detail stri
 		delete(h.core, source)
 		return
 	}
-	h.core[source] = sdk.ModuleHealth{State: state, Detail: sdk.BoundHealthDetail(detail), Metrics: map[string]float64{},
+	h.core[source] = sdk.ModuleHealth{State: state, Detail: hostkit.BoundHealthDetail(detail), Metrics: map[string]float64{},
 		UpdatedAt: time.Unix(int64(len(h.history)), 0)}
 }
 
@@ -71,8 +72,8 @@ func cloneHealth(m sdk.ModuleHealth) sdk.ModuleHealth {
 func (h *FakeHealth) record(key string, state sdk.HealthState, detail string, metrics map[string]float64) sdk.ModuleHealth {
 	health := sdk.ModuleHealth{
 		State:     state,
-		Detail:    sdk.BoundHealthDetail(detail),
-		Metrics:   sdk.BoundHealthMetrics(metrics),
+		Detail:    hostkit.BoundHealthDetail(detail),
+		Metrics:   hostkit.BoundHealthMetrics(metrics),
 		UpdatedAt: time.Unix(int64(len(h.history)), 0),
 	}
 	h.history = append(h.history, HealthReport{Key: key, Health: health})
@@ -92,7 +93,7 @@ func (h *FakeHealth) ReportKey(key string, state sdk.HealthState, detail string,
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	health := h.record(key, state, detail, metrics)
-	if sdk.ClearsKey(state, detail, metrics) {
+	if hostkit.ClearsKey(state, detail, metrics) {
 		delete(h.keyed, key)
 		return
 	}
@@ -151,7 +152,7 @@ func (h *FakeHealth) History() []HealthReport {
 func (h *FakeHealth) State() sdk.HealthState { return h.Aggregate().State }
 
 // Aggregate returns what the host would show for the module
-// (sdk.AggregateHealth over the current unkeyed report, the live keyed
+// (hostkit.AggregateHealth over the current unkeyed report, the live keyed
 // reports in key order and the core constraints): worst state, the worst
 // reports' details, merged metrics.
 func (h *FakeHealth) Aggregate() sdk.ModuleHealth {
@@ -167,5 +168,5 @@ func (h *FakeHealth) Aggregate() sdk.ModuleHealth {
 	for _, source := range slices.Sorted(maps.Keys(h.core)) {
 		reports = append(reports, h.core[source])
 	}
-	return sdk.AggregateHealth(reports...)
+	return hostkit.AggregateHealth(reports...)
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // FakeRequest is one request recorded by a FakeHTTP. Body is the JSON of a
@@ -34,17 +35,17 @@ type fakeRoute struct {
 
 // FakeHTTP is an sdk.HTTP answering from routes matched by URL prefix, in
 // the order they were added; a URL no route matches fails with
-// *sdk.HostNotAllowed ("no fake route for 'url'"). Bound to a module's host
+// *sdk.HostNotAllowedError ("no fake route for 'url'"). Bound to a module's host
 // rules (Restrict; NewRuntime does it), every URL first passes the host's
-// per-request policy (sdk.CheckURL): an undeclared host fails even when a
+// per-request policy (hostkit.CheckURL): an undeclared host fails even when a
 // route exists. Bodies over the request's limit fail with
-// *sdk.ResponseTooLarge, as in the host.
+// *sdk.ResponseTooLargeError, as in the host.
 type FakeHTTP struct {
 	mu       sync.Mutex
 	routes   []fakeRoute
 	requests []FakeRequest
 	module   string
-	rules    []sdk.ResolvedHostRule
+	rules    []hostkit.ResolvedHostRule
 	bound    bool
 }
 
@@ -54,7 +55,7 @@ var _ sdk.HTTP = (*FakeHTTP)(nil)
 func NewFakeHTTP() *FakeHTTP { return &FakeHTTP{} }
 
 // Restrict applies module's resolved host rules to every later request.
-func (f *FakeHTTP) Restrict(module string, rules []sdk.ResolvedHostRule) {
+func (f *FakeHTTP) Restrict(module string, rules []hostkit.ResolvedHostRule) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.module, f.rules, f.bound = module, slices.Clone(rules), true
@@ -90,12 +91,12 @@ func (f *FakeHTTP) Requests() []FakeRequest {
 }
 
 func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.RequestOption) (*sdk.HTTPResponse, error) {
-	o := sdk.ApplyRequestOptions(sdk.DefaultHTTPTimeout, opts...)
+	o := hostkit.ApplyRequestOptions(sdk.DefaultHTTPTimeout, opts...)
 	req := FakeRequest{Method: method, URL: rawURL, Header: o.Header, Body: body}
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	if f.bound {
-		if _, err := sdk.CheckURL(f.module, f.rules, rawURL); err != nil {
+		if _, err := hostkit.CheckURL(f.module, f.rules, rawURL); err != nil {
 			f.mu.Unlock()
 			return nil, err
 		}
@@ -113,7 +114,7 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 		if u, err := url.Parse(rawURL); err == nil {
 			host = u.Hostname()
 		}
-		return nil, sdk.NewHostNotAllowed(host, "no fake route for "+sdk.Repr(rawURL))
+		return nil, hostkit.NewHostNotAllowedError(host, "no fake route for "+hostkit.Repr(rawURL))
 	}
 	resp, err := answer(req)
 	if err != nil {
@@ -123,7 +124,7 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 		return nil, fmt.Errorf("sdktest: route for %s returned no response", rawURL)
 	}
 	if int64(len(resp.Body)) > o.MaxBytes {
-		return nil, sdk.NewResponseTooLarge(0, o.MaxBytes)
+		return nil, hostkit.NewResponseTooLargeError(0, o.MaxBytes)
 	}
 	if resp.Header == nil {
 		resp.Header = http.Header{}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 func TestHTTPRoutesByPrefixInOrder(t *testing.T) {
@@ -52,12 +53,12 @@ func TestHTTPUnroutedHostIsNotAllowed(t *testing.T) {
 	f := NewFakeHTTP()
 	_, err := f.Get(context.Background(), "https://evil.example.net/steal")
 
-	var notAllowed *sdk.HostNotAllowed
+	var notAllowed *sdk.HostNotAllowedError
 	if !errors.As(err, &notAllowed) || notAllowed.Host != "evil.example.net" || err.Error() != "no fake route for 'https://evil.example.net/steal'" {
 		t.Errorf("err = %v (%+v)", err, notAllowed)
 	}
 	if !errors.Is(err, sdk.ErrContract) {
-		t.Error("HostNotAllowed must be a contract error")
+		t.Error("HostNotAllowedError must be a contract error")
 	}
 }
 
@@ -68,7 +69,7 @@ func TestHTTPLimitsAndDownload(t *testing.T) {
 	f.RouteResponse("https://files.example.com/missing", &sdk.HTTPResponse{Status: 404})
 
 	_, err := f.Get(ctx, "https://files.example.com/big", sdk.WithMaxBytes(10))
-	var tooLarge *sdk.ResponseTooLarge
+	var tooLarge *sdk.ResponseTooLargeError
 	if !errors.As(err, &tooLarge) || err.Error() != "response exceeded 10 bytes" {
 		t.Errorf("over the limit = %v", err)
 	}
@@ -98,7 +99,7 @@ func TestHTTPLimitsAndDownload(t *testing.T) {
 
 func TestHTTPRestrictedToDeclaredHosts(t *testing.T) {
 	ctx := context.Background()
-	rules, err := sdk.ResolveHostRules("mod", []sdk.HostRule{{Host: "api.example.com"}}, sdk.NewSettings(nil))
+	rules, err := hostkit.ResolveHostRules("mod", []sdk.HostRule{{Host: "api.example.com"}}, sdk.NewSettings(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestHTTPRestrictedToDeclaredHosts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := f.Get(ctx, tt.url)
-		var notAllowed *sdk.HostNotAllowed
+		var notAllowed *sdk.HostNotAllowedError
 		if !errors.As(err, &notAllowed) || err.Error() != tt.want {
 			t.Errorf("GET %s = %v, want %q", tt.url, err, tt.want)
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // ResponseKind says which Interaction method produced a FakeResponse.
@@ -92,7 +93,7 @@ func (f *FakeInteraction) Message() *sdk.MessageRef { return f.in.Message }
 
 func (f *FakeInteraction) add(r sdk.Response, kind ResponseKind) error {
 	if f.in.Module != "" {
-		if err := sdk.ValidateMessageControls(f.in.Module, r.Components, r.Layout); err != nil {
+		if err := hostkit.ValidateMessageControls(f.in.Module, r.Components, r.Layout); err != nil {
 			return err
 		}
 	}
@@ -115,9 +116,14 @@ func (f *FakeInteraction) Defer(ctx context.Context, ephemeral bool) error {
 	return nil
 }
 
-// ShowModal validates and records the modal.
+// ShowModal validates and records the modal; with Module set its custom id
+// is length-checked like buttons' (hostkit.ValidateModal).
 func (f *FakeInteraction) ShowModal(ctx context.Context, modal sdk.ModalSpec) error {
-	if err := sdk.ValidateModalSpec(modal); err != nil {
+	validate := hostkit.ValidateModalSpec
+	if f.in.Module != "" {
+		validate = func(m sdk.ModalSpec) error { return hostkit.ValidateModal(f.in.Module, m) }
+	}
+	if err := validate(modal); err != nil {
 		return err
 	}
 	f.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // RegisteredCommand is a command registered on a FakeInteractions.
@@ -81,16 +82,16 @@ func (f *FakeInteractions) SetClock(now func() time.Time) {
 // registered".
 func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandHandler, autocomplete sdk.AutocompleteHandler) (sdk.Registration, error) {
 	if handler == nil {
-		return nil, &sdk.ModuleContractError{Message: "command " + sdk.Repr(spec.QualifiedName()) + " has no handler"}
+		return nil, &sdk.ModuleContractError{Message: "command " + hostkit.Repr(spec.QualifiedName()) + " has no handler"}
 	}
-	if err := sdk.ValidateCommandSpec(spec); err != nil {
+	if err := hostkit.ValidateCommandSpec(spec); err != nil {
 		return nil, err
 	}
 	qualified := spec.QualifiedName()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, exists := f.commands[qualified]; exists {
-		return nil, &sdk.ModuleContractError{Message: "module " + sdk.Repr(f.module) + " command " + sdk.Repr(qualified) + " is already registered"}
+		return nil, &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " command " + hostkit.Repr(qualified) + " is already registered"}
 	}
 	f.commands[qualified] = RegisteredCommand{Spec: spec, Handler: handler, Autocomplete: autocomplete}
 	return newRegistration(func() {
@@ -100,22 +101,27 @@ func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandH
 	}), nil
 }
 
-// ReplaceGuildCommands replaces the module's command set for one guild
-// (an empty slice removes it) and then returns SyncError.
+// ReplaceGuildCommands replaces the module's command set for one guild (an
+// empty slice removes it). When SyncError is set it is returned as a failed
+// live sync and the rejected set is not staged: the guild keeps its
+// previous commands.
 func (f *FakeInteractions) ReplaceGuildCommands(ctx context.Context, guildID uint64, commands []sdk.GuildCommand) error {
 	for _, c := range commands {
-		if err := sdk.ValidateCommandSpec(c.Spec); err != nil {
+		if err := hostkit.ValidateCommandSpec(c.Spec); err != nil {
 			return err
 		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.SyncError != nil {
+		return f.SyncError
+	}
 	if len(commands) == 0 {
 		delete(f.guildCommands, guildID)
 	} else {
 		f.guildCommands[guildID] = slices.Clone(commands)
 	}
-	return f.SyncError
+	return nil
 }
 
 // RegisterComponent registers a button, select or modal handler for key;
@@ -124,22 +130,22 @@ func (f *FakeInteractions) ReplaceGuildCommands(ctx context.Context, guildID uin
 // already registered") fails.
 func (f *FakeInteractions) RegisterComponent(kind sdk.ComponentKind, key string, handler sdk.ComponentHandler, opts sdk.ComponentOptions) (sdk.Registration, error) {
 	if !kind.Valid() {
-		return nil, &sdk.ModuleContractError{Message: "unsupported component kind " + sdk.Repr(string(kind))}
+		return nil, &sdk.ModuleContractError{Message: "unsupported component kind " + hostkit.Repr(string(kind))}
 	}
 	if _, err := sdk.BuildCustomID(f.module, key); err != nil {
 		return nil, err
 	}
 	if handler == nil {
-		return nil, &sdk.ModuleContractError{Message: "component " + string(kind) + "/" + sdk.Repr(key) + " has no handler"}
+		return nil, &sdk.ModuleContractError{Message: "component " + string(kind) + "/" + hostkit.Repr(key) + " has no handler"}
 	}
 	if opts.MinTier != 0 && !opts.MinTier.Valid() {
-		return nil, &sdk.ModuleContractError{Message: "component " + string(kind) + "/" + sdk.Repr(key) + " has an invalid min_tier"}
+		return nil, &sdk.ModuleContractError{Message: "component " + string(kind) + "/" + hostkit.Repr(key) + " has an invalid min_tier"}
 	}
 	id := ComponentID{Kind: kind, Key: key}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, exists := f.components[id]; exists {
-		return nil, &sdk.ModuleContractError{Message: "module " + sdk.Repr(f.module) + " component " + string(kind) + "/" + sdk.Repr(key) + " is already registered"}
+		return nil, &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " component " + string(kind) + "/" + hostkit.Repr(key) + " is already registered"}
 	}
 	f.components[id] = RegisteredComponent{Handler: handler, Options: opts, RegisteredAt: f.now()}
 	return newRegistration(func() {
@@ -267,7 +273,7 @@ func (f *FakeInteractions) allowed(ctx context.Context, in sdk.Interaction, minT
 func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in sdk.Interaction) error {
 	c, ok := f.Command(qualified)
 	if !ok {
-		return &sdk.ModuleContractError{Message: "command " + sdk.Repr(qualified) + " is not registered"}
+		return &sdk.ModuleContractError{Message: "command " + hostkit.Repr(qualified) + " is not registered"}
 	}
 	if ok, err := f.allowed(ctx, in, c.Spec.EffectiveMinTier(), true); !ok || err != nil {
 		return err
@@ -290,7 +296,7 @@ func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in 
 func (f *FakeInteractions) Press(ctx context.Context, kind sdk.ComponentKind, in sdk.Interaction) error {
 	id, ok := sdk.ParseCustomID(in.CustomID())
 	if !ok || id.Module != f.module {
-		return &sdk.ModuleContractError{Message: "custom id " + sdk.Repr(in.CustomID()) + " does not belong to module " + sdk.Repr(f.module)}
+		return &sdk.ModuleContractError{Message: "custom id " + hostkit.Repr(in.CustomID()) + " does not belong to module " + hostkit.Repr(f.module)}
 	}
 	c, ok := f.Component(kind, id.Key)
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,13 +134,17 @@ func TestInteractionsGuildCommands(t *testing.T) {
 	if err := f.ReplaceGuildCommands(ctx, 100, []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "b"}}}); err == nil {
 		t.Error("an invalid guild command was accepted")
 	}
+	if err := f.ReplaceGuildCommands(ctx, 100, cmds); err != nil {
+		t.Fatal(err)
+	}
 	syncErr := &sdk.CommandSyncError{}
 	f.SyncError = syncErr
-	if err := f.ReplaceGuildCommands(ctx, 100, cmds); !errors.As(err, &syncErr) {
+	other := []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "other", Description: "d"}, Handler: nopCommand}}
+	if err := f.ReplaceGuildCommands(ctx, 100, other); !errors.As(err, &syncErr) {
 		t.Errorf("failed sync = %v", err)
 	}
-	if len(f.GuildCommands(100)) != 1 {
-		t.Error("the set must be staged even when the live sync fails")
+	if got := f.GuildCommands(100); len(got) != 1 || got[0].Spec.Name != "a" {
+		t.Errorf("a set Discord rejected was staged: guild commands = %+v, want the previous set [a]", got)
 	}
 }
 
@@ -285,5 +290,33 @@ func TestInteractionsComponentsExpirePerRegistration(t *testing.T) {
 	}
 	if _, ok := f.Component(sdk.ComponentButton, "once"); ok {
 		t.Error("an expired registration must be removed")
+	}
+}
+
+// TestShowModalChecksCustomIDLength: a modal's custom id is bounded like a
+// button's (100 characters for m:<module>:<key>[:part…]).
+func TestShowModalChecksCustomIDLength(t *testing.T) {
+	modal := func(part string) sdk.ModalSpec {
+		return sdk.ModalSpec{Key: "note", Title: "Note", Parts: []string{part},
+			Inputs: []sdk.TextInputSpec{{Key: "text", Label: "Text", Style: sdk.TextInputShort}}}
+	}
+	// "m:mod:note:" is 11 characters.
+	tests := []struct {
+		name, part, want string
+	}{
+		{"at the limit", strings.Repeat("x", 89), ""},
+		{"over", strings.Repeat("x", 90), "custom_id exceeds 100 characters"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := NewInteraction(InteractionInput{Module: "mod", GuildID: 1, UserID: 2})
+			err := in.ShowModal(context.Background(), modal(tt.part))
+			if (tt.want == "" && err != nil) || (tt.want != "" && (err == nil || err.Error() != tt.want)) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			if shown := len(in.Modals()); (tt.want == "") != (shown == 1) {
+				t.Fatalf("%d modals recorded", shown)
+			}
+		})
 	}
 }

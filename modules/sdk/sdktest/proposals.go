@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // ProposedChange is one proposal recorded by a FakeProposals.
@@ -92,7 +93,7 @@ func (p *FakeProposals) requireGuild(target string, actor sdk.ProposalActor) (ui
 		}
 	}
 	if !ok {
-		return 0, &sdk.ProposalError{Message: "fake has no guild mapping for " + sdk.Repr(target)}
+		return 0, &sdk.ProposalError{Message: "fake has no guild mapping for " + hostkit.Repr(target)}
 	}
 	if guild != actor.GuildID {
 		return 0, &sdk.ProposalError{Message: "proposal target must belong to the actor's guild"}
@@ -155,7 +156,7 @@ func (p *FakeProposals) Decide(proposalID string, state sdk.ProposalState, decid
 	defer p.mu.Unlock()
 	ref, ok := p.refs[proposalID]
 	if !ok {
-		return sdk.ProposalRef{}, &sdk.ProposalError{Message: "unknown proposal " + sdk.Repr(proposalID)}
+		return sdk.ProposalRef{}, &sdk.ProposalError{Message: "unknown proposal " + hostkit.Repr(proposalID)}
 	}
 	ref.State, ref.DecidedBy, ref.DecisionReason = state, decidedBy, reason
 	p.refs[proposalID] = ref

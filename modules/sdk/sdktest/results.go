@@ -9,11 +9,12 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // FakeScheduledResultFiles is the invocation-scoped attachment reader a
 // FakeScheduledResults hands a handler, with the host's limits: each read
-// within 1 byte..8 MiB (sdk.ValidateResultReadLimit), a 16 MiB budget per
+// within 1 byte..8 MiB (hostkit.ValidateResultReadLimit), a 16 MiB budget per
 // invocation charged again by repeated reads, only the result's own
 // attachments, and nothing once closed (when the handler returns) or once
 // the subscription is no longer available.
@@ -42,14 +43,14 @@ func NewFakeScheduledResultFiles(files map[string][]byte, available func() bool)
 // limit or the remaining budget) fails with "Result file unavailable or
 // read limit exceeded". Both are *sdk.ScheduledResultAccessError.
 func (r *FakeScheduledResultFiles) Read(ctx context.Context, attachmentID string, maxBytes int64) ([]byte, error) {
-	if err := sdk.ValidateResultReadLimit(maxBytes); err != nil {
+	if err := hostkit.ValidateResultReadLimit(maxBytes); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	data, ok := r.files[attachmentID]
 	if !r.open || !r.available() || r.remaining <= 0 || !ok || int64(len(data)) > min(maxBytes, r.remaining) {
-		return nil, sdk.NewScheduledResultAccessError("Result file unavailable or read limit exceeded")
+		return nil, hostkit.NewScheduledResultAccessError("Result file unavailable or read limit exceeded")
 	}
 	r.remaining -= int64(len(data))
 	return bytes.Clone(data), nil
@@ -110,11 +111,11 @@ func NewFakeScheduledResults(declared []string, isGuildActive func(guildID uint6
 }
 
 func (f *FakeScheduledResults) validate(name string, guildID uint64) error {
-	if err := sdk.ValidateResultSubscription(name, guildID); err != nil {
+	if err := hostkit.ValidateResultSubscription(name, guildID); err != nil {
 		return err
 	}
 	if !slices.Contains(f.declared, name) {
-		return sdk.NewScheduledResultAccessError("Undeclared scheduled-result subscription")
+		return hostkit.NewScheduledResultAccessError("Undeclared scheduled-result subscription")
 	}
 	return nil
 }
@@ -126,7 +127,7 @@ func (f *FakeScheduledResults) Subscribe(ctx context.Context, name string, guild
 		return err
 	}
 	if handler == nil {
-		return &sdk.ModuleContractError{Message: "scheduled-result handler for " + sdk.Repr(name) + " is nil"}
+		return &sdk.ModuleContractError{Message: "scheduled-result handler for " + hostkit.Repr(name) + " is nil"}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -174,7 +175,7 @@ func (f *FakeScheduledResults) Deliver(ctx context.Context, result sdk.Scheduled
 	handler := f.handlers[key]
 	f.mu.Unlock()
 	if handler == nil || !f.active(result.GuildID) {
-		return sdk.NewScheduledResultAccessError("Subscriber unavailable in this guild")
+		return hostkit.NewScheduledResultAccessError("Subscriber unavailable in this guild")
 	}
 	visible := map[string][]byte{}
 	for _, id := range result.AttachmentIDs() {

@@ -32,12 +32,16 @@ func result() sdk.ScheduledResult {
 // copied, so immutability is a property of passing a value; what remains
 // is the permission rule.
 func TestResultPermissionsMustBeNamed(t *testing.T) {
-	if err := sdk.ValidatePermissions("reports", sdk.Permissions{ScheduledResults: []string{"reports"}}); err != nil {
+	spec := func(names []string) sdk.Spec {
+		return sdk.Spec{Name: "reports", APIVersion: sdk.APIVersion, Create: func(sdk.LoadContext) (sdk.Module, error) { return nil, nil },
+			Permissions: sdk.Permissions{ScheduledResults: names}}
+	}
+	if err := spec([]string{"reports"}).Validate(); err != nil {
 		t.Errorf("valid names: %v", err)
 	}
 	for _, names := range [][]string{{"Upper Case"}, {"reports", "reports"}, {""}} {
-		err := sdk.ValidatePermissions("reports", sdk.Permissions{ScheduledResults: names})
-		if !errors.Is(err, sdk.ErrContract) || err.Error() != "scheduled-result subscription names must be unique and valid" {
+		err := spec(names).Validate()
+		if !errors.Is(err, sdk.ErrContract) || err.Error() != "Kimi module 'reports' has an invalid declaration: scheduled-result subscription names must be unique and valid" {
 			t.Errorf("names %q: %v", names, err)
 		}
 	}

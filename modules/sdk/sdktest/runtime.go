@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Runtime is one module wired to a full set of fakes, the way the host
@@ -45,6 +46,12 @@ type Runtime struct {
 	// advertised, as in the host.
 	ScheduledResults *FakeScheduledResults
 
+	// Disabled is the reason the module was soft-disabled ("missing
+	// activation capability a, b"), "" when it is active. A disabled module
+	// is neither created nor migrated, as in the host: Module, RT, Settings
+	// and the port fakes are unset, and Start fails.
+	Disabled string
+
 	t       testing.TB
 	mu      sync.Mutex
 	started bool
@@ -65,6 +72,7 @@ type runtimeConfig struct {
 	guildDocs    map[uint64]map[string]any
 	logger       *slog.Logger
 	fromEnv      bool // WithEnv: read declared settings from the environment first
+	without      []string
 }
 
 // WithSettings sets deployment settings by field name. Values are rendered
@@ -79,7 +87,7 @@ func WithSettings(values map[string]any) Option {
 }
 
 // WithEnv reads every declared setting the host would read from the
-// environment (sdk.SettingEnvName, e.g. REFERENCE_KUDOS_DAILY_LIMIT); set
+// environment (hostkit.SettingEnvName, e.g. REFERENCE_KUDOS_DAILY_LIMIT); set
 // them with t.Setenv. Later WithSettings options override.
 func WithEnv() Option {
 	return func(c *runtimeConfig) { c.fromEnv = true }
@@ -88,6 +96,14 @@ func WithEnv() Option {
 // WithCapabilities advertises capabilities beyond the baseline.
 func WithCapabilities(names ...string) Option {
 	return func(c *runtimeConfig) { c.capabilities = append(c.capabilities, names...) }
+}
+
+// WithoutCapabilities stops advertising capabilities, the baseline ones
+// included, so a test can run the module on a host that lacks them: a
+// missing RequiresCapabilities entry fails preflight, a missing
+// ActivationCapabilities entry soft-disables the module (Runtime.Disabled).
+func WithoutCapabilities(names ...string) Option {
+	return func(c *runtimeConfig) { c.without = append(c.without, names...) }
 }
 
 // WithIntents enables the members and message-content gateway intents.
@@ -120,17 +136,21 @@ func WithGuildSettings(guildID uint64, values map[string]any) Option {
 func WithLogger(l *slog.Logger) Option { return func(c *runtimeConfig) { c.logger = l } }
 
 // NewRuntime creates module spec with every port faked. Preflight, settings,
-// create or migration failures fail the test.
+// create or migration failures fail the test; TryNewRuntime returns them.
 func NewRuntime(t testing.TB, spec sdk.Spec, opts ...Option) *Runtime {
 	t.Helper()
-	r, err := newRuntime(t, spec, opts...)
+	r, err := TryNewRuntime(t, spec, opts...)
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
 	return r
 }
 
-func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
+// TryNewRuntime is NewRuntime returning the preflight, settings, create or
+// migration error instead of failing the test, so a module's refusals can
+// be tested (errors.As reaches the *sdk.ModuleContractError of preflight).
+// A soft-disabled module is not an error: see Runtime.Disabled.
+func TryNewRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	cfg := runtimeConfig{settings: map[string]string{}, guildDocs: map[uint64]map[string]any{}}
 	for _, opt := range opts {
 		opt(&cfg)
@@ -138,9 +158,14 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	caps := sdk.NewCapabilities(append(sdk.BaselineCapabilities(), cfg.capabilities...), cfg.members, cfg.content)
-	if err := spec.CheckCapabilities(caps); err != nil {
+	advertised := slices.DeleteFunc(append(hostkit.BaselineCapabilities(), cfg.capabilities...),
+		func(c string) bool { return slices.Contains(cfg.without, c) })
+	caps := sdk.NewCapabilities(advertised, cfg.members, cfg.content)
+	if err := hostkit.CheckCapabilities(spec, caps); err != nil {
 		return nil, err
+	}
+	if missing := hostkit.MissingActivationCapabilities(spec, caps); len(missing) > 0 {
+		return &Runtime{Spec: spec, Disabled: hostkit.ActivationDisabledReason(missing), t: t}, nil
 	}
 	settings, err := prepareSettings(spec, cfg.settings, cfg.fromEnv)
 	if err != nil {
@@ -160,7 +185,7 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 	if module == nil {
 		return nil, fmt.Errorf("create %s returned no module", spec.Name)
 	}
-	hostRules, err := sdk.ResolveHostRules(spec.Name, spec.Permissions.HTTPHosts, settings)
+	hostRules, err := hostkit.ResolveHostRules(spec.Name, spec.Permissions.HTTPHosts, settings)
 	if err != nil {
 		return nil, err
 	}
@@ -251,14 +276,14 @@ func newRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error) {
 func prepareSettings(spec sdk.Spec, raw map[string]string, fromEnv bool) (sdk.Settings, error) {
 	if spec.Settings == nil {
 		if len(raw) > 0 {
-			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", sdk.Repr(spec.Name))
+			return sdk.Settings{}, fmt.Errorf("module %s declares no settings", hostkit.Repr(spec.Name))
 		}
 		return sdk.NewSettings(nil), nil
 	}
 	merged := map[string]string{}
 	if fromEnv {
 		for _, f := range spec.Settings.Fields {
-			if v, ok := os.LookupEnv(sdk.SettingEnvName(spec.Name, f.Name)); ok {
+			if v, ok := os.LookupEnv(hostkit.SettingEnvName(spec.Name, f.Name)); ok {
 				merged[f.Name] = v
 			}
 		}
@@ -293,6 +318,9 @@ func (r *Runtime) Start(ctx context.Context) {
 // StartErr starts the module and returns its error, for testing start
 // failures. A failed start is closed at once, as the host does.
 func (r *Runtime) StartErr(ctx context.Context) error {
+	if r.Disabled != "" {
+		return fmt.Errorf("sdktest: %s is disabled (%s)", r.Spec.Name, r.Disabled)
+	}
 	r.mu.Lock()
 	if r.started {
 		r.mu.Unlock()

@@ -134,7 +134,7 @@ func TestRuntimeBindsHTTPToTheDeclaredHosts(t *testing.T) {
 	}
 
 	spec.Permissions.HTTPHosts = []sdk.HostRule{{Host: "${missing}"}}
-	if _, err := newRuntime(t, spec); err == nil || err.Error() != "module 'probe' http host ${missing} names an unknown setting" {
+	if _, err := TryNewRuntime(t, spec); err == nil || err.Error() != "module 'probe' http host ${missing} names an unknown setting" {
 		t.Errorf("unknown setting = %v", err)
 	}
 }
@@ -243,7 +243,7 @@ func TestRuntimeRefusesWhatTheHostRefuses(t *testing.T) {
 		if tt.mutate != nil {
 			tt.mutate(&spec)
 		}
-		_, err := newRuntime(t, spec, tt.opts...)
+		_, err := TryNewRuntime(t, spec, tt.opts...)
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}

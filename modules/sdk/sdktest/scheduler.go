@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // FakeJob is one job row of a FakeScheduler.
@@ -57,11 +58,11 @@ func NewFakeScheduler(module string) *FakeScheduler {
 
 // Register binds a handler name; names are 1..64 characters.
 func (s *FakeScheduler) Register(handlerName string, handler sdk.JobHandler) error {
-	if err := sdk.ValidateHandlerName(handlerName); err != nil {
+	if err := hostkit.ValidateHandlerName(handlerName); err != nil {
 		return err
 	}
 	if handler == nil {
-		return &sdk.ModuleContractError{Message: "handler " + sdk.Repr(handlerName) + " is nil"}
+		return &sdk.ModuleContractError{Message: "handler " + hostkit.Repr(handlerName) + " is nil"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -87,7 +88,7 @@ func (s *FakeScheduler) RunEvery(ctx context.Context, key string, interval time.
 	if err != nil {
 		return err
 	}
-	if err := sdk.ValidateInterval(interval); err != nil {
+	if err := hostkit.ValidateInterval(interval); err != nil {
 		return err
 	}
 	job.Backoff = sdk.DefaultBackoff()
@@ -105,13 +106,13 @@ func (s *FakeScheduler) RunEvery(ctx context.Context, key string, interval time.
 }
 
 func newFakeJob(key, handlerName string, payload any) (*FakeJob, error) {
-	if err := sdk.ValidateJobKey(key); err != nil {
+	if err := hostkit.ValidateJobKey(key); err != nil {
 		return nil, err
 	}
-	if err := sdk.ValidateHandlerName(handlerName); err != nil {
+	if err := hostkit.ValidateHandlerName(handlerName); err != nil {
 		return nil, err
 	}
-	raw, err := sdk.EncodeJobPayload(payload)
+	raw, err := hostkit.EncodeJobPayload(payload)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (s *FakeScheduler) RunDue(ctx context.Context, now time.Time) int {
 		}
 		handler := s.handlers[job.Handler]
 		if handler == nil {
-			job.LastError = "no handler " + sdk.Repr(job.Handler)
+			job.LastError = "no handler " + hostkit.Repr(job.Handler)
 			s.mu.Unlock()
 			continue
 		}

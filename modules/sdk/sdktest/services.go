@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // ServiceKey identifies a service: name@version.
@@ -30,7 +31,7 @@ type fakeProvided struct {
 // Consumes like the host; the registry's own Provide and Get are unbound,
 // for a test acting as a provider or consumer. At most one live provider
 // per name@version ("service n@v is already provided by 'p'"); Get of a
-// service nobody provides fails with *sdk.ServiceUnavailable ("service n@v
+// service nobody provides fails with *sdk.ServiceUnavailableError ("service n@v
 // is not provided"), and a handle's Value fails with "service n@v closed
 // with module 'p'" once its provider closed.
 type FakeServices struct {
@@ -58,14 +59,14 @@ func (s *FakeServices) Get(name string, version int) (sdk.ServiceHandle, error) 
 }
 
 func (s *FakeServices) provide(provider, name string, version int, impl any) (sdk.Registration, error) {
-	if !sdk.ValidServiceName(name) || version < 1 {
-		return nil, &sdk.ModuleContractError{Message: "invalid service " + sdk.Repr(name) + " version " + strconv.Itoa(version)}
+	if !hostkit.ValidServiceName(name) || version < 1 {
+		return nil, &sdk.ModuleContractError{Message: "invalid service " + hostkit.Repr(name) + " version " + strconv.Itoa(version)}
 	}
 	key := ServiceKey{name, version}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if current := s.live[key]; current != nil {
-		return nil, sdk.NewServiceAlreadyProvided(name, version, current.provider)
+		return nil, hostkit.NewServiceAlreadyProvided(name, version, current.provider)
 	}
 	record := &fakeProvided{impl: impl, provider: provider, alive: true}
 	s.live[key] = record
@@ -84,7 +85,7 @@ func (s *FakeServices) get(name string, version int) (sdk.ServiceHandle, error) 
 	defer s.mu.Unlock()
 	record := s.live[ServiceKey{name, version}]
 	if record == nil {
-		return nil, sdk.NewServiceNotProvided(name, version)
+		return nil, hostkit.NewServiceNotProvided(name, version)
 	}
 	return &fakeHandle{registry: s, record: record, name: name, version: version}, nil
 }
@@ -132,14 +133,14 @@ var _ sdk.Services = (*boundServices)(nil)
 
 func (b *boundServices) Provide(name string, version int, impl any) (sdk.Registration, error) {
 	if !slices.Contains(b.provides, sdk.ServiceDeclaration{Name: name, Version: version}) {
-		return nil, sdk.NewUndeclaredProvide(b.module, name, version)
+		return nil, hostkit.NewUndeclaredProvide(b.module, name, version)
 	}
 	return b.registry.provide(b.module, name, version, impl)
 }
 
 func (b *boundServices) Get(name string, version int) (sdk.ServiceHandle, error) {
 	if !slices.ContainsFunc(b.consumes, func(r sdk.ServiceRequirement) bool { return r.Name == name && r.Version == version }) {
-		return nil, sdk.NewUndeclaredConsume(b.module, name, version)
+		return nil, hostkit.NewUndeclaredConsume(b.module, name, version)
 	}
 	return b.registry.get(name, version)
 }
@@ -159,7 +160,7 @@ func (h *fakeHandle) Value() (any, error) {
 	h.registry.mu.Lock()
 	defer h.registry.mu.Unlock()
 	if !h.record.alive {
-		return nil, sdk.NewServiceClosed(h.name, h.version, h.record.provider)
+		return nil, hostkit.NewServiceClosed(h.name, h.version, h.record.provider)
 	}
 	return h.record.impl, nil
 }

@@ -35,7 +35,7 @@ func TestServicesHandlesDieWithTheirProvider(t *testing.T) {
 
 	reg.Close()
 	_, err = handle.Value()
-	var unavailable *sdk.ServiceUnavailable
+	var unavailable *sdk.ServiceUnavailableError
 	if !errors.As(err, &unavailable) || err.Error() != "service greet@1 closed with module 'prov'" {
 		t.Errorf("value after close = %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver the appliance uses
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Storage is an sdk.Storage over a real SQLite file in t.TempDir(), set up
@@ -88,7 +89,7 @@ func (s *Storage) Module() string { return s.module }
 
 // Table returns the quoted physical name of a logical table; it panics with
 // *sdk.ModuleContractError on an invalid name, like the host.
-func (s *Storage) Table(name string) string { return sdk.MustTableName(s.module, name) }
+func (s *Storage) Table(name string) string { return hostkit.MustTableName(s.module, name) }
 
 // Reader returns the query-only pool.
 func (s *Storage) Reader() *sql.DB { return s.reader }
@@ -130,11 +131,11 @@ func (s *Storage) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *
 
 // Migrate applies, in order, the migrations not yet recorded for the
 // module, each in its own write transaction together with its ledger row,
-// as the host does. The list must pass sdk.ValidateMigrations, and
+// as the host does. The list must pass hostkit.ValidateMigrations, and
 // released steps may not change: a recorded position whose name differs,
 // or a recorded step missing from the list, is refused.
 func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error {
-	if err := sdk.ValidateMigrations(s.module, migrations); err != nil {
+	if err := hostkit.ValidateMigrations(s.module, migrations); err != nil {
 		return err
 	}
 	applied := map[int]string{}
@@ -156,11 +157,11 @@ func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error
 	}
 	for pos, name := range applied {
 		if pos > len(migrations) {
-			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %s was applied but is no longer declared", sdk.Repr(s.module), sdk.Repr(name))}
+			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %s was applied but is no longer declared", hostkit.Repr(s.module), hostkit.Repr(name))}
 		}
 		if migrations[pos-1].Name != name {
 			return &sdk.ModuleContractError{Message: fmt.Sprintf("module %s migration %d was released as %s and may not change to %s",
-				sdk.Repr(s.module), pos, sdk.Repr(name), sdk.Repr(migrations[pos-1].Name))}
+				hostkit.Repr(s.module), pos, hostkit.Repr(name), hostkit.Repr(migrations[pos-1].Name))}
 		}
 	}
 	for i, m := range migrations {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // ToolFileRead is one read recorded by a FakeToolFiles: Kind is
@@ -96,7 +97,7 @@ func (f *FakeToolFiles) readAttachment(id string, maxBytes int64) (sdk.ToolFile,
 	}
 	i := slices.IndexFunc(f.attachments, func(a sdk.ToolAttachment) bool { return a.ID == id })
 	if i < 0 {
-		return sdk.ToolFile{}, fileErr(sdk.FileUnknownAttachment, "unknown attachment "+sdk.Repr(id))
+		return sdk.ToolFile{}, fileErr(sdk.FileUnknownAttachment, "unknown attachment "+hostkit.Repr(id))
 	}
 	a := f.attachments[i]
 	if a.UnavailableReason != "" {
@@ -124,7 +125,7 @@ func (f *FakeToolFiles) readWorkspace(relativePath string, maxBytes int64) (sdk.
 	}
 	data, ok := f.workspace[clean]
 	if !ok {
-		return sdk.ToolFile{}, fileErr(sdk.FileUnavailable, "workspace file "+sdk.Repr(relativePath)+" is unavailable")
+		return sdk.ToolFile{}, fileErr(sdk.FileUnavailable, "workspace file "+hostkit.Repr(relativePath)+" is unavailable")
 	}
 	return f.charge(path.Base(clean), "application/octet-stream", data, maxBytes)
 }
@@ -133,7 +134,7 @@ func (f *FakeToolFiles) precheck(maxBytes int64) error {
 	if f.expired {
 		return fileErr(sdk.FileExpired, "tool files expired when the tool call ended")
 	}
-	return sdk.ValidateFileReadLimit(maxBytes)
+	return hostkit.ValidateFileReadLimit(maxBytes)
 }
 
 func (f *FakeToolFiles) charge(name, mediaType string, data []byte, maxBytes int64) (sdk.ToolFile, error) {

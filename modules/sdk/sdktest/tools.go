@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // RecordingToolRegistry is an sdk.ToolRegistry that validates and remembers
@@ -32,16 +33,16 @@ func NewRecordingToolRegistry() *RecordingToolRegistry {
 // Register validates and records a tool; a duplicate name or a sealed
 // registry fails.
 func (r *RecordingToolRegistry) Register(tool sdk.Tool) error {
-	if err := sdk.ValidateTool(tool); err != nil {
+	if err := hostkit.ValidateTool(tool); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sealed {
-		return sdk.NewToolsSealed(tool.Name)
+		return hostkit.NewToolsSealed(tool.Name)
 	}
 	if _, dup := r.tools[tool.Name]; dup {
-		return &sdk.ModuleContractError{Message: "tool " + sdk.Repr(tool.Name) + " is already registered"}
+		return &sdk.ModuleContractError{Message: "tool " + hostkit.Repr(tool.Name) + " is already registered"}
 	}
 	tool.Parameters = maps.Clone(tool.Parameters)
 	tool.GuildIDs = slices.Clone(tool.GuildIDs)
@@ -77,7 +78,7 @@ func (r *RecordingToolRegistry) Names() []string {
 func (r *RecordingToolRegistry) Call(ctx context.Context, name string, args any, tc sdk.ToolContext) (string, error) {
 	tool, ok := r.Tool(name)
 	if !ok {
-		return "", &sdk.ModuleContractError{Message: "tool " + sdk.Repr(name) + " is not registered"}
+		return "", &sdk.ModuleContractError{Message: "tool " + hostkit.Repr(name) + " is not registered"}
 	}
 	raw := json.RawMessage("{}")
 	if args != nil {
@@ -120,7 +121,7 @@ func (r *LoadRecorder) Surfaces() map[string][]string {
 // LoadOptions configure NewLoadContext; zero values mean the reference
 // kit's defaults.
 type LoadOptions struct {
-	// Capabilities default to sdk.BaselineCapabilities without intents.
+	// Capabilities default to hostkit.BaselineCapabilities without intents.
 	Capabilities *sdk.Capabilities
 	// Settings are the prepared settings (empty by default).
 	Settings sdk.Settings
@@ -145,7 +146,7 @@ func NewLoadContext(module string, opts LoadOptions) (sdk.LoadContext, *LoadReco
 		opts.Registry = NewRecordingToolRegistry()
 	}
 	if opts.Capabilities == nil {
-		caps := sdk.NewCapabilities(sdk.BaselineCapabilities(), false, false)
+		caps := sdk.NewCapabilities(hostkit.BaselineCapabilities(), false, false)
 		opts.Capabilities = &caps
 	}
 	if opts.Logger == nil {

@@ -1,25 +1,16 @@
-package sdk
+package hostkit
 
 import (
-	"net/netip"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-)
+	"time"
 
-// metadataHosts and metadataAddresses are cloud metadata endpoints no module
-// may ever reach.
-var (
-	metadataHosts     = []string{"metadata.google.internal", "metadata", "instance-data"}
-	metadataAddresses = []string{"169.254.169.254", "fd00:ec2::254", "100.100.100.200"}
+	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/internal/netguard"
 )
-
-// IsMetadataHost reports whether host (lowercase) is a cloud metadata
-// endpoint.
-func IsMetadataHost(host string) bool {
-	return slices.Contains(metadataHosts, host) || slices.Contains(metadataAddresses, host)
-}
 
 // ResolvedHostRule is a HostRule after load-time resolution: one exact host.
 type ResolvedHostRule struct {
@@ -30,29 +21,13 @@ type ResolvedHostRule struct {
 	Private bool
 }
 
-// AllowsPort reports whether the effective port (port, or the scheme's
-// default when port is 0) is allowed.
-func (r ResolvedHostRule) AllowsPort(scheme string, port int) bool {
-	def := 80
-	if scheme == "https" {
-		def = 443
-	}
-	if port == 0 {
-		port = def
-	}
-	if len(r.Ports) > 0 {
-		return slices.Contains(r.Ports, port)
-	}
-	return port == def
-}
-
 // ResolveHostRules expands declared rules at load: DiscordCDNToken becomes
 // two https rules; "${setting}" takes the setting's host or URL (a bare host
 // gets https://; the URL's scheme and port replace the rule's). Messages:
 // "module 'm' http host ${s} names an unknown setting",
 // "http host setting is empty", "http host setting has no host",
 // "module 'm' may not target 'h'" (cloud metadata endpoints).
-func ResolveHostRules(module string, rules []HostRule, settings Settings) ([]ResolvedHostRule, error) {
+func ResolveHostRules(module string, rules []sdk.HostRule, settings sdk.Settings) ([]ResolvedHostRule, error) {
 	var out []ResolvedHostRule
 	for _, rule := range rules {
 		if rule.IsDiscordCDN() {
@@ -79,10 +54,10 @@ func ResolveHostRules(module string, rules []HostRule, settings Settings) ([]Res
 				ports = []int{port}
 			}
 		}
-		if IsMetadataHost(host) {
+		if netguard.IsMetadataHost(host) {
 			return nil, contractErrorf("module %s may not target %s", pyRepr(module), pyRepr(host))
 		}
-		out = append(out, ResolvedHostRule{Host: host, Schemes: schemes, Ports: ports, Private: rule.EffectiveNetwork() == NetworkPrivate})
+		out = append(out, ResolvedHostRule{Host: host, Schemes: schemes, Ports: ports, Private: rule.EffectiveNetwork() == sdk.NetworkPrivate})
 	}
 	return out, nil
 }
@@ -108,37 +83,37 @@ func hostFromSetting(text string) (host, scheme string, port int, err error) {
 // CheckURL applies the per-request policy to one URL (and every redirect
 // hop): http(s) only, a host, no credentials, a declared host, an allowed
 // scheme and port, no non-global IP literal unless the rule is private, and
-// never a metadata endpoint. Failures are *HostNotAllowed with the
+// never a metadata endpoint. Failures are *HostNotAllowedError with the
 // reference's messages (for example "module 'm' did not declare host 'h'").
 func CheckURL(module string, rules []ResolvedHostRule, rawURL string) (ResolvedHostRule, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return ResolvedHostRule{}, NewHostNotAllowed("", "URL has no host")
+		return ResolvedHostRule{}, NewHostNotAllowedError("", "URL has no host")
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(strings.TrimRight(u.Hostname(), "."))
 	if scheme != "http" && scheme != "https" {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "module "+pyRepr(module)+" may only use http(s) URLs")
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "module "+pyRepr(module)+" may only use http(s) URLs")
 	}
 	if host == "" {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "URL has no host")
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "URL has no host")
 	}
 	if u.User != nil {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "URLs with embedded credentials are not allowed")
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "URLs with embedded credentials are not allowed")
 	}
 	i := slices.IndexFunc(rules, func(r ResolvedHostRule) bool { return r.Host == host })
 	if i < 0 {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "module "+pyRepr(module)+" did not declare host "+pyRepr(host))
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "module "+pyRepr(module)+" did not declare host "+pyRepr(host))
 	}
 	rule := rules[i]
 	if !slices.Contains(rule.Schemes, scheme) {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "scheme "+pyRepr(scheme)+" is not allowed for "+pyRepr(host))
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "scheme "+pyRepr(scheme)+" is not allowed for "+pyRepr(host))
 	}
 	port := 0
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 || n > 65535 {
-			return ResolvedHostRule{}, NewHostNotAllowed(host, "invalid port")
+			return ResolvedHostRule{}, NewHostNotAllowedError(host, "invalid port")
 		}
 		port = n
 	}
@@ -147,44 +122,59 @@ func CheckURL(module string, rules []ResolvedHostRule, rawURL string) (ResolvedH
 		if port != 0 {
 			shown = strconv.Itoa(port)
 		}
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "port "+shown+" is not allowed for "+pyRepr(host))
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "port "+shown+" is not allowed for "+pyRepr(host))
 	}
 	if !rule.Private && IsNonGlobalIP(host) {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "private or internal addresses are not allowed")
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "private or internal addresses are not allowed")
 	}
-	if IsMetadataHost(host) {
-		return ResolvedHostRule{}, NewHostNotAllowed(host, "cloud metadata endpoints are never allowed")
+	if netguard.IsMetadataHost(host) {
+		return ResolvedHostRule{}, NewHostNotAllowedError(host, "cloud metadata endpoints are never allowed")
 	}
 	return rule, nil
 }
 
+// DiscordCDNHosts are the hosts DiscordCDNToken expands to.
+func DiscordCDNHosts() []string { return []string{"cdn.discordapp.com", "media.discordapp.net"} }
+
+// ApplyRequestOptions resolves opts over the defaults: the given timeout and
+// MaxHTTPBodyBytes; non-positive or larger limits become MaxHTTPBodyBytes.
+func ApplyRequestOptions(defaultTimeout time.Duration, opts ...sdk.RequestOption) sdk.RequestOptions {
+	o := sdk.RequestOptions{Header: http.Header{}, Timeout: defaultTimeout, MaxBytes: sdk.MaxHTTPBodyBytes}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.MaxBytes <= 0 || o.MaxBytes > sdk.MaxHTTPBodyBytes {
+		o.MaxBytes = sdk.MaxHTTPBodyBytes
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = defaultTimeout
+	}
+	return o
+}
+
+// AllowsPort reports whether the effective port (port, or the scheme's
+// default when port is 0) is allowed.
+func (r ResolvedHostRule) AllowsPort(scheme string, port int) bool {
+	def := 80
+	if scheme == "https" {
+		def = 443
+	}
+	if port == 0 {
+		port = def
+	}
+	if len(r.Ports) > 0 {
+		return slices.Contains(r.Ports, port)
+	}
+	return port == def
+}
+
+// IsMetadataHost reports whether host (lowercase) is a cloud metadata
+// endpoint.
+func IsMetadataHost(host string) bool { return netguard.IsMetadataHost(host) }
+
 // IsNonGlobalIP reports whether host is an IP literal that is not a global
 // unicast address (loopback, private, link-local, unspecified, multicast,
 // shared, documentation…). Hostnames return false.
-func IsNonGlobalIP(host string) bool {
-	addr, err := netip.ParseAddr(strings.Trim(host, "[]"))
-	if err != nil {
-		return false
-	}
-	addr = addr.Unmap()
-	if !addr.IsGlobalUnicast() || addr.IsPrivate() {
-		return true
-	}
-	for _, p := range nonGlobalPrefixes {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
-
-var nonGlobalPrefixes = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{
-		"100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "198.18.0.0/15", "198.51.100.0/24",
-		"203.0.113.0/24", "240.0.0.0/4", "2001:db8::/32", "2001::/23", "64:ff9b:1::/48",
-	} {
-		out = append(out, netip.MustParsePrefix(s))
-	}
-	return out
-}()
+func IsNonGlobalIP(host string) bool { return netguard.IsNonGlobalIP(host) }

@@ -1,9 +1,13 @@
-package sdk
+package hostkit
 
 import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/internal/names"
+	"github.com/kimiapp/kimi/modules/sdk/internal/pyrepr"
 )
 
 // commandNameRE is discord.py's VALID_SLASH_COMMAND_NAME: 1–32 letters,
@@ -46,7 +50,7 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 // "invalid command min_tier".
 //
 // Command, group and option names are also checked with ValidateCommandName.
-func ValidateCommandSpec(spec CommandSpec) error {
+func ValidateCommandSpec(spec sdk.CommandSpec) error {
 	if err := ValidateCommandName(spec.Name); err != nil {
 		return err
 	}
@@ -76,7 +80,7 @@ func ValidateCommandSpec(spec CommandSpec) error {
 	return nil
 }
 
-func validateCommandOption(o CommandOption, names map[string]bool) error {
+func validateCommandOption(o sdk.CommandOption, names map[string]bool) error {
 	name := pyRepr(o.Name)
 	if n := runeLen(o.Name); n < 1 || n > 32 {
 		return contractErrorf("invalid command option name %s", name)
@@ -89,7 +93,7 @@ func validateCommandOption(o CommandOption, names map[string]bool) error {
 	}
 	names[o.Name] = true
 	switch o.Kind {
-	case OptionString, OptionInteger, OptionBoolean, OptionUser, OptionChannel, OptionRole:
+	case sdk.OptionString, sdk.OptionInteger, sdk.OptionBoolean, sdk.OptionUser, sdk.OptionChannel, sdk.OptionRole:
 	default:
 		return contractErrorf("unsupported command option kind %s", pyRepr(string(o.Kind)))
 	}
@@ -99,7 +103,7 @@ func validateCommandOption(o CommandOption, names map[string]bool) error {
 	if len(o.Choices) > 0 && o.Autocomplete {
 		return contractErrorf("option %s cannot use choices and autocomplete together", name)
 	}
-	if (len(o.Choices) > 0 || o.Autocomplete) && o.Kind != OptionString && o.Kind != OptionInteger {
+	if (len(o.Choices) > 0 || o.Autocomplete) && o.Kind != sdk.OptionString && o.Kind != sdk.OptionInteger {
 		return contractErrorf("option %s cannot use choices or autocomplete on a %s option", name, o.Kind)
 	}
 	if len(o.Choices) > 25 {
@@ -118,7 +122,7 @@ func validateCommandOption(o CommandOption, names map[string]bool) error {
 			}
 			key = v
 		default:
-			n, ok := asInt64(c.Value)
+			n, ok := pyrepr.AsInt64(c.Value)
 			if !ok {
 				return contractErrorf("invalid choice value %s on option %s", pyReprAny(c.Value), name)
 			}
@@ -129,7 +133,7 @@ func validateCommandOption(o CommandOption, names map[string]bool) error {
 		}
 		values[key] = true
 	}
-	if (o.MinValue != nil || o.MaxValue != nil) && o.Kind != OptionInteger {
+	if (o.MinValue != nil || o.MaxValue != nil) && o.Kind != sdk.OptionInteger {
 		return contractErrorf("option %s cannot set min_value or max_value on a %s option", name, o.Kind)
 	}
 	if o.MinValue != nil && o.MaxValue != nil && *o.MinValue > *o.MaxValue {
@@ -141,13 +145,13 @@ func validateCommandOption(o CommandOption, names map[string]bool) error {
 // ValidateButtonSpec checks a button's key and parts the way BuildCustomID
 // does ("invalid component key 'k'", "custom_id parts may not contain ':'")
 // and its style ("invalid button style 's'").
-func ValidateButtonSpec(module string, b ButtonSpec) error {
+func ValidateButtonSpec(module string, b sdk.ButtonSpec) error {
 	switch b.Style {
-	case "", ButtonPrimary, ButtonSecondary, ButtonSuccess, ButtonDanger:
+	case "", sdk.ButtonPrimary, sdk.ButtonSecondary, sdk.ButtonSuccess, sdk.ButtonDanger:
 	default:
 		return contractErrorf("invalid button style %s", pyRepr(string(b.Style)))
 	}
-	_, err := BuildCustomID(module, b.Key, b.Parts...)
+	_, err := sdk.BuildCustomID(module, b.Key, b.Parts...)
 	return err
 }
 
@@ -162,8 +166,8 @@ func ValidateButtonSpec(module string, b ButtonSpec) error {
 // "select min_values must be between 0 and 25",
 // "select max_values must be between 1 and 25",
 // "select min_values cannot exceed max_values".
-func ValidateSelectSpec(s SelectSpec) error {
-	if !topicSegmentRE.MatchString(s.Key) {
+func ValidateSelectSpec(s sdk.SelectSpec) error {
+	if !names.TopicSegmentRE.MatchString(s.Key) {
 		return contractErrorf("invalid select key %s", pyRepr(s.Key))
 	}
 	for _, p := range s.Parts {
@@ -218,8 +222,8 @@ func ValidateSelectSpec(s SelectSpec) error {
 // "modal text input min_length must be between 0 and 4000",
 // "modal text input max_length must be between 1 and 4000",
 // "modal text input min_length cannot exceed max_length".
-func ValidateModalSpec(m ModalSpec) error {
-	if !topicSegmentRE.MatchString(m.Key) {
+func ValidateModalSpec(m sdk.ModalSpec) error {
+	if !names.TopicSegmentRE.MatchString(m.Key) {
 		return contractErrorf("invalid modal key %s", pyRepr(m.Key))
 	}
 	for _, p := range m.Parts {
@@ -235,7 +239,7 @@ func ValidateModalSpec(m ModalSpec) error {
 	}
 	keys := map[string]bool{}
 	for _, in := range m.Inputs {
-		if !topicSegmentRE.MatchString(in.Key) {
+		if !names.TopicSegmentRE.MatchString(in.Key) {
 			return contractErrorf("invalid modal text input key %s", pyRepr(in.Key))
 		}
 		if keys[in.Key] {
@@ -245,7 +249,7 @@ func ValidateModalSpec(m ModalSpec) error {
 		if n := runeLen(in.Label); n < 1 || n > 45 {
 			return contractErrorf("a modal text input label must contain between one and 45 characters")
 		}
-		if in.Style != "" && in.Style != TextInputShort && in.Style != TextInputParagraph {
+		if in.Style != "" && in.Style != sdk.TextInputShort && in.Style != sdk.TextInputParagraph {
 			return contractErrorf("invalid modal text input style %s", pyRepr(string(in.Style)))
 		}
 		if runeLen(in.Placeholder) > 100 {
@@ -278,7 +282,7 @@ func ValidateModalSpec(m ModalSpec) error {
 // "layout section text must contain between one and 4000 characters",
 // "a layout section thumbnail URL must be non-empty",
 // "unsupported layout item", "layout text cannot exceed 4000 characters in total".
-func ValidateOutgoingLayout(layout OutgoingLayout) error {
+func ValidateOutgoingLayout(layout sdk.OutgoingLayout) error {
 	if len(layout.Items) < 1 || len(layout.Items) > 40 {
 		return contractErrorf("a layout must contain between one and 40 items")
 	}
@@ -295,15 +299,15 @@ func ValidateOutgoingLayout(layout OutgoingLayout) error {
 	}
 	for _, item := range layout.Items {
 		switch it := item.(type) {
-		case LayoutText:
+		case sdk.LayoutText:
 			if err := text(it.Content, "layout text"); err != nil {
 				return err
 			}
-		case LayoutSeparator:
-			if it.Spacing != "" && it.Spacing != SpacingSmall && it.Spacing != SpacingLarge {
+		case sdk.LayoutSeparator:
+			if it.Spacing != "" && it.Spacing != sdk.SpacingSmall && it.Spacing != sdk.SpacingLarge {
 				return contractErrorf("invalid layout separator spacing %s", pyRepr(string(it.Spacing)))
 			}
-		case LayoutGallery:
+		case sdk.LayoutGallery:
 			if len(it.URLs) < 1 || len(it.URLs) > 10 {
 				return contractErrorf("a layout gallery must contain between one and 10 URLs")
 			}
@@ -312,7 +316,7 @@ func ValidateOutgoingLayout(layout OutgoingLayout) error {
 					return contractErrorf("layout gallery URLs must be non-empty strings")
 				}
 			}
-		case LayoutSection:
+		case sdk.LayoutSection:
 			if len(it.Texts) < 1 || len(it.Texts) > 3 {
 				return contractErrorf("a layout section must contain between one and 3 texts")
 			}
@@ -338,16 +342,16 @@ func ValidateOutgoingLayout(layout OutgoingLayout) error {
 // each select takes a row, at most five rows: "layout controls cannot
 // require more than five action rows") and, with a layout, the Components
 // V2 total of 40 ("a layout cannot exceed 40 components in total").
-func ValidateLayoutComponents(components []Component, layout *OutgoingLayout) error {
+func ValidateLayoutComponents(components []sdk.Component, layout *sdk.OutgoingLayout) error {
 	rows, inRow := 0, 0
 	for _, c := range components {
 		switch c.(type) {
-		case ButtonSpec, *ButtonSpec:
+		case sdk.ButtonSpec, *sdk.ButtonSpec:
 			if inRow == 0 {
 				rows++
 			}
 			inRow = (inRow + 1) % 5
-		case SelectSpec, *SelectSpec:
+		case sdk.SelectSpec, *sdk.SelectSpec:
 			inRow = 0
 			rows++
 		default:
@@ -360,7 +364,7 @@ func ValidateLayoutComponents(components []Component, layout *OutgoingLayout) er
 	if layout != nil {
 		descendants := 1 + rows + len(components)
 		for _, item := range layout.Items {
-			if s, ok := item.(LayoutSection); ok {
+			if s, ok := item.(sdk.LayoutSection); ok {
 				descendants += len(s.Texts) + 2
 			} else {
 				descendants++
@@ -378,17 +382,17 @@ func ValidateLayoutComponents(components []Component, layout *OutgoingLayout) er
 // custom ids built for module) and select (ValidateSelectSpec), the layout
 // (ValidateOutgoingLayout) and the row packing and component total
 // (ValidateLayoutComponents).
-func ValidateMessageControls(module string, components []Component, layout *OutgoingLayout) error {
+func ValidateMessageControls(module string, components []sdk.Component, layout *sdk.OutgoingLayout) error {
 	for _, c := range components {
 		var err error
 		switch spec := c.(type) {
-		case ButtonSpec:
+		case sdk.ButtonSpec:
 			err = ValidateButtonSpec(module, spec)
-		case *ButtonSpec:
+		case *sdk.ButtonSpec:
 			err = ValidateButtonSpec(module, *spec)
-		case SelectSpec:
+		case sdk.SelectSpec:
 			err = validateSelectControl(module, spec)
-		case *SelectSpec:
+		case *sdk.SelectSpec:
 			err = validateSelectControl(module, *spec)
 		}
 		if err != nil {
@@ -403,10 +407,22 @@ func ValidateMessageControls(module string, components []Component, layout *Outg
 	return ValidateLayoutComponents(components, layout)
 }
 
-func validateSelectControl(module string, s SelectSpec) error {
+func validateSelectControl(module string, s sdk.SelectSpec) error {
 	if err := ValidateSelectSpec(s); err != nil {
 		return err
 	}
-	_, err := BuildCustomID(module, s.Key, s.Parts...)
+	_, err := sdk.BuildCustomID(module, s.Key, s.Parts...)
+	return err
+}
+
+// ValidateModal checks a modal the way the host does before showing it:
+// ValidateModalSpec, then its custom id `m:<module>:<key>[:part…]` built for
+// module within CustomIDMaxLength ("custom_id exceeds 100 characters"),
+// exactly as buttons' and selects' are.
+func ValidateModal(module string, m sdk.ModalSpec) error {
+	if err := ValidateModalSpec(m); err != nil {
+		return err
+	}
+	_, err := sdk.BuildCustomID(module, m.Key, m.Parts...)
 	return err
 }

@@ -1,24 +1,26 @@
-package sdk
+package hostkit
 
 import (
 	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 func TestBackoffValidate(t *testing.T) {
 	tests := []struct {
-		b    Backoff
+		b    sdk.Backoff
 		want string
 	}{
-		{DefaultBackoff(), ""},
-		{Backoff{Base: time.Second, Max: time.Second, Multiplier: 1}, ""},
-		{Backoff{Base: 0, Max: time.Second, Multiplier: 2}, "backoff base_seconds must be positive"},
-		{Backoff{Base: time.Second, Max: -1, Multiplier: 2}, "backoff max_seconds must be positive"},
-		{Backoff{Base: time.Second, Max: time.Second, Multiplier: math.NaN()}, "backoff multiplier must be finite"},
-		{Backoff{Base: time.Second, Max: time.Second, Multiplier: math.Inf(1)}, "backoff multiplier must be finite"},
-		{Backoff{Base: time.Second, Max: time.Second, Multiplier: 0.5}, "backoff multiplier must be at least 1"},
+		{sdk.DefaultBackoff(), ""},
+		{sdk.Backoff{Base: time.Second, Max: time.Second, Multiplier: 1}, ""},
+		{sdk.Backoff{Base: 0, Max: time.Second, Multiplier: 2}, "backoff base_seconds must be positive"},
+		{sdk.Backoff{Base: time.Second, Max: -1, Multiplier: 2}, "backoff max_seconds must be positive"},
+		{sdk.Backoff{Base: time.Second, Max: time.Second, Multiplier: math.NaN()}, "backoff multiplier must be finite"},
+		{sdk.Backoff{Base: time.Second, Max: time.Second, Multiplier: math.Inf(1)}, "backoff multiplier must be finite"},
+		{sdk.Backoff{Base: time.Second, Max: time.Second, Multiplier: 0.5}, "backoff multiplier must be at least 1"},
 	}
 	for _, tt := range tests {
 		checkErr(t, tt.b.Validate(), tt.want)
@@ -27,9 +29,9 @@ func TestBackoffValidate(t *testing.T) {
 
 // The default is not package state: changing a copy cannot change it.
 func TestDefaultBackoffIsAValue(t *testing.T) {
-	b := DefaultBackoff()
+	b := sdk.DefaultBackoff()
 	b.Base, b.Max, b.Multiplier = time.Nanosecond, time.Nanosecond, 1
-	if got := DefaultBackoff(); got != (Backoff{Base: 30 * time.Second, Max: time.Hour, Multiplier: 2}) {
+	if got := sdk.DefaultBackoff(); got != (sdk.Backoff{Base: 30 * time.Second, Max: time.Hour, Multiplier: 2}) {
 		t.Fatalf("DefaultBackoff() = %+v after changing a copy", got)
 	}
 }
@@ -37,24 +39,24 @@ func TestDefaultBackoffIsAValue(t *testing.T) {
 func TestBackoffDelay(t *testing.T) {
 	tests := []struct {
 		name    string
-		b       Backoff
+		b       sdk.Backoff
 		attempt int
 		want    time.Duration
 	}{
-		{"first", DefaultBackoff(), 1, 30 * time.Second},
-		{"zero attempt", DefaultBackoff(), 0, 30 * time.Second},
-		{"second", DefaultBackoff(), 2, 60 * time.Second},
-		{"sixth", DefaultBackoff(), 6, 960 * time.Second},
-		{"seventh", DefaultBackoff(), 7, 1920 * time.Second},
-		{"capped", DefaultBackoff(), 8, time.Hour},
-		{"huge attempt", DefaultBackoff(), math.MaxInt, time.Hour},
-		{"base over max", Backoff{Base: 2 * time.Hour, Max: time.Hour, Multiplier: 2}, 1, time.Hour},
-		{"multiplier one", Backoff{Base: 5 * time.Second, Max: time.Hour, Multiplier: 1}, 50, 5 * time.Second},
-		{"huge multiplier", Backoff{Base: time.Nanosecond, Max: time.Duration(math.MaxInt64), Multiplier: 1e300}, 3, time.Duration(math.MaxInt64)},
-		{"invalid uses default", Backoff{}, 2, 60 * time.Second},
-		{"fractional", Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 1.5}, 3, 22500 * time.Millisecond},
-		{"fractional second", Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 1.5}, 2, 15 * time.Second},
-		{"sub-second base", Backoff{Base: 1500 * time.Millisecond, Max: time.Hour, Multiplier: 3}, 4, 40500 * time.Millisecond},
+		{"first", sdk.DefaultBackoff(), 1, 30 * time.Second},
+		{"zero attempt", sdk.DefaultBackoff(), 0, 30 * time.Second},
+		{"second", sdk.DefaultBackoff(), 2, 60 * time.Second},
+		{"sixth", sdk.DefaultBackoff(), 6, 960 * time.Second},
+		{"seventh", sdk.DefaultBackoff(), 7, 1920 * time.Second},
+		{"capped", sdk.DefaultBackoff(), 8, time.Hour},
+		{"huge attempt", sdk.DefaultBackoff(), math.MaxInt, time.Hour},
+		{"base over max", sdk.Backoff{Base: 2 * time.Hour, Max: time.Hour, Multiplier: 2}, 1, time.Hour},
+		{"multiplier one", sdk.Backoff{Base: 5 * time.Second, Max: time.Hour, Multiplier: 1}, 50, 5 * time.Second},
+		{"huge multiplier", sdk.Backoff{Base: time.Nanosecond, Max: time.Duration(math.MaxInt64), Multiplier: 1e300}, 3, time.Duration(math.MaxInt64)},
+		{"invalid uses default", sdk.Backoff{}, 2, 60 * time.Second},
+		{"fractional", sdk.Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 1.5}, 3, 22500 * time.Millisecond},
+		{"fractional second", sdk.Backoff{Base: 10 * time.Second, Max: time.Minute, Multiplier: 1.5}, 2, 15 * time.Second},
+		{"sub-second base", sdk.Backoff{Base: 1500 * time.Millisecond, Max: time.Hour, Multiplier: 3}, 4, 40500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +104,7 @@ func TestEncodeJobPayload(t *testing.T) {
 			t.Errorf("EncodeJobPayload(%v) = %s, want %s", tt.in, got, tt.want)
 		}
 	}
-	run := JobRun{Payload: []byte(`{"guild_id":7}`)}
+	run := sdk.JobRun{Payload: []byte(`{"guild_id":7}`)}
 	var p struct {
 		GuildID uint64 `json:"guild_id"`
 	}
