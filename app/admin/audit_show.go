@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
@@ -112,6 +113,10 @@ func auditActionLabel(id string) (string, bool) {
 		return "Removed the secrets from a backup copy", true
 	case settings.AuditActionWorldtree:
 		return "Changed Worldtree settings", true
+	case guildcfg.ActionDocumentSave:
+		return "Saved a guild configuration document", true
+	case guildcfg.ActionDocumentRevert:
+		return "Reverted a guild configuration document", true
 	}
 	return "", false
 }
