@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -112,6 +113,21 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		logger.Info("pre-migration backup written", "path", rep.BackupPath, "from_version", rep.From, "to_version", rep.To)
 	}
 
+	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{
+		Modules: c.specs,
+		Trust: guildcfg.TrustSettings{
+			StaffUserIDs: cfg.StaffUserIDs, StaffRoleIDs: cfg.StaffRoleIDs,
+			RegularRoleIDs: cfg.RegularRoleIDs, OwnerUserID: cfg.OwnerUserID,
+		},
+		Logger: root.With("component", "guildcfg"),
+	})
+	if err != nil {
+		return fmt.Errorf("app: load the guild configuration: %w", err)
+	}
+	// Stops the subscribers' delivery goroutines (the module host and the
+	// Discord adapter subscribe; the admin only reads and writes).
+	defer guilds.Close()
+
 	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
 	if err != nil {
@@ -130,7 +146,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	adminSrv, err := admin.New(admin.Options{
 		Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
-		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules,
+		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds,
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()),
 	})
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -63,10 +64,12 @@ type harness struct {
 	t    testing.TB
 	st   *store.Store
 	auth *auth.Service
-	srv  *Server
-	ts   *httptest.Server
-	clk  *testClock
-	logs *syncBuffer
+	// guilds is the configuration-document service the guild pages use.
+	guilds *guildcfg.Service
+	srv    *Server
+	ts     *httptest.Server
+	clk    *testClock
+	logs   *syncBuffer
 	// vars are a scenario's {name} placeholders (the set-up token, …).
 	vars map[string]string
 }
@@ -86,8 +89,12 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 	}
 	clk := &testClock{now: time.Now()}
 	svc := auth.New(st, logger, auth.Options{BcryptCost: bcrypt.MinCost, Now: clk.Now})
+	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Modules: testModuleSpecs(), Logger: logger})
+	if err != nil {
+		t.Fatalf("guildcfg.New: %v", err)
+	}
 	opts := Options{
-		Store: st, Auth: svc, Logger: logger, Version: "v0.0.0-test", Commit: "abc1234",
+		Store: st, Auth: svc, Logger: logger, Guilds: guilds, Version: "v0.0.0-test", Commit: "abc1234",
 		StartedAt: time.Now().Add(-90 * time.Minute), DataDir: dir, MetricsToken: "metrics-secret-token",
 	}
 	for _, m := range mutate {
@@ -98,10 +105,11 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}}
+	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}}
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
+		guilds.Close()
 		_ = st.Close()
 	})
 	return h

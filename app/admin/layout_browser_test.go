@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -70,8 +71,18 @@ func TestBrowserLayout(t *testing.T) {
 		}
 	}
 
+	// A guild with a server setup, module settings of two revisions (the
+	// history's diff) and an invalid module document (the list's warning).
+	h.writeDocument(guildT, activeGuild)
+	h.writeDocument(kudosT, "---\ngiver_min_tier: regular\ndigest_channel_id: 123456789012345678\n---\n")
+	h.writeDocument(kudosT, "---\ngiver_min_tier: staff\n---\n")
+	h.storeInvalid(allT, "---\nlimit: many\n---\n")
+
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
+		{"guilds", "/guilds", `[data-testid=guild-list]`, true},
+		{"guild", "/guilds/42", `[data-testid=guild-setup-form]`, true},
+		{"guild-history", "/guilds/42/history?module=" + kudos.Name, `[data-testid=history-list]`, true},
 		{"modules", "/modules", `[data-testid=page-title]`, true},
 		{"proposals", "/proposals", `[data-testid=page-title]`, true},
 		{"results", "/results", `[data-testid=page-title]`, true},

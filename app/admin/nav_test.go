@@ -24,6 +24,7 @@ func TestNavigationSections(t *testing.T) {
 	}
 	sections := []struct{ label, href, want string }{
 		{"Overview", "/", "Version"},
+		{"Guilds", "/guilds", "Add a guild"},
 		{"Modules", "/modules", "The modules compiled into this build"},
 		{"Proposals", "/proposals", "Configuration changes waiting for your approval"},
 		{"Results", "/results", "Scheduled results published"},

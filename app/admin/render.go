@@ -38,6 +38,11 @@ const (
 	flashPasswordChanged = "pwchanged"
 	flashSessionsRevoked = "revoked"
 	flashWorldtreeOff    = "wtremoved"
+	flashGuildCreated    = "guildnew"
+	flashGuildExists     = "guildold"
+	flashGuildSaved      = "guildsaved"
+	flashGuildUnchanged  = "guildsame"
+	flashGuildReverted   = "guildrevert"
 )
 
 var flashes = map[string]templates.Flash{
@@ -48,6 +53,11 @@ var flashes = map[string]templates.Flash{
 	flashPasswordChanged: {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},
 	flashSessionsRevoked: {Kind: templates.FlashSuccess, Message: "All other sessions were signed out."},
 	flashWorldtreeOff:    {Kind: templates.FlashSuccess, Message: "The Worldtree configuration was removed, keys included."},
+	flashGuildCreated:    {Kind: templates.FlashSuccess, Message: "Guild added. It stays inactive until you switch the bot on below and save."},
+	flashGuildExists:     {Kind: templates.FlashInfo, Message: "This guild already has a server-setup document; here it is."},
+	flashGuildSaved:      {Kind: templates.FlashSuccess, Message: "Saved as a new revision. The bot uses it from now on; the history shows the change."},
+	flashGuildUnchanged:  {Kind: templates.FlashInfo, Message: "Nothing changed: the document already had this text, so no revision was recorded."},
+	flashGuildReverted:   {Kind: templates.FlashSuccess, Message: "Reverted: the old text is now the newest revision, recorded in the history like any save."},
 }
 
 func (s *Server) setFlash(c echo.Context, code string) {

@@ -58,6 +58,15 @@ func (s *Server) buildEcho() *echo.Echo {
 	g.POST("/settings/worldtree", s.saveWorldtreeSettings)
 	g.POST("/settings/worldtree/remove", s.removeWorldtreeSettings)
 	g.GET("/worldtree", s.worldtreePage)
+	gc := g.Group("/guilds", s.requireGuilds)
+	gc.GET("", s.guildsList)
+	gc.POST("", s.addGuild)
+	gc.GET("/:id", s.guildShow)
+	gc.POST("/:id/setup", s.saveGuildSetup)
+	gc.POST("/:id/document", s.saveGuildDocument)
+	gc.POST("/:id/modules/:module", s.saveGuildModuleSettings)
+	gc.GET("/:id/history", s.guildHistory)
+	gc.POST("/:id/history/:entry/revert", s.revertGuildDocument)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}

@@ -59,6 +59,10 @@ type Options struct {
 	MetricsToken string
 	// Modules lists the loaded modules (may be empty).
 	Modules []ModuleInfo
+	// Guilds is the configuration-document service the guild pages read
+	// and write (app/serve.go passes the *guildcfg.Service). Nil: the guild
+	// pages answer 503 (a server over an unmigrated database).
+	Guilds GuildConfig
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

@@ -61,6 +61,7 @@ type NavItem struct {
 // layout pre-renders it once, at the first page render.
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/"},
+	{Key: "guilds", Label: "Guilds", Href: "/guilds"},
 	{Key: "modules", Label: "Modules", Href: "/modules", Soon: true},
 	{Key: "proposals", Label: "Proposals", Href: "/proposals", Soon: true},
 	{Key: "results", Label: "Results", Href: "/results", Soon: true},

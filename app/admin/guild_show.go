@@ -1,0 +1,169 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// guildPageState carries a refused save into the guild page: the form as
+// submitted with its errors, or the text a conflict did not save. The zero
+// value renders the stored documents.
+type guildPageState struct {
+	setup    *templates.GuildSetupView
+	raw      *templates.GuildRawView
+	module   string                    // the module whose form is kept
+	settings *form.GuildModuleSettings // as submitted
+	errors   form.Errors               // of the kept form
+	conflict *templates.GuildConflict
+}
+
+// guildShow is a guild's page: the server-setup document as a form and as
+// raw text, and every module's settings as a form generated from its
+// schema, each carrying the revision it shows.
+func (s *Server) guildShow(c echo.Context) error {
+	id, err := guildParam(c)
+	if err != nil {
+		return err
+	}
+	return s.renderGuild(c, http.StatusOK, id, guildPageState{})
+}
+
+func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPageState) error {
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	doc, err := s.opts.Guilds.Document(ctx, guildcfg.GuildTarget(id))
+	if err != nil {
+		return fmt.Errorf("admin: guild page: %w", err)
+	}
+	list, err := s.opts.Guilds.List(ctx)
+	if err != nil {
+		return fmt.Errorf("admin: guild page: %w", err)
+	}
+	summary := guildcfg.GuildSummary{GuildID: id}
+	for _, g := range list {
+		if g.GuildID == id {
+			summary = g
+		}
+	}
+	v := templates.GuildView{
+		ID: strconv.FormatUint(id, 10), Status: guildStatus(summary), Exists: doc.Exists,
+		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Conflict: st.conflict,
+		Setup: setupView(doc), Raw: templates.GuildRawView{Text: doc.Text, Problems: problemMessages(doc.Problems)},
+	}
+	if st.setup != nil {
+		v.Setup = *st.setup
+	}
+	if st.raw != nil {
+		st.raw.Problems = v.Raw.Problems
+		v.Raw = *st.raw
+	}
+	if st.conflict != nil {
+		v.Errors = form.Errors{form.FieldForm: form.MsgGuildConflict}
+	}
+	for _, name := range s.opts.Guilds.SchemaModules() {
+		target, schema, err := s.moduleTarget(id, name)
+		if err != nil {
+			continue
+		}
+		mdoc, err := s.opts.Guilds.Document(ctx, target)
+		if err != nil {
+			return fmt.Errorf("admin: guild page: %w", err)
+		}
+		mv := moduleView(name, schema, mdoc)
+		if st.module == name && st.settings != nil {
+			keepModuleForm(&mv, *st.settings, st.errors)
+		}
+		v.Modules = append(v.Modules, mv)
+	}
+	return render(c, status, templates.GuildPage(s.chrome(c, "Guild "+v.ID, "guilds"), v))
+}
+
+// moduleView is a module's settings form filled from its stored document:
+// the keys the document sets, the defaults shown beside the others.
+func moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Document) templates.GuildModuleView {
+	mv := templates.GuildModuleView{
+		Name: name, Exists: doc.Exists, Valid: len(doc.Problems) == 0,
+		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Problems: problemMessages(doc.Problems),
+		Policy: "Invalid settings take the whole guild offline.",
+	}
+	if schema.EffectivePolicy() == sdk.DisableModule {
+		mv.Policy = "Invalid settings turn " + name + " off in this guild only."
+	}
+	var set map[string]any
+	if fm, err := guildcfg.ParseFrontmatter(doc.Text); err == nil {
+		set = fm.Values
+	}
+	for _, f := range schema.Fields {
+		fv := templates.ModuleField{
+			Name: form.ModuleSettingName(f.Name), ID: "ms-" + name + "-" + f.Name, Label: f.Name, Kind: string(f.Kind),
+			Help: f.Help, Required: f.Required, Choices: f.Choices,
+		}
+		if f.Default != nil {
+			if d, err := sdk.CoerceGuildSetting(f, nil); err == nil {
+				fv.Default = settingText(d)
+			}
+		}
+		raw, explicit := set[f.Name]
+		if explicit {
+			fv.Value = settingText(raw)
+			if v, err := sdk.CoerceGuildSetting(f, raw); err == nil {
+				fv.Value = settingText(v)
+			}
+		}
+		if f.Kind == sdk.GuildSettingBool {
+			b, _ := raw.(bool)
+			if !explicit {
+				b, _ = f.Default.(bool)
+			}
+			fv.Checked, fv.Value = b, ""
+		}
+		mv.Fields = append(mv.Fields, fv)
+	}
+	return mv
+}
+
+// keepModuleForm shows a refused module form as it was submitted, with its
+// errors.
+func keepModuleForm(mv *templates.GuildModuleView, f form.GuildModuleSettings, errs form.Errors) {
+	mv.Errors = errs
+	for i := range mv.Fields {
+		fv := &mv.Fields[i]
+		name := fv.Label
+		if fv.Kind == string(sdk.GuildSettingBool) {
+			fv.Checked = f.Bools[name]
+		} else {
+			fv.Value = f.Values[name]
+		}
+		fv.Error = errs.Get(fv.Name)
+	}
+}
+
+// settingText renders a setting's value for an input: lists one entry per
+// line.
+func settingText(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case []uint64:
+		return idsText(t)
+	case []string:
+		return strings.Join(t, "\n")
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = fmt.Sprint(e)
+		}
+		return strings.Join(parts, "\n")
+	}
+	return fmt.Sprint(v)
+}
