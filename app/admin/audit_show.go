@@ -117,10 +117,6 @@ func auditActionLabel(id string) (string, bool) {
 		return "Removed the secrets from a backup copy", true
 	case settings.AuditActionWorldtree:
 		return "Changed Worldtree settings", true
-	case guildcfg.ActionDocumentSave:
-		return "Saved a guild configuration document", true
-	case guildcfg.ActionDocumentRevert:
-		return "Reverted a guild configuration document", true
 	}
 	return "", false
 }

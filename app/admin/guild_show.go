@@ -109,14 +109,14 @@ func moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Docume
 			Help: f.Help, Required: f.Required, Choices: f.Choices,
 		}
 		if f.Default != nil {
-			if d, err := sdk.CoerceGuildSetting(f, nil); err == nil {
+			if d, err := f.Coerce(nil); err == nil {
 				fv.Default = settingText(d)
 			}
 		}
 		raw, explicit := set[f.Name]
 		if explicit {
 			fv.Value = settingText(raw)
-			if v, err := sdk.CoerceGuildSetting(f, raw); err == nil {
+			if v, err := f.Coerce(raw); err == nil {
 				fv.Value = settingText(v)
 			}
 		}
