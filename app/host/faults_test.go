@@ -106,7 +106,9 @@ func runFault(t *testing.T, kind string, b behaviour) {
 		}
 		if _, err := rt.Interactions.AddCommand(sdk.CommandSpec{Name: "faulty", Description: "d", MinTier: sdk.TierMember},
 			func(ctx context.Context, _ sdk.Interaction) error { return act(ctx, "command") },
-			func(ctx context.Context, _ sdk.Interaction, _, _ string) ([]sdk.Choice, error) { return nil, act(ctx, "autocomplete") }); err != nil {
+			func(ctx context.Context, _ sdk.Interaction, _, _ string) ([]sdk.Choice, error) {
+				return nil, act(ctx, "autocomplete")
+			}); err != nil {
 			return err
 		}
 		for _, k := range []sdk.ComponentKind{sdk.ComponentButton, sdk.ComponentModal} {

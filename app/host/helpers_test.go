@@ -344,3 +344,8 @@ func spec(name string, mod sdk.Module, edit ...func(*sdk.Spec)) sdk.Spec {
 	}
 	return s
 }
+
+func timeNow() time.Time { return time.Now() }
+
+// waitLong is a generous bound for something that must happen.
+func waitLong() <-chan time.Time { return time.After(10 * time.Second) }

@@ -14,9 +14,8 @@ import (
 
 // toolEntry is one registered LLM tool.
 type toolEntry struct {
-	tool  sdk.Tool
-	inst  *instance
-	label string
+	tool sdk.Tool
+	inst *instance
 }
 
 // toolBook is the appliance's tool registry (§1.9): tools are registered
@@ -27,10 +26,11 @@ type toolBook struct {
 	mu       sync.RWMutex
 	tools    map[string]*toolEntry
 	surfaces map[string]map[string][]string // module -> surface -> tool names
+	labelsOf map[string]map[string]string   // module -> tool -> label
 }
 
 func newToolBook() *toolBook {
-	return &toolBook{tools: map[string]*toolEntry{}, surfaces: map[string]map[string][]string{}}
+	return &toolBook{tools: map[string]*toolEntry{}, surfaces: map[string]map[string][]string{}, labelsOf: map[string]map[string]string{}}
 }
 
 // loadRegistry is the sdk.ToolRegistry of one create call; seal ends it.
@@ -70,15 +70,15 @@ func (r *loadRegistry) seal() {
 	r.mu.Unlock()
 }
 
-// labels records tool progress labels of the module's own tools.
+// labels records tool progress labels by tool name (before or after the
+// tools register); only the module's own tools show them.
 func (b *toolBook) labels(inst *instance, labels map[string]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for name, label := range labels {
-		if e := b.tools[name]; e != nil && e.inst == inst {
-			e.label = label
-		}
+	if b.labelsOf[inst.name] == nil {
+		b.labelsOf[inst.name] = map[string]string{}
 	}
+	maps.Copy(b.labelsOf[inst.name], labels)
 }
 
 func (b *toolBook) declareSurface(module, surface string, names []string) {
@@ -101,6 +101,7 @@ func (b *toolBook) remove(inst *instance) {
 		}
 	}
 	delete(b.surfaces, inst.name)
+	delete(b.labelsOf, inst.name)
 }
 
 // ToolInfo describes a registered tool for the tool loop and the admin UI.
@@ -125,7 +126,7 @@ func (b *toolBook) info(e *toolEntry) ToolInfo {
 		Name: t.Name, Description: t.Description, Module: e.inst.name, Parameters: maps.Clone(t.Parameters),
 		MinTier: t.EffectiveMinTier(), Searchable: t.Searchable, OwnerOnly: t.OwnerOnly,
 		AllowOutsideGuilds: t.AllowOutsideGuilds, RestrictGuilds: t.RestrictGuilds, GuildIDs: slices.Clone(t.GuildIDs),
-		TrustedOutput: t.TrustedOutput, Label: e.label,
+		TrustedOutput: t.TrustedOutput, Label: b.labelsOf[e.inst.name][t.Name],
 	}
 	for _, s := range slices.Sorted(maps.Keys(b.surfaces[e.inst.name])) {
 		if slices.Contains(b.surfaces[e.inst.name][s], t.Name) {
@@ -218,4 +219,5 @@ func (b *toolBook) removeModule(module string) {
 		}
 	}
 	delete(b.surfaces, module)
+	delete(b.labelsOf, module)
 }
