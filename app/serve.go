@@ -21,6 +21,7 @@ import (
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -114,19 +115,36 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	}
 
 	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{
-		Modules: c.specs,
+		Modules: c.specs, Logger: root.With("component", "guildcfg"),
 		Trust: guildcfg.TrustSettings{
 			StaffUserIDs: cfg.StaffUserIDs, StaffRoleIDs: cfg.StaffRoleIDs,
 			RegularRoleIDs: cfg.RegularRoleIDs, OwnerUserID: cfg.OwnerUserID,
 		},
-		Logger: root.With("component", "guildcfg"),
 	})
 	if err != nil {
 		return fmt.Errorf("app: load the guild configuration: %w", err)
 	}
-	// Stops the subscribers' delivery goroutines (the module host and the
-	// Discord adapter subscribe; the admin only reads and writes).
+	// Stops the subscribers' delivery goroutines (the module host subscribes;
+	// the admin only reads and writes).
 	defer guilds.Close()
+	// The module host: a module that fails is marked failed with its reason
+	// and the appliance keeps serving; modules close (newest first) before
+	// the guild configuration and the store do.
+	modHost, err := host.New(ctx, host.Options{
+		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
+		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet,
+	})
+	if err != nil {
+		return fmt.Errorf("app: module host: %w", err)
+	}
+	if err := modHost.Start(ctx); err != nil {
+		return fmt.Errorf("app: module host: %w", err)
+	}
+	defer func() {
+		if cerr := modHost.Close(context.Background()); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 
 	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)

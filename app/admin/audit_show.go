@@ -14,6 +14,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
@@ -117,6 +118,14 @@ func auditActionLabel(id string) (string, bool) {
 		return "Removed the secrets from a backup copy", true
 	case settings.AuditActionWorldtree:
 		return "Changed Worldtree settings", true
+	case host.ActionModuleEnable:
+		return "Enabled a module", true
+	case host.ActionModuleDisable:
+		return "Disabled a module", true
+	case host.ActionModuleRestart:
+		return "Restarted modules", true
+	case host.ActionSettingsSave:
+		return "Changed module settings", true
 	}
 	return "", false
 }

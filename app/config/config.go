@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,7 +56,12 @@ const (
 	KeyStaffRoleIDs   = "staff-role-ids"
 	KeyRegularRoleIDs = "regular-role-ids"
 	KeyOwnerUserID    = "owner-user-id"
+
+	KeyModules = "modules"
 )
+
+// MaxModules bounds the names KIMI_MODULES may list.
+const MaxModules = 256
 
 // MaxTrustListEntries bounds each trust id list, as guild documents bound
 // theirs (sdk.MaxGuildSettingListEntries).
@@ -100,6 +106,7 @@ var settings = []Setting{
 	{Key: KeyStaffRoleIDs, Env: "KIMI_STAFF_ROLE_IDS", Usage: "Discord role ids whose members are staff in every guild (comma-separated)"},
 	{Key: KeyRegularRoleIDs, Env: "KIMI_REGULAR_ROLE_IDS", Usage: "Discord role ids whose members are regulars in every guild (comma-separated)"},
 	{Key: KeyOwnerUserID, Env: "KIMI_OWNER_USER_ID", Usage: "Discord user id of the bot owner (not implicitly staff)"},
+	{Key: KeyModules, Env: "KIMI_MODULES", Usage: "comma-separated names of the modules to run, overriding the selection saved on /modules"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -163,6 +170,12 @@ type Config struct {
 	RegularRoleIDs []uint64
 	OwnerUserID    uint64
 
+	// Modules is KIMI_MODULES: the module names to run, in request order,
+	// overriding the selection stored in the database when ModulesSet.
+	// Duplicates are kept for the host's preflight to refuse by name.
+	Modules    []string
+	ModulesSet bool
+
 	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
 	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
 	Origins map[string]string
@@ -190,9 +203,9 @@ func (c Config) ResolveBaseURL(listenAddr string) string {
 
 // String renders the settings with secrets redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d",
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d modules=%s",
 		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.trustedProxies(), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String(),
-		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID)
+		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID, c.modules())
 }
 
 // LogValue renders the settings as a slog group with secrets redacted.
@@ -211,10 +224,20 @@ func (c Config) LogValue() slog.Value {
 		slog.String("staff_role_ids", formatIDs(c.StaffRoleIDs)),
 		slog.String("regular_role_ids", formatIDs(c.RegularRoleIDs)),
 		slog.Uint64("owner_user_id", c.OwnerUserID),
+		slog.String("modules", c.modules()),
 	)
 }
 
 var _ slog.LogValuer = Config{}
+
+// modules renders KIMI_MODULES: "stored" when unset (the database's
+// selection applies), else the names.
+func (c Config) modules() string {
+	if !c.ModulesSet {
+		return "stored"
+	}
+	return "[" + strings.Join(c.Modules, ",") + "]"
+}
 
 func levelName(l slog.Level) string { return strings.ToLower(l.String()) }
 
@@ -452,6 +475,14 @@ func (r *resolver) resolve() {
 		}
 	}
 
+	if v, src := get(KeyModules); src != "default" {
+		if names, msg := parseModuleList(v); msg != "" {
+			r.fail(src, "%s", msg)
+		} else {
+			c.Modules, c.ModulesSet = names, true
+		}
+	}
+
 	s, _ := lookup(KeyMetricsToken)
 	if v, src, ok := r.secret(s); ok {
 		c.Origins[s.Key] = src
@@ -538,6 +569,30 @@ func parseIDList(v string) ([]uint64, string) {
 		ids = append(ids, id)
 	}
 	return ids, ""
+}
+
+// moduleNameRE is sdk's module-name rule (config does not import the SDK).
+var moduleNameRE = regexp.MustCompile(`\A[a-z][a-z0-9_-]{0,63}\z`)
+
+// parseModuleList splits KIMI_MODULES at commas, trimming spaces. Every
+// entry must be a module name; duplicates are left for preflight.
+func parseModuleList(v string) ([]string, string) {
+	parts := strings.Split(v, ",")
+	if len(parts) > MaxModules {
+		return nil, fmt.Sprintf("lists %d modules, more than %d", len(parts), MaxModules)
+	}
+	names := make([]string, 0, len(parts))
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, "has an empty module name (a stray comma?)"
+		}
+		if !moduleNameRE.MatchString(p) {
+			return nil, fmt.Sprintf("%q is not a module name (a lowercase letter, then up to 63 of a-z 0-9 _ -)", p)
+		}
+		names = append(names, p)
+	}
+	return names, ""
 }
 
 // parseID accepts 1-20 ASCII digits (no sign) that fit 64 bits and are not 0.

@@ -103,6 +103,14 @@ func TestSettings(t *testing.T) {
 			return ""
 		}
 	}
+	modules := func(set bool, want ...string) check {
+		return func(c Config) string {
+			if c.ModulesSet != set || fmt.Sprintf("%q", c.Modules) != fmt.Sprintf("%q", want) {
+				return fmt.Sprintf("Modules = %q (set %v), want %q (set %v)", c.Modules, c.ModulesSet, want, set)
+			}
+			return ""
+		}
+	}
 	staffUsers := func(want ...uint64) check {
 		return ids("StaffUserIDs", func(c Config) []uint64 { return c.StaffUserIDs }, want)
 	}
@@ -238,6 +246,14 @@ func TestSettings(t *testing.T) {
 		{name: "owner flag", args: []string{"--owner-user-id=43"}, checks: []check{owner(43), origin(KeyOwnerUserID, "--owner-user-id")}},
 		{name: "owner list refused", vars: map[string]string{"KIMI_OWNER_USER_ID": "1,2"}, wantErr: `config: KIMI_OWNER_USER_ID: "1,2" is not a Discord id (1-20 digits, not 0)`},
 		{name: "owner zero", vars: map[string]string{"KIMI_OWNER_USER_ID": "0"}, wantErr: `config: KIMI_OWNER_USER_ID: "0" is not a Discord id (1-20 digits, not 0)`},
+
+		{name: "modules unset", checks: []check{modules(false), origin(KeyModules, "default")}},
+		{name: "modules", vars: map[string]string{"KIMI_MODULES": " hello, reference_kudos ,my-mod"}, checks: []check{modules(true, "hello", "reference_kudos", "my-mod")}},
+		{name: "modules flag", args: []string{"--modules=hello"}, checks: []check{modules(true, "hello"), origin(KeyModules, "--modules")}},
+		{name: "modules duplicates kept for preflight", vars: map[string]string{"KIMI_MODULES": "hello,hello"}, checks: []check{modules(true, "hello", "hello")}},
+		{name: "modules stray comma", vars: map[string]string{"KIMI_MODULES": "hello,"}, wantErr: "config: KIMI_MODULES: has an empty module name (a stray comma?)"},
+		{name: "modules bad name", vars: map[string]string{"KIMI_MODULES": "Hello"}, wantErr: `config: KIMI_MODULES: "Hello" is not a module name (a lowercase letter, then up to 63 of a-z 0-9 _ -)`},
+		{name: "modules too many", vars: map[string]string{"KIMI_MODULES": strings.Repeat("a,", 256) + "a"}, wantErr: "config: KIMI_MODULES: lists 257 modules, more than 256"},
 
 		// several problems are reported together, one line each
 		{name: "two problems", vars: map[string]string{"KIMI_LOG_LEVEL": "loud", "KIMI_LOG_FORMAT": "xml"},
@@ -384,7 +400,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 13 {
-		t.Fatalf("%d settings, want 13", len(seen))
+	if len(seen) != 14 {
+		t.Fatalf("%d settings, want 14", len(seen))
 	}
 }

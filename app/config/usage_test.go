@@ -25,6 +25,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"staff-role-ids":      "Discord role ids whose members are staff in every guild (comma-separated) (env KIMI_STAFF_ROLE_IDS)",
 		"regular-role-ids":    "Discord role ids whose members are regulars in every guild (comma-separated) (env KIMI_REGULAR_ROLE_IDS)",
 		"owner-user-id":       "Discord user id of the bot owner (not implicitly staff) (env KIMI_OWNER_USER_ID)",
+		"modules":             "comma-separated names of the modules to run, overriding the selection saved on /modules (env KIMI_MODULES)",
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
