@@ -85,15 +85,20 @@ func TestAuditActionLabel(t *testing.T) {
 func TestAuditActionsHaveLabels(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
-	consts := map[string]string{} // constant name -> value
+	// Names are scoped to their package directory ("app/host.action"): a
+	// local constant of one package must not resolve another's variable.
+	// A selector (store.ActionRestore) is looked up by its name alone.
+	consts := map[string]string{} // dir + "." + constant name -> value
+	byName := map[string]string{} // exported constant name -> value
 	var written []string          // action expressions of AuditEntry literals, resolved below
-	var unresolved []string
+	var unresolved []string // dir + "." + name, or "sel:" + name for a selector
 	// fromActions are local variables assigned only Action… constants
 	// (guildcfg picks its save or revert action into one): their values
 	// are those constants, which the const scan already counts.
 	fromActions := map[string]bool{}
 	nameRE := regexp.MustCompile(`^(Audit)?Action[A-Z]\w*$`)
 	var files []*ast.File
+	dirOf := map[*ast.File]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -112,12 +117,14 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 			return err
 		}
 		files = append(files, f)
+		dirOf[f] = filepath.Dir(p)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range files {
+		dir := dirOf[f]
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GenDecl:
@@ -138,7 +145,10 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 							continue
 						}
 						v, _ := strconv.Unquote(lit.Value)
-						consts[name.Name] = v
+						consts[dir+"."+name.Name] = v
+						if ast.IsExported(name.Name) {
+							byName[name.Name] = v
+						}
 						if nameRE.MatchString(name.Name) {
 							written = append(written, v)
 						}
@@ -160,8 +170,9 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 					case *ast.SelectorExpr:
 						rhs = r.Sel.Name
 					}
-					if prev, seen := fromActions[id.Name]; !seen || prev {
-						fromActions[id.Name] = nameRE.MatchString(rhs)
+					key := dir + "." + id.Name
+					if prev, seen := fromActions[key]; !seen || prev {
+						fromActions[key] = nameRE.MatchString(rhs)
 					}
 				}
 			case *ast.CompositeLit:
@@ -181,9 +192,9 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 						s, _ := strconv.Unquote(v.Value)
 						written = append(written, s)
 					case *ast.Ident:
-						unresolved = append(unresolved, v.Name)
+						unresolved = append(unresolved, dir+"."+v.Name)
 					case *ast.SelectorExpr:
-						unresolved = append(unresolved, v.Sel.Name)
+						unresolved = append(unresolved, "sel:"+v.Sel.Name)
 					default:
 						t.Errorf("%s: an AuditEntry's Action is neither a constant nor a literal; give it a constant and a label",
 							fset.Position(kv.Pos()))
@@ -195,6 +206,9 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 	}
 	for _, name := range unresolved {
 		v, ok := consts[name]
+		if sel, isSel := strings.CutPrefix(name, "sel:"); isSel {
+			v, ok = byName[sel]
+		}
 		if !ok && fromActions[name] {
 			continue
 		}
