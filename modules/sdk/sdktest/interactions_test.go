@@ -320,3 +320,76 @@ func TestShowModalChecksCustomIDLength(t *testing.T) {
 		})
 	}
 }
+
+// TestInteractionLayoutRules: a message that uses a layout (the component's
+// message, or the first response) must stay a layout when edited, and content
+// or an embed never travels with a layout — with the host's messages; a
+// refused reply is not recorded.
+func TestInteractionLayoutRules(t *testing.T) {
+	layout := &sdk.OutgoingLayout{Items: []sdk.LayoutItem{sdk.LayoutText{Content: "card"}}}
+	const combined = "layout cannot be combined with content or embed"
+	const keep = "a Components V2 message must continue to use layout when edited"
+	type step struct {
+		kind ResponseKind // or "defer"
+		r    sdk.Response
+		want string // "" = accepted
+	}
+	text := sdk.Response{Content: "plain"}
+	card := sdk.Response{Layout: layout}
+	tests := []struct {
+		name  string
+		in    InteractionInput
+		steps []step
+	}{
+		{"component on a layout message: text edit refused", InteractionInput{MessageUsesLayout: true},
+			[]step{{ResponseEdit, text, keep}, {ResponseEdit, sdk.Response{}, keep}, {ResponseEdit, card, ""}}},
+		{"component on a plain message: text edit accepted", InteractionInput{},
+			[]step{{ResponseEdit, text, ""}}},
+		{"layout first response: later text edit refused", InteractionInput{},
+			[]step{{ResponseRespond, card, ""}, {ResponseEdit, text, keep}, {ResponseEdit, card, ""}}},
+		{"plain first response edited into a layout, then stays one", InteractionInput{},
+			[]step{{ResponseRespond, text, ""}, {ResponseEdit, card, ""}, {ResponseEdit, text, keep}}},
+		{"a follow-up layout does not make the original one", InteractionInput{},
+			[]step{{ResponseRespond, text, ""}, {ResponseRespond, card, ""}, {ResponseEdit, text, ""}}},
+		{"deferred, then a layout follow-up: the original is not a layout", InteractionInput{},
+			[]step{{"defer", sdk.Response{}, ""}, {ResponseRespond, card, ""}, {ResponseEdit, text, ""}}},
+		{"deferred on a layout message: the message still is one", InteractionInput{MessageUsesLayout: true},
+			[]step{{"defer", sdk.Response{}, ""}, {ResponseEdit, text, keep}}},
+		{"a new response on a layout message becomes the original", InteractionInput{MessageUsesLayout: true},
+			[]step{{ResponseRespond, text, ""}, {ResponseEdit, text, ""}}},
+		{"content with a layout refused", InteractionInput{},
+			[]step{{ResponseRespond, sdk.Response{Content: "x", Layout: layout}, combined}, {ResponseEdit, sdk.Response{Content: "x", Layout: layout}, combined}}},
+		{"embed with a layout refused", InteractionInput{Module: "mod"},
+			[]step{{ResponseRespond, sdk.Response{Embed: &sdk.OutgoingEmbed{Title: "t"}, Layout: layout}, combined}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			in := NewInteraction(tt.in)
+			recorded := 0
+			for i, s := range tt.steps {
+				var err error
+				switch s.kind {
+				case "defer":
+					err = in.Defer(ctx, false)
+				case ResponseEdit:
+					err = in.EditOriginal(ctx, s.r)
+				default:
+					err = in.Respond(ctx, s.r)
+				}
+				if s.want == "" && err != nil {
+					t.Fatalf("step %d (%s): %v, want accepted", i, s.kind, err)
+				}
+				if s.want != "" && (err == nil || err.Error() != s.want || !errors.Is(err, sdk.ErrContract)) {
+					t.Fatalf("step %d (%s): %v, want %q", i, s.kind, err, s.want)
+				}
+				if s.want == "" && s.kind != "defer" {
+					recorded++
+				}
+			}
+			if got := len(in.Responses()); got != recorded {
+				t.Errorf("%d responses recorded, want %d (refused replies are not recorded)", got, recorded)
+			}
+		})
+	}
+}
