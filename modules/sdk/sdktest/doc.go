@@ -31,5 +31,16 @@
 // rt.Events.Deliver, rt.Discord.CallsFor, rt.Health.Keyed, …); each can
 // also be built on its own with its New function.
 //
+// What the fakes let a test control beyond the reference kit:
+// FakeGuildSettings.ReplaceSilently changes a document without firing
+// OnChange (a stale cache); FakeEvents.SetGuildFilter is the guild filter
+// Deliver applies at enqueue and before each handler (an inactive guild's
+// event reaches no handler, Deliver returns 0); InteractionInput's
+// MessageUsesLayout is a component on a Components V2 message, whose edits
+// must stay layouts; FakeInteractions.RunCommand and RunAutocomplete run
+// global and per-guild commands through one tier and guild-active gate;
+// FakeHTTP.Route replaces a prefix's answer when routed again, and a done
+// ctx fails a request with ctx.Err() wrapped as net/http wraps it.
+//
 // Every fake is safe for concurrent use.
 package sdktest

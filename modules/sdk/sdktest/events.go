@@ -46,16 +46,45 @@ func (e *FakeEvents) clock() time.Time {
 	return time.Unix(e.tick, 0)
 }
 
-// SetGuildFilter filters core events by the module's guild predicate, as
-// the host does: a core event of a guild where active is false reaches no
-// handler. NewRuntime sets it to the module predicate.
+// SetGuildFilter sets the guild predicate core events are filtered by, as
+// the host filters discord.* events by the subscriber's module predicate:
+// a core event (source "core") whose payload names a guild
+// (hostkit.EventGuildID) is checked when Deliver queues it and again right before
+// each handler runs, so a guild that turns inactive mid-delivery (the
+// predicate reads live state) reaches no later handler. A predicate that
+// panics counts as inactive (the host skips the event). Events without a
+// guild and events published by modules are never filtered. NewRuntime
+// sets it to the module predicate (core-active and, with a schema, valid
+// guild settings); nil delivers everything.
 func (e *FakeEvents) SetGuildFilter(active func(guildID uint64) bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.guildFilter = active
 }
 
-// Publish records an event under the module's own namespace.
+// admits applies the current guild filter to a core event's guild.
+func (e *FakeEvents) admits(source string, guild uint64) (ok bool) {
+	if source != sdk.CoreSourceModule || guild == 0 {
+		return true
+	}
+	e.mu.Lock()
+	filter := e.guildFilter
+	e.mu.Unlock()
+	if filter == nil {
+		return true
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return filter(guild)
+}
+
+// Publish records an event under the module's own namespace. It delivers
+// nothing (not even to the module's own subscriptions): read it back with
+// Published, or push it through subscribers with DeliverFrom(ctx, module,
+// …), which never applies the guild filter to a module's events.
 func (e *FakeEvents) Publish(topic string, payload any) error {
 	if err := hostkit.ValidatePublishTopic(e.module, topic); err != nil {
 		return err
@@ -107,30 +136,31 @@ func (e *FakeEvents) Subscriptions() []string {
 
 // Deliver pushes one event from core (source "core") through every
 // matching subscriber, in subscription order, and returns how many
-// handlers ran. A core event whose payload belongs to a guild the guild
-// filter rejects (hostkit.EventGuildID) reaches none. Handler errors do not
-// stop later handlers (the host logs and counts them); they are returned
-// joined.
+// handlers ran. The guild filter (SetGuildFilter) applies at enqueue and
+// again before each handler: an event of an inactive guild returns 0 and
+// no error, exactly what a module sees in production (its handler is never
+// called), and a guild that turns inactive during delivery stops the
+// remaining handlers. Handler errors do not stop later handlers (the host
+// logs and counts them); they are returned joined.
 func (e *FakeEvents) Deliver(ctx context.Context, topic string, payload any) (int, error) {
 	return e.DeliverFrom(ctx, sdk.CoreSourceModule, topic, payload)
 }
 
-// DeliverFrom is Deliver with an explicit source module.
+// DeliverFrom is Deliver with an explicit source module; only source
+// "core" is guild-filtered.
 func (e *FakeEvents) DeliverFrom(ctx context.Context, source, topic string, payload any) (int, error) {
+	guild := hostkit.EventGuildID(payload)
+	if !e.admits(source, guild) {
+		return 0, nil
+	}
 	e.mu.Lock()
 	event := sdk.Event{Topic: topic, Payload: payload, SourceModule: source, PublishedAt: e.clock()}
 	subs := slices.Clone(e.subscriptions)
-	filter := e.guildFilter
 	e.mu.Unlock()
-	if source == sdk.CoreSourceModule && filter != nil {
-		if guild := hostkit.EventGuildID(payload); guild != 0 && !filter(guild) {
-			return 0, nil
-		}
-	}
 	count := 0
 	var errs []error
 	for _, s := range subs {
-		if !hostkit.MatchTopic(s.pattern, topic) {
+		if !hostkit.MatchTopic(s.pattern, topic) || !e.admits(source, guild) {
 			continue
 		}
 		count++

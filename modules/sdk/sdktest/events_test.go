@@ -128,3 +128,116 @@ func TestEventsCoreEventsAreFilteredByGuild(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsGuildFilterAtEnqueueAndBeforeEachHandler: like the host, the
+// guild filter is applied when a core event is queued and again right before
+// each handler, so a guild that turns inactive mid-delivery reaches no later
+// handler; a predicate that panics skips the event.
+func TestEventsGuildFilterAtEnqueueAndBeforeEachHandler(t *testing.T) {
+	member := func(guild uint64) sdk.MemberRemoveEvent { return sdk.MemberRemoveEvent{GuildID: guild, UserID: 1} }
+	tests := []struct {
+		name    string
+		source  string
+		payload any
+		// filter is the predicate; active is flipped to false by the
+		// first handler when deactivate is set.
+		filter     func(active *bool) func(uint64) bool
+		deactivate bool
+		want       []string // handlers that ran, in order
+	}{
+		{"active guild", sdk.CoreSourceModule, member(100),
+			func(a *bool) func(uint64) bool { return func(uint64) bool { return *a } }, false, []string{"a", "b", "c"}},
+		{"inactive at enqueue", sdk.CoreSourceModule, member(100),
+			func(*bool) func(uint64) bool { return func(uint64) bool { return false } }, false, nil},
+		{"turns inactive during delivery", sdk.CoreSourceModule, member(100),
+			func(a *bool) func(uint64) bool { return func(uint64) bool { return *a } }, true, []string{"a"}},
+		{"predicate panics", sdk.CoreSourceModule, member(100),
+			func(*bool) func(uint64) bool { return func(uint64) bool { panic("lookup failed") } }, false, nil},
+		{"no guild in payload", sdk.CoreSourceModule, "plain",
+			func(*bool) func(uint64) bool { return func(uint64) bool { return false } }, false, []string{"a", "b", "c"}},
+		{"module events are never filtered", "other", member(100),
+			func(a *bool) func(uint64) bool { return func(uint64) bool { return *a } }, true, []string{"a", "b", "c"}},
+		{"no filter", sdk.CoreSourceModule, member(100), nil, false, []string{"a", "b", "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := NewFakeEvents("mod", sdk.Permissions{EventTopics: []string{"discord.*", "other.*"}})
+			active := true
+			if tt.filter != nil {
+				e.SetGuildFilter(tt.filter(&active))
+			}
+			topic, pattern := sdk.TopicMemberRemove, "discord.*"
+			if tt.source != sdk.CoreSourceModule {
+				topic, pattern = tt.source+".x", tt.source+".*"
+			}
+			var ran []string
+			for _, name := range []string{"a", "b", "c"} {
+				if _, err := e.Subscribe(pattern, func(context.Context, sdk.Event) error {
+					ran = append(ran, name)
+					if tt.deactivate {
+						active = false
+					}
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := e.DeliverFrom(context.Background(), tt.source, topic, tt.payload)
+			if err != nil || n != len(tt.want) || !slices.Equal(ran, tt.want) {
+				t.Errorf("delivered to %d (%v), ran %v; want %v", n, err, ran, tt.want)
+			}
+		})
+	}
+}
+
+// TestRuntimeEventsOfInactiveGuildsReachNoHandler: on a Runtime the filter is
+// the module predicate — core-active and, with a guild-settings schema, valid
+// settings — so a module test sees Deliver return 0 for such a guild, and a
+// guild whose settings turn invalid during delivery reaches no later handler.
+func TestRuntimeEventsOfInactiveGuildsReachNoHandler(t *testing.T) {
+	tests := []struct {
+		name  string
+		guild uint64
+		// breakFirst makes the first handler invalidate the guild's settings.
+		breakFirst bool
+		want       int
+	}{
+		{"active guild", 100, false, 2},
+		{"guild the bot is not active in", 300, false, 0},
+		{"guild with invalid settings", 200, false, 0},
+		{"settings turn invalid during delivery", 100, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := &probe{}
+			var r *Runtime
+			ran := 0
+			p.start = func(_ context.Context, rt *sdk.Runtime) error {
+				for range 2 {
+					if _, err := rt.Events.Subscribe("discord.*", func(_ context.Context, ev sdk.Event) error {
+						ran++
+						if tt.breakFirst {
+							r.GuildSettings.ReplaceSilently(tt.guild, map[string]any{"bogus": true})
+						}
+						return nil
+					}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			spec := probeSpec(p)
+			spec.Permissions.EventTopics = []string{"discord.*"}
+			r = NewRuntime(t, spec,
+				WithGuildActive(func(g uint64) bool { return g != 300 }),
+				WithGuildSettings(200, map[string]any{"bogus": true}))
+			r.Start(ctx)
+
+			n, err := r.Events.Deliver(ctx, sdk.TopicMemberRemove, sdk.MemberRemoveEvent{GuildID: tt.guild, UserID: 1})
+			if err != nil || n != tt.want || ran != tt.want {
+				t.Errorf("Deliver = %d, %v; %d handlers ran; want %d", n, err, ran, tt.want)
+			}
+		})
+	}
+}

@@ -15,7 +15,9 @@ import (
 // coercion to typed values, defaults, unknown keys, the cross-field
 // validator), so a module sees uint64 ids and defaults as in production;
 // without a schema the raw values are returned. Set merges values and then
-// calls every OnChange callback synchronously, like an approved proposal.
+// calls every OnChange callback synchronously, like an approved proposal;
+// ReplaceSilently swaps a whole document and calls none, to test what a
+// module that caches settings does when it missed a change.
 type FakeGuildSettings struct {
 	schema *sdk.GuildSettingsSchema
 
@@ -88,6 +90,30 @@ func (g *FakeGuildSettings) Set(guildID uint64, values map[string]any) {
 	for _, cb := range callbacks {
 		(*cb)(guildID)
 	}
+}
+
+// ReplaceSilently replaces a guild's whole document with a copy of doc (keys
+// absent from doc are gone; a nil doc removes the document, so the guild has
+// none) and calls no OnChange callback. Unlike Set, which merges and fires
+// the callbacks as an approved change does, it models a change the module
+// was never told about — an edit while it was stopped, a notification
+// lost — so a test can prove that a module caching settings either re-reads
+// them (Get sees the new document at once) or knowingly serves the stale
+// copy until the next Set.
+func (g *FakeGuildSettings) ReplaceSilently(guildID uint64, doc map[string]any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if doc == nil {
+		delete(g.documents, guildID)
+		return
+	}
+	replaced := make(map[string]any, len(doc))
+	for k, v := range doc {
+		if v != nil {
+			replaced[k] = settingvalue.Clone(v)
+		}
+	}
+	g.documents[guildID] = replaced
 }
 
 // Document returns a copy of a guild's stored document.
@@ -165,7 +191,8 @@ func (g *FakeGuildSettings) IsEnabled(ctx context.Context, guildID uint64) bool 
 	return g.snapshot(guildID).Valid
 }
 
-// OnChange registers fn, called after every Set.
+// OnChange registers fn, called after every Set (never after
+// ReplaceSilently).
 func (g *FakeGuildSettings) OnChange(fn func(guildID uint64)) sdk.Registration {
 	cb := &fn
 	g.mu.Lock()

@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -114,5 +115,70 @@ func TestGuildSettingsValuesAreCopies(t *testing.T) {
 		if got := g.Document(100)["ids"].([]uint64); got[0] != 1 {
 			t.Errorf("schema %v: stored document ids = %v, want [1]", schema != nil, got)
 		}
+	}
+}
+
+// TestGuildSettingsReplaceSilently: ReplaceSilently swaps the whole document
+// without calling OnChange, so a module's cache built from callbacks goes
+// stale while Get already sees the new document.
+func TestGuildSettingsReplaceSilently(t *testing.T) {
+	tests := []struct {
+		name     string
+		doc      map[string]any
+		want     map[string]any // the stored document afterwards; nil: none
+		wantTier string         // what Get reports (schema default when unset)
+	}{
+		{"replaces, not merges", map[string]any{"tier": "staff"}, map[string]any{"tier": "staff"}, "staff"},
+		{"empty document", map[string]any{}, map[string]any{}, "member"},
+		{"nil values are dropped", map[string]any{"channel": 901, "tier": nil}, map[string]any{"channel": 901}, "member"},
+		{"nil removes the document", nil, nil, "member"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			g := NewFakeGuildSettings(&sdk.GuildSettingsSchema{Fields: []sdk.GuildSettingField{
+				{Name: "channel", Kind: sdk.GuildSettingID},
+				{Name: "tier", Kind: sdk.GuildSettingEnum, Choices: []string{"member", "staff"}, Default: "member"},
+			}})
+			g.Set(100, map[string]any{"channel": 900})
+			before, _ := g.Get(ctx, 100)
+
+			// A module that caches the channel and refreshes it on OnChange.
+			cached := before.ID("channel")
+			fired := 0
+			g.OnChange(func(guildID uint64) {
+				fired++
+				snap, _ := g.Get(ctx, guildID)
+				cached = snap.ID("channel")
+			})
+
+			g.ReplaceSilently(100, tt.doc)
+
+			if fired != 0 {
+				t.Errorf("OnChange fired %d times; ReplaceSilently must not notify", fired)
+			}
+			if cached != 900 {
+				t.Errorf("cache = %d, want the stale 900 (no callback ran)", cached)
+			}
+			if got := g.Document(100); !maps.Equal(got, tt.want) || (got == nil) != (tt.want == nil) {
+				t.Errorf("document = %v, want %v", got, tt.want)
+			}
+			snap, _ := g.Get(ctx, 100)
+			if snap.String("tier") != tt.wantTier || snap.ID("channel") == 900 {
+				t.Errorf("Get = %+v, want the replaced document (tier %q, channel not 900)", snap.Values, tt.wantTier)
+			}
+			if snap.Revision == before.Revision {
+				t.Errorf("revision unchanged (%q) after a replace", snap.Revision)
+			}
+			if ids := g.GuildIDs(); slices.Contains(ids, 100) == (tt.want == nil) {
+				t.Errorf("guild ids = %v", ids)
+			}
+
+			// The next notified change refreshes the cache as usual.
+			g.Set(100, map[string]any{"channel": 902})
+			if fired != 1 || cached != 902 {
+				t.Errorf("after Set: fired %d, cache %d; want 1 and 902", fired, cached)
+			}
+		})
 	}
 }

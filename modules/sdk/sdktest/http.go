@@ -23,6 +23,9 @@ type FakeRequest struct {
 	URL    string
 	Header http.Header
 	Body   []byte
+	// Context is the ctx the module passed, so a route can play a slow
+	// server by waiting for <-req.Context.Done().
+	Context context.Context
 }
 
 // RouteFunc answers a request matched by prefix.
@@ -34,12 +37,21 @@ type fakeRoute struct {
 }
 
 // FakeHTTP is an sdk.HTTP answering from routes matched by URL prefix, in
-// the order they were added; a URL no route matches fails with
+// the order they were added (routing a prefix again replaces its answer in
+// place); a URL no route matches fails with
 // *sdk.HostNotAllowedError ("no fake route for 'url'"). Bound to a module's host
 // rules (Restrict; NewRuntime does it), every URL first passes the host's
 // per-request policy (hostkit.CheckURL): an undeclared host fails even when a
 // route exists. Bodies over the request's limit fail with
 // *sdk.ResponseTooLargeError, as in the host.
+//
+// The ctx is honoured as a real client honours it: a request whose ctx is
+// already done, or ends before its route answers, fails with a *url.Error
+// wrapping ctx.Err() (`Get "https://…": context canceled`; errors.Is
+// matches context.Canceled or context.DeadlineExceeded) and its answer is
+// discarded. Such a request is still recorded (Requests lists every call
+// the module made, refused ones included); a request cancelled before it
+// was sent never reaches its route.
 type FakeHTTP struct {
 	mu       sync.Mutex
 	routes   []fakeRoute
@@ -61,10 +73,18 @@ func (f *FakeHTTP) Restrict(module string, rules []hostkit.ResolvedHostRule) {
 	f.module, f.rules, f.bound = module, slices.Clone(rules), true
 }
 
-// Route answers URLs starting with prefix with fn.
+// Route answers URLs starting with prefix with fn. Routing a prefix that
+// is already routed replaces its answer and keeps its place in the match
+// order, so a test can change what a URL returns mid-test.
 func (f *FakeHTTP) Route(prefix string, fn RouteFunc) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for i := range f.routes {
+		if f.routes[i].prefix == prefix {
+			f.routes[i].answer = fn
+			return
+		}
+	}
 	f.routes = append(f.routes, fakeRoute{prefix: prefix, answer: fn})
 }
 
@@ -90,9 +110,17 @@ func (f *FakeHTTP) Requests() []FakeRequest {
 	return slices.Clone(f.requests)
 }
 
-func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.RequestOption) (*sdk.HTTPResponse, error) {
+// canceled wraps a done ctx's error the way net/http's client does.
+func canceled(ctx context.Context, method, rawURL string) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return &url.Error{Op: method[:1] + strings.ToLower(method[1:]), URL: rawURL, Err: ctx.Err()}
+}
+
+func (f *FakeHTTP) resolve(ctx context.Context, method, rawURL string, body []byte, opts []sdk.RequestOption) (*sdk.HTTPResponse, error) {
 	o := hostkit.ApplyRequestOptions(sdk.DefaultHTTPTimeout, opts...)
-	req := FakeRequest{Method: method, URL: rawURL, Header: o.Header, Body: body}
+	req := FakeRequest{Method: method, URL: rawURL, Header: o.Header, Body: body, Context: ctx}
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	if f.bound {
@@ -109,6 +137,9 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 		}
 	}
 	f.mu.Unlock()
+	if err := canceled(ctx, method, rawURL); err != nil {
+		return nil, err
+	}
 	if answer == nil {
 		host := rawURL
 		if u, err := url.Parse(rawURL); err == nil {
@@ -117,6 +148,9 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 		return nil, hostkit.NewHostNotAllowedError(host, "no fake route for "+hostkit.Repr(rawURL))
 	}
 	resp, err := answer(req)
+	if cerr := canceled(ctx, method, rawURL); cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +168,7 @@ func (f *FakeHTTP) resolve(method, rawURL string, body []byte, opts []sdk.Reques
 
 // Get answers a GET.
 func (f *FakeHTTP) Get(ctx context.Context, rawURL string, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
-	return f.resolve(http.MethodGet, rawURL, nil, opts)
+	return f.resolve(ctx, http.MethodGet, rawURL, nil, opts)
 }
 
 // PostJSON answers a POST; payload must marshal to JSON.
@@ -143,13 +177,13 @@ func (f *FakeHTTP) PostJSON(ctx context.Context, rawURL string, payload any, opt
 	if err != nil {
 		return nil, &sdk.ModuleContractError{Message: "payload must be JSON-serializable: " + err.Error(), Err: err}
 	}
-	return f.resolve(http.MethodPost, rawURL, body, opts)
+	return f.resolve(ctx, http.MethodPost, rawURL, body, opts)
 }
 
 // Download answers a GET and returns its body; a non-200 status fails
 // ("download returned HTTP N").
 func (f *FakeHTTP) Download(ctx context.Context, rawURL string, opts ...sdk.RequestOption) (io.ReadCloser, error) {
-	resp, err := f.resolve(http.MethodGet, rawURL, nil, opts)
+	resp, err := f.resolve(ctx, http.MethodGet, rawURL, nil, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
@@ -121,5 +123,115 @@ func TestHTTPRestrictedToDeclaredHosts(t *testing.T) {
 		if !errors.As(err, &notAllowed) || err.Error() != tt.want {
 			t.Errorf("GET %s = %v, want %q", tt.url, err, tt.want)
 		}
+	}
+}
+
+// TestHTTPRouteAgainReplacesInPlace: routing a prefix again replaces its
+// answer and keeps its position in the match order.
+func TestHTTPRouteAgainReplacesInPlace(t *testing.T) {
+	ctx := context.Background()
+	f := NewFakeHTTP()
+	f.RouteBytes("https://api.example.com/v1/", []byte("first"))
+	f.RouteBytes("https://api.example.com/", []byte("general"))
+	f.RouteBytes("https://api.example.com/v1/", []byte("second"))
+	f.RouteResponse("https://api.example.com/", &sdk.HTTPResponse{Status: http.StatusServiceUnavailable, Body: []byte("down")})
+
+	tests := []struct {
+		url, want string
+		status    int
+	}{
+		{"https://api.example.com/v1/x", "second", http.StatusOK}, // replaced, still matched before the general route
+		{"https://api.example.com/v2", "down", http.StatusServiceUnavailable},
+	}
+	for _, tt := range tests {
+		resp, err := f.Get(ctx, tt.url)
+		if err != nil || resp.Status != tt.status || string(resp.Body) != tt.want {
+			t.Errorf("GET %s = %+v, %v; want %d %q", tt.url, resp, err, tt.status, tt.want)
+		}
+	}
+}
+
+// TestHTTPHonoursContextCancellation: a cancelled or expired ctx fails the
+// request with a *url.Error wrapping ctx.Err(), as net/http does, before the
+// route runs or after it when the ctx ends while it answers; the request is
+// recorded either way.
+func TestHTTPHonoursContextCancellation(t *testing.T) {
+	type call func(ctx context.Context, f *FakeHTTP) error
+	get := func(ctx context.Context, f *FakeHTTP) error {
+		_, err := f.Get(ctx, "https://api.example.com/x")
+		return err
+	}
+	post := func(ctx context.Context, f *FakeHTTP) error {
+		_, err := f.PostJSON(ctx, "https://api.example.com/x", map[string]int{"a": 1})
+		return err
+	}
+	download := func(ctx context.Context, f *FakeHTTP) error {
+		_, err := f.Download(ctx, "https://api.example.com/x")
+		return err
+	}
+	cancelled := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	expired := func() context.Context {
+		ctx, cancel := context.WithDeadline(context.Background(), time.Unix(0, 0))
+		t.Cleanup(cancel)
+		return ctx
+	}
+	tests := []struct {
+		name string
+		ctx  func() context.Context
+		// hang makes the route wait for the ctx to end (cancelled by the
+		// test from inside the route).
+		hang      bool
+		call      call
+		want      error
+		msg       string
+		routeRuns bool
+	}{
+		{"GET with a cancelled ctx", cancelled, false, get, context.Canceled, `Get "https://api.example.com/x": context canceled`, false},
+		{"POST with a cancelled ctx", cancelled, false, post, context.Canceled, `Post "https://api.example.com/x": context canceled`, false},
+		{"download with an expired ctx", expired, false, download, context.DeadlineExceeded, `Get "https://api.example.com/x": context deadline exceeded`, false},
+		{"cancelled while the route answers", nil, true, get, context.Canceled, `Get "https://api.example.com/x": context canceled`, true},
+		{"live ctx", func() context.Context { return context.Background() }, false, get, nil, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := NewFakeHTTP()
+			ctx := context.Background()
+			var cancel context.CancelFunc = func() {}
+			if tt.ctx != nil {
+				ctx = tt.ctx()
+			} else {
+				ctx, cancel = context.WithCancel(ctx)
+			}
+			defer cancel()
+			ran := false
+			f.Route("https://api.example.com/", func(req FakeRequest) (*sdk.HTTPResponse, error) {
+				ran = true
+				if tt.hang {
+					cancel()
+					<-req.Context.Done()
+				}
+				return &sdk.HTTPResponse{Status: http.StatusOK, Body: []byte("ok")}, nil
+			})
+
+			err := tt.call(ctx, f)
+
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			var urlErr *url.Error
+			if tt.want != nil && (!errors.As(err, &urlErr) || err.Error() != tt.msg) {
+				t.Errorf("err = %q (%T), want the *url.Error %q", err, err, tt.msg)
+			}
+			if ran != tt.routeRuns {
+				t.Errorf("route ran = %v, want %v", ran, tt.routeRuns)
+			}
+			if reqs := f.Requests(); len(reqs) != 1 || reqs[0].URL != "https://api.example.com/x" {
+				t.Errorf("requests = %+v, want the one call recorded", reqs)
+			}
+		})
 	}
 }

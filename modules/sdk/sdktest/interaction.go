@@ -29,7 +29,9 @@ type FakeResponse struct {
 // InteractionInput is what a FakeInteraction reports to the handler. Zero
 // values are used as given: GuildID 0 is an interaction outside a guild.
 // Module, when set, makes replies validate their controls and layout as
-// the host does (custom ids built for that module).
+// the host does (custom ids built for that module). MessageUsesLayout marks
+// the component's Message as one that already uses a layout (Components
+// V2): EditOriginal must then keep sending one, as in the host.
 type InteractionInput struct {
 	Module     string
 	GuildID    uint64
@@ -41,10 +43,22 @@ type InteractionInput struct {
 	Values     []string
 	TextValues map[string]string
 	Message    *sdk.MessageRef
+	// MessageUsesLayout: the message the component lives on is a Components
+	// V2 message, so an edit without a layout is refused.
+	MessageUsesLayout bool
 }
 
 // FakeInteraction is an sdk.Interaction that records every reply, deferral
 // and modal, for calling command and component handlers in a test.
+//
+// It enforces the host's layout rules on every reply: content or an embed
+// together with a layout is refused ("layout cannot be combined with content
+// or embed"), and once the original message uses a layout — the component's
+// message (InteractionInput.MessageUsesLayout), the first Respond, or an
+// earlier EditOriginal — EditOriginal without one is refused ("a Components
+// V2 message must continue to use layout when edited"). The first Respond
+// becomes the original message unless Defer came first (a later Respond is
+// a follow-up, as in the host). A refused reply is not recorded.
 type FakeInteraction struct {
 	in InteractionInput
 
@@ -52,6 +66,10 @@ type FakeInteraction struct {
 	responses []FakeResponse
 	deferred  *bool
 	modals    []sdk.ModalSpec
+	// answered: the interaction has its initial response (Respond or
+	// Defer); originalLayout: the message EditOriginal edits uses a layout.
+	answered       bool
+	originalLayout bool
 }
 
 var _ sdk.Interaction = (*FakeInteraction)(nil)
@@ -61,7 +79,7 @@ func NewInteraction(in InteractionInput) *FakeInteraction {
 	in.Options = maps.Clone(in.Options)
 	in.Values = slices.Clone(in.Values)
 	in.TextValues = maps.Clone(in.TextValues)
-	return &FakeInteraction{in: in}
+	return &FakeInteraction{in: in, originalLayout: in.MessageUsesLayout}
 }
 
 // GuildID returns the guild (0 outside a guild).
@@ -92,18 +110,35 @@ func (f *FakeInteraction) TextValues() map[string]string { return maps.Clone(f.i
 func (f *FakeInteraction) Message() *sdk.MessageRef { return f.in.Message }
 
 func (f *FakeInteraction) add(r sdk.Response, kind ResponseKind) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// The host checks the edit rule first, then the body, then the controls.
+	if kind == ResponseEdit {
+		if err := hostkit.ValidateLayoutEdit(f.originalLayout, r); err != nil {
+			return err
+		}
+	}
+	if err := hostkit.ValidateResponseBody(r); err != nil {
+		return err
+	}
 	if f.in.Module != "" {
 		if err := hostkit.ValidateMessageControls(f.in.Module, r.Components, r.Layout); err != nil {
 			return err
 		}
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	switch {
+	case kind == ResponseEdit && r.Layout != nil:
+		f.originalLayout = true
+	case kind == ResponseRespond && !f.answered:
+		f.answered = true
+		f.originalLayout = r.Layout != nil
+	}
 	f.responses = append(f.responses, FakeResponse{Response: cloneResponse(r), Kind: kind})
 	return nil
 }
 
-// Respond records a reply.
+// Respond records a reply; the first one (without an earlier Defer) is the
+// original message EditOriginal edits.
 func (f *FakeInteraction) Respond(ctx context.Context, r sdk.Response) error {
 	return f.add(r, ResponseRespond)
 }
@@ -113,6 +148,7 @@ func (f *FakeInteraction) Defer(ctx context.Context, ephemeral bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.deferred = &ephemeral
+	f.answered = true
 	return nil
 }
 
@@ -133,7 +169,8 @@ func (f *FakeInteraction) ShowModal(ctx context.Context, modal sdk.ModalSpec) er
 	return nil
 }
 
-// EditOriginal records an edit of the original reply (never ephemeral).
+// EditOriginal records an edit of the original reply (never ephemeral); an
+// edit without a layout of a message that uses one is refused.
 func (f *FakeInteraction) EditOriginal(ctx context.Context, r sdk.Response) error {
 	r.Ephemeral = false
 	return f.add(r, ResponseEdit)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,8 +39,9 @@ func (c RegisteredComponent) MinTier() sdk.TrustTier { return c.Options.Effectiv
 
 // FakeInteractions is an sdk.Interactions that records command, component
 // and per-guild command registrations; tests invoke the handlers through
-// RunCommand and Press, which apply the host's gate once one is set (or
-// call a handler directly). Registering a command or component
+// RunCommand, RunAutocomplete and Press, which apply the host's gate once
+// one is set, to global and per-guild commands alike (or call a handler
+// directly). Registering a command or component
 // that is already registered fails, as does an invalid component kind or
 // key; CustomID uses the SDK's builder.
 type FakeInteractions struct {
@@ -93,6 +95,9 @@ func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandH
 	if _, exists := f.commands[qualified]; exists {
 		return nil, &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " command " + hostkit.Repr(qualified) + " is already registered"}
 	}
+	if top := topName(spec); f.guildTopName(top) {
+		return nil, &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " global command " + hostkit.Repr(top) + " would shadow a guild command"}
+	}
 	f.commands[qualified] = RegisteredCommand{Spec: spec, Handler: handler, Autocomplete: autocomplete}
 	return newRegistration(func() {
 		f.mu.Lock()
@@ -102,17 +107,36 @@ func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandH
 }
 
 // ReplaceGuildCommands replaces the module's command set for one guild (an
-// empty slice removes it). When SyncError is set it is returned as a failed
-// live sync and the rejected set is not staged: the guild keeps its
-// previous commands.
+// empty slice removes it). The whole set is checked first, as in the host:
+// each spec is valid and has a handler, no qualified name twice ("module
+// 'm' guild command 'q' is registered more than once"), no top-level name
+// of a global command ("module 'm' guild command 'x' would shadow a global
+// command"). When SyncError is set it is returned as a failed live sync and
+// the rejected set is not staged: the guild keeps its previous commands.
+// RunCommand and RunAutocomplete reach a staged command only from its
+// guild.
 func (f *FakeInteractions) ReplaceGuildCommands(ctx context.Context, guildID uint64, commands []sdk.GuildCommand) error {
+	seen := map[string]bool{}
 	for _, c := range commands {
 		if err := hostkit.ValidateCommandSpec(c.Spec); err != nil {
 			return err
 		}
+		qualified := c.Spec.QualifiedName()
+		if c.Handler == nil {
+			return &sdk.ModuleContractError{Message: "guild command " + hostkit.Repr(qualified) + " has no handler"}
+		}
+		if seen[qualified] {
+			return &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " guild command " + hostkit.Repr(qualified) + " is registered more than once"}
+		}
+		seen[qualified] = true
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, c := range commands {
+		if top := topName(c.Spec); f.globalTopName(top) {
+			return &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " guild command " + hostkit.Repr(top) + " would shadow a global command"}
+		}
+	}
 	if f.SyncError != nil {
 		return f.SyncError
 	}
@@ -153,6 +177,52 @@ func (f *FakeInteractions) RegisterComponent(kind sdk.ComponentKind, key string,
 		defer f.mu.Unlock()
 		delete(f.components, id)
 	}), nil
+}
+
+// topName is the name a command occupies in Discord's tree: its group, or
+// its own name.
+func topName(spec sdk.CommandSpec) string { return cmp.Or(spec.Group, spec.Name) }
+
+// globalTopName reports whether a global command occupies top; f.mu held.
+func (f *FakeInteractions) globalTopName(top string) bool {
+	for _, c := range f.commands {
+		if topName(c.Spec) == top {
+			return true
+		}
+	}
+	return false
+}
+
+// guildTopName reports whether a guild command of any guild occupies top;
+// f.mu held.
+func (f *FakeInteractions) guildTopName(top string) bool {
+	for _, set := range f.guildCommands {
+		for _, c := range set {
+			if topName(c.Spec) == top {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// resolve finds the command a user in guildID reaches by qualified name:
+// a global command, or one staged for that guild.
+func (f *FakeInteractions) resolve(qualified string, guildID uint64) (RegisteredCommand, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.commands[qualified]; ok {
+		return c, true
+	}
+	if guildID == 0 {
+		return RegisteredCommand{}, false
+	}
+	for _, c := range f.guildCommands[guildID] {
+		if c.Spec.QualifiedName() == qualified {
+			return RegisteredCommand{Spec: c.Spec, Handler: c.Handler, Autocomplete: c.Autocomplete}, true
+		}
+	}
+	return RegisteredCommand{}, false
 }
 
 // CustomID builds the module's custom id for key and parts.
@@ -201,7 +271,8 @@ func (f *FakeInteractions) GuildCommands(guildID uint64) []sdk.GuildCommand {
 	return slices.Clone(f.guildCommands[guildID])
 }
 
-// Gate is the host's check before a command or component handler runs:
+// Gate is the host's check before a command, autocomplete or component
+// handler runs:
 // the caller's trust tier (Trust) and the module's guild predicate
 // (Active, nil meaning every guild).
 type Gate struct {
@@ -209,8 +280,9 @@ type Gate struct {
 	Active func(guildID uint64) bool
 }
 
-// SetGate makes RunCommand and Press apply the host's gate; NewRuntime sets
-// it with the runtime's trust lookup and module predicate.
+// SetGate makes RunCommand, RunAutocomplete and Press apply the host's
+// gate; NewRuntime sets it with the runtime's trust lookup and module
+// predicate.
 func (f *FakeInteractions) SetGate(g *Gate) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -230,26 +302,33 @@ const (
 // allowed applies the gate; a refusal replies ephemerally as the host does
 // and reports false.
 func (f *FakeInteractions) allowed(ctx context.Context, in sdk.Interaction, minTier sdk.TrustTier, guildRequired bool) (bool, error) {
+	ok, err := f.admits(ctx, in, minTier, guildRequired)
+	if ok || err != nil {
+		return ok, err
+	}
+	msg := ReplyNotAllowed
+	if minTier == sdk.TierStaff {
+		msg = ReplyStaffOnly
+	}
+	return false, in.Respond(ctx, sdk.Response{Content: msg, Ephemeral: true})
+}
+
+// admits is the gate itself, without a reply: a guild when required, the
+// module predicate, the caller's tier.
+func (f *FakeInteractions) admits(ctx context.Context, in sdk.Interaction, minTier sdk.TrustTier, guildRequired bool) (bool, error) {
 	f.mu.Lock()
 	g := f.gate
 	f.mu.Unlock()
 	if g == nil {
 		return true, nil
 	}
-	deny := func() (bool, error) {
-		msg := ReplyNotAllowed
-		if minTier == sdk.TierStaff {
-			msg = ReplyStaffOnly
-		}
-		return false, in.Respond(ctx, sdk.Response{Content: msg, Ephemeral: true})
-	}
 	if in.GuildID() == 0 && guildRequired {
-		return deny()
+		return false, nil
 	}
 	// Outside a guild there is no guild predicate to apply, but the
 	// caller's tier still is: a staff-only control must not open up in a DM.
 	if in.GuildID() != 0 && g.Active != nil && !g.Active(in.GuildID()) {
-		return deny()
+		return false, nil
 	}
 	tier := sdk.TierMember
 	if g.Trust != nil {
@@ -259,21 +338,20 @@ func (f *FakeInteractions) allowed(ctx context.Context, in sdk.Interaction, minT
 		}
 		tier = t
 	}
-	if tier < minTier {
-		return deny()
-	}
-	return true, nil
+	return tier >= minTier, nil
 }
 
 // RunCommand dispatches a command by qualified name the way the host does:
-// with a gate set, a caller outside a guild, in a guild where the module is
-// inactive, or below the command's min tier gets an ephemeral "Staff only."
-// / "Not allowed." and the handler does not run. A handler error is answered
-// with the host's generic ephemeral reply and returned.
+// a global command, or a guild command staged (ReplaceGuildCommands) for
+// the interaction's guild — the same path for both. With a gate set, a
+// caller outside a guild, in a guild where the module is inactive, or below
+// the command's min tier gets an ephemeral "Staff only." / "Not allowed."
+// and the handler does not run. A handler error is answered with the
+// host's generic ephemeral reply and returned.
 func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in sdk.Interaction) error {
-	c, ok := f.Command(qualified)
+	c, ok := f.resolve(qualified, in.GuildID())
 	if !ok {
-		return &sdk.ModuleContractError{Message: "command " + hostkit.Repr(qualified) + " is not registered"}
+		return notRegistered(qualified, in.GuildID())
 	}
 	if ok, err := f.allowed(ctx, in, c.Spec.EffectiveMinTier(), true); !ok || err != nil {
 		return err
@@ -283,6 +361,44 @@ func (f *FakeInteractions) RunCommand(ctx context.Context, qualified string, in 
 		return err
 	}
 	return nil
+}
+
+func notRegistered(qualified string, guildID uint64) error {
+	msg := "command " + hostkit.Repr(qualified) + " is not registered"
+	if guildID != 0 {
+		msg += " globally or in guild " + strconv.FormatUint(guildID, 10)
+	}
+	return &sdk.ModuleContractError{Message: msg}
+}
+
+// MaxAutocompleteChoices is how many suggestions the host passes on.
+const MaxAutocompleteChoices = 25
+
+// RunAutocomplete asks a command's autocomplete handler for suggestions for
+// option, as Discord does while the user types current. The command is
+// resolved like RunCommand's (global, or staged for the interaction's
+// guild) and goes through the same gate with the command's min tier: a
+// caller the gate refuses gets no suggestions and no reply, and the handler
+// does not run. The option must be declared with Autocomplete. At most
+// MaxAutocompleteChoices suggestions are returned; a handler error returns
+// none and the error (the host logs it and shows none).
+func (f *FakeInteractions) RunAutocomplete(ctx context.Context, qualified, option, current string, in sdk.Interaction) ([]sdk.Choice, error) {
+	c, ok := f.resolve(qualified, in.GuildID())
+	if !ok {
+		return nil, notRegistered(qualified, in.GuildID())
+	}
+	declared := slices.ContainsFunc(c.Spec.Options, func(o sdk.CommandOption) bool { return o.Name == option && o.Autocomplete })
+	if !declared || c.Autocomplete == nil {
+		return nil, &sdk.ModuleContractError{Message: "command " + hostkit.Repr(qualified) + " option " + hostkit.Repr(option) + " has no autocomplete"}
+	}
+	if ok, err := f.admits(ctx, in, c.Spec.EffectiveMinTier(), true); !ok || err != nil {
+		return nil, err
+	}
+	choices, err := c.Autocomplete(ctx, in, option, current)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(choices[:min(len(choices), MaxAutocompleteChoices)]), nil
 }
 
 // Press routes a component interaction by its custom id, as the host's

@@ -320,3 +320,224 @@ func TestShowModalChecksCustomIDLength(t *testing.T) {
 		})
 	}
 }
+
+// TestInteractionLayoutRules: a message that uses a layout (the component's
+// message, or the first response) must stay a layout when edited, and content
+// or an embed never travels with a layout — with the host's messages; a
+// refused reply is not recorded.
+func TestInteractionLayoutRules(t *testing.T) {
+	layout := &sdk.OutgoingLayout{Items: []sdk.LayoutItem{sdk.LayoutText{Content: "card"}}}
+	const combined = "layout cannot be combined with content or embed"
+	const keep = "a Components V2 message must continue to use layout when edited"
+	type step struct {
+		kind ResponseKind // or "defer"
+		r    sdk.Response
+		want string // "" = accepted
+	}
+	text := sdk.Response{Content: "plain"}
+	card := sdk.Response{Layout: layout}
+	tests := []struct {
+		name  string
+		in    InteractionInput
+		steps []step
+	}{
+		{"component on a layout message: text edit refused", InteractionInput{MessageUsesLayout: true},
+			[]step{{ResponseEdit, text, keep}, {ResponseEdit, sdk.Response{}, keep}, {ResponseEdit, card, ""}}},
+		{"component on a plain message: text edit accepted", InteractionInput{},
+			[]step{{ResponseEdit, text, ""}}},
+		{"layout first response: later text edit refused", InteractionInput{},
+			[]step{{ResponseRespond, card, ""}, {ResponseEdit, text, keep}, {ResponseEdit, card, ""}}},
+		{"plain first response edited into a layout, then stays one", InteractionInput{},
+			[]step{{ResponseRespond, text, ""}, {ResponseEdit, card, ""}, {ResponseEdit, text, keep}}},
+		{"a follow-up layout does not make the original one", InteractionInput{},
+			[]step{{ResponseRespond, text, ""}, {ResponseRespond, card, ""}, {ResponseEdit, text, ""}}},
+		{"deferred, then a layout follow-up: the original is not a layout", InteractionInput{},
+			[]step{{"defer", sdk.Response{}, ""}, {ResponseRespond, card, ""}, {ResponseEdit, text, ""}}},
+		{"deferred on a layout message: the message still is one", InteractionInput{MessageUsesLayout: true},
+			[]step{{"defer", sdk.Response{}, ""}, {ResponseEdit, text, keep}}},
+		{"a new response on a layout message becomes the original", InteractionInput{MessageUsesLayout: true},
+			[]step{{ResponseRespond, text, ""}, {ResponseEdit, text, ""}}},
+		{"content with a layout refused", InteractionInput{},
+			[]step{{ResponseRespond, sdk.Response{Content: "x", Layout: layout}, combined}, {ResponseEdit, sdk.Response{Content: "x", Layout: layout}, combined}}},
+		{"embed with a layout refused", InteractionInput{Module: "mod"},
+			[]step{{ResponseRespond, sdk.Response{Embed: &sdk.OutgoingEmbed{Title: "t"}, Layout: layout}, combined}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			in := NewInteraction(tt.in)
+			recorded := 0
+			for i, s := range tt.steps {
+				var err error
+				switch s.kind {
+				case "defer":
+					err = in.Defer(ctx, false)
+				case ResponseEdit:
+					err = in.EditOriginal(ctx, s.r)
+				default:
+					err = in.Respond(ctx, s.r)
+				}
+				if s.want == "" && err != nil {
+					t.Fatalf("step %d (%s): %v, want accepted", i, s.kind, err)
+				}
+				if s.want != "" && (err == nil || err.Error() != s.want || !errors.Is(err, sdk.ErrContract)) {
+					t.Fatalf("step %d (%s): %v, want %q", i, s.kind, err, s.want)
+				}
+				if s.want == "" && s.kind != "defer" {
+					recorded++
+				}
+			}
+			if got := len(in.Responses()); got != recorded {
+				t.Errorf("%d responses recorded, want %d (refused replies are not recorded)", got, recorded)
+			}
+		})
+	}
+}
+
+// TestInteractionsGuildCommandsAndAutocompleteShareTheGate: a guild command
+// (ReplaceGuildCommands) runs through RunCommand like a global one, only from
+// its guild, behind the same tier and guild-active gate; RunAutocomplete
+// resolves both the same way and applies the gate silently (no suggestions).
+func TestInteractionsGuildCommandsAndAutocompleteShareTheGate(t *testing.T) {
+	ctx := context.Background()
+	f := NewFakeInteractions("mod")
+	trust := NewFakeTrust()
+	for _, g := range []uint64{100, 300} {
+		trust.Set(g, 1, sdk.TierStaff)
+	}
+	f.SetGate(&Gate{Trust: trust, Active: func(g uint64) bool { return g != 300 }})
+
+	var ran []string
+	handler := func(name string) sdk.CommandHandler {
+		return func(context.Context, sdk.Interaction) error { ran = append(ran, name); return nil }
+	}
+	suggest := func(name string, n int) sdk.AutocompleteHandler {
+		return func(_ context.Context, _ sdk.Interaction, option, current string) ([]sdk.Choice, error) {
+			ran = append(ran, name)
+			out := make([]sdk.Choice, n)
+			for i := range out {
+				out[i] = sdk.Choice{Name: current + option, Value: int64(i)}
+			}
+			return out, nil
+		}
+	}
+	failing := func(context.Context, sdk.Interaction, string, string) ([]sdk.Choice, error) {
+		ran = append(ran, "broken")
+		return nil, errors.New("boom")
+	}
+	auto := []sdk.CommandOption{{Name: "q", Kind: sdk.OptionString, Description: "d", Autocomplete: true}}
+	if _, err := f.AddCommand(sdk.CommandSpec{Name: "find", Description: "d", MinTier: sdk.TierMember, Options: auto},
+		handler("find"), suggest("find", 30)); err != nil {
+		t.Fatal(err)
+	}
+	local := []sdk.GuildCommand{
+		{Spec: sdk.CommandSpec{Name: "tag", Group: "local", Description: "d", Options: auto}, Handler: handler("local.tag"), Autocomplete: suggest("local.tag", 2)},
+		{Spec: sdk.CommandSpec{Name: "open", Group: "local", Description: "d", MinTier: sdk.TierMember, Options: auto}, Handler: handler("local.open"), Autocomplete: failing},
+	}
+	for _, g := range []uint64{100, 300} {
+		if err := f.ReplaceGuildCommands(ctx, g, local); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	const staff, member = 1, 2
+	tests := []struct {
+		name      string
+		command   string
+		option    string // "" runs the command, else its autocomplete
+		guild     uint64
+		user      uint64
+		wantRan   []string
+		wantReply string // the gate's ephemeral reply
+		choices   int
+		err       string
+	}{
+		{"guild command from its guild", "local.tag", "", 100, staff, []string{"local.tag"}, "", 0, ""},
+		{"guild command below its tier", "local.tag", "", 100, member, nil, ReplyStaffOnly, 0, ""},
+		// The refusal names the command's tier, whatever the cause.
+		{"guild command in an inactive guild", "local.tag", "", 300, staff, nil, ReplyStaffOnly, 0, ""},
+		{"member guild command in an inactive guild", "local.open", "", 300, member, nil, ReplyNotAllowed, 0, ""},
+		{"guild command from another guild", "local.tag", "", 200, staff, nil, "", 0, "command 'local.tag' is not registered globally or in guild 200"},
+		{"guild command outside a guild", "local.tag", "", 0, staff, nil, "", 0, "command 'local.tag' is not registered"},
+		{"global command still runs", "find", "", 200, member, []string{"find"}, "", 0, ""},
+		{"global autocomplete is capped at 25", "find", "q", 200, member, []string{"find"}, "", 25, ""},
+		{"global autocomplete outside a guild", "find", "q", 0, member, nil, "", 0, ""},
+		{"guild autocomplete", "local.tag", "q", 100, staff, []string{"local.tag"}, "", 2, ""},
+		{"guild autocomplete below its tier", "local.tag", "q", 100, member, nil, "", 0, ""},
+		{"guild autocomplete in an inactive guild", "local.tag", "q", 300, staff, nil, "", 0, ""},
+		{"guild autocomplete from another guild", "local.tag", "q", 200, staff, nil, "", 0, "command 'local.tag' is not registered globally or in guild 200"},
+		{"autocomplete error", "local.open", "q", 100, member, []string{"broken"}, "", 0, "boom"},
+		{"option without autocomplete", "local.tag", "nope", 100, staff, nil, "", 0, "command 'local.tag' option 'nope' has no autocomplete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ran = nil
+			in := NewInteraction(InteractionInput{GuildID: tt.guild, UserID: tt.user})
+			var err error
+			var choices []sdk.Choice
+			if tt.option == "" {
+				err = f.RunCommand(ctx, tt.command, in)
+			} else {
+				choices, err = f.RunAutocomplete(ctx, tt.command, tt.option, "x", in)
+			}
+			if (tt.err == "") != (err == nil) || (err != nil && err.Error() != tt.err) {
+				t.Fatalf("err = %v, want %q", err, tt.err)
+			}
+			if !slices.Equal(ran, tt.wantRan) {
+				t.Errorf("handlers ran %v, want %v", ran, tt.wantRan)
+			}
+			if len(choices) != tt.choices || (tt.choices > 0 && choices[0].Name != "xq") {
+				t.Errorf("choices = %v, want %d", choices, tt.choices)
+			}
+			r, replied := in.Last()
+			if tt.wantReply == "" && replied {
+				t.Errorf("unexpected reply %+v", r)
+			}
+			if tt.wantReply != "" && (r.Content != tt.wantReply || !r.Ephemeral) {
+				t.Errorf("reply = %+v, want ephemeral %q", r, tt.wantReply)
+			}
+		})
+	}
+}
+
+// TestInteractionsGuildCommandSetsAreCheckedWhole: as in the host, a guild
+// set may not name a command twice nor shadow a global command (nor a global
+// command a guild one), and a refused set leaves the staged one in place.
+func TestInteractionsGuildCommandSetsAreCheckedWhole(t *testing.T) {
+	ctx := context.Background()
+	cmd := func(group, name string) sdk.GuildCommand {
+		return sdk.GuildCommand{Spec: sdk.CommandSpec{Name: name, Group: group, Description: "d"}, Handler: nopCommand}
+	}
+	f := NewFakeInteractions("mod")
+	if _, err := f.AddCommand(sdk.CommandSpec{Name: "give", Group: "kudos", Description: "d"}, nopCommand, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ReplaceGuildCommands(ctx, 100, []sdk.GuildCommand{cmd("", "tag")}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		set  []sdk.GuildCommand
+		want string
+	}{
+		{"twice", []sdk.GuildCommand{cmd("", "a"), cmd("", "a")}, "module 'mod' guild command 'a' is registered more than once"},
+		{"shadows a global group", []sdk.GuildCommand{cmd("kudos", "top")}, "module 'mod' guild command 'kudos' would shadow a global command"},
+		{"shadows a global command name", []sdk.GuildCommand{cmd("", "kudos")}, "module 'mod' guild command 'kudos' would shadow a global command"},
+		{"no handler", []sdk.GuildCommand{{Spec: sdk.CommandSpec{Name: "x", Description: "d"}}}, "guild command 'x' has no handler"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := f.ReplaceGuildCommands(ctx, 100, tt.set)
+			if err == nil || err.Error() != tt.want || !errors.Is(err, sdk.ErrContract) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			if got := f.GuildCommands(100); len(got) != 1 || got[0].Spec.Name != "tag" {
+				t.Errorf("staged = %+v, want the previous set [tag]", got)
+			}
+		})
+	}
+	if _, err := f.AddCommand(sdk.CommandSpec{Name: "tag", Description: "d"}, nopCommand, nil); err == nil ||
+		err.Error() != "module 'mod' global command 'tag' would shadow a guild command" {
+		t.Errorf("global over a guild command = %v", err)
+	}
+}
