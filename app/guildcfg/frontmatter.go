@@ -110,6 +110,7 @@ func isDelimiter(line string) bool { return strings.TrimRight(line, " \t\r") == 
 
 type yamlWalker struct {
 	lineOffset int
+	lines      []string // the YAML source, for the non-specific tag check
 }
 
 func (w *yamlWalker) line(n *yaml.Node) int {
@@ -120,6 +121,7 @@ func (w *yamlWalker) line(n *yaml.Node) int {
 }
 
 func (w *yamlWalker) parse(src string, fm *Frontmatter) error {
+	w.lines = strings.Split(src, "\n")
 	dec := yaml.NewDecoder(strings.NewReader(src))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -188,8 +190,23 @@ func (w *yamlWalker) check(n *yaml.Node) error {
 		return syntaxError(w.line(n), "YAML anchors are not allowed")
 	case n.Style&yaml.TaggedStyle != 0:
 		return syntaxError(w.line(n), "YAML tags are not allowed (%s)", n.Tag)
+	case w.startsWithBang(n):
+		// The non-specific tag "!" leaves no trace on the node (the library
+		// reads the value as untagged, while YAML 1.2 reads "! true" as a
+		// string), but the node starts at it: no untagged node can start
+		// with "!" (plain scalars cannot, quoted ones start with a quote).
+		return syntaxError(w.line(n), "YAML tags are not allowed (!)")
 	}
 	return nil
+}
+
+// startsWithBang reports whether n's source position holds a "!".
+func (w *yamlWalker) startsWithBang(n *yaml.Node) bool {
+	if n.Line < 1 || n.Line > len(w.lines) || n.Column < 1 {
+		return false
+	}
+	line := []rune(w.lines[n.Line-1])
+	return n.Column-1 < len(line) && line[n.Column-1] == '!'
 }
 
 func (w *yamlWalker) value(n *yaml.Node, depth int) (any, error) {

@@ -14,6 +14,7 @@ import (
 var fuzzSeeds = []string{
 	"",
 	"---\n---\n",
+	"---\nbot_active: ! true\n---\n", // the non-specific tag (refused)
 	"---\nbot_active: true\nstaff_role_ids: [1, 2]\n---\nbody\n",
 	"---\nscheduled_tasks:\n  enabled: true\n  min_tier: regular\n  timezone: UTC\n  destinations: [5]\n---\n",
 	"---\na: &x 1\nb: *x\n---\n",

@@ -234,15 +234,21 @@ func (s *Service) ModuleSettings(guildID uint64, module string) (sdk.GuildSettin
 
 // ModuleEnabled is the module's guild predicate: the guild is active and
 // the module's settings there are valid (a disable_module module with
-// invalid settings is off in that guild only).
+// invalid settings is off in that guild only). A compiled-in module without
+// a GuildSettingsSchema has nothing to be invalid, so it is on wherever the
+// guild is active (as sdktest's FakeGuildSettings.IsEnabled says); an
+// unknown module is off.
 func (s *Service) ModuleEnabled(guildID uint64, module string) bool {
 	snap := s.snap.Load()
 	g := snap.guilds[guildID]
 	if g == nil || !g.active {
 		return false
 	}
-	ms, ok := snap.settings(g, module)
-	return ok && ms.Valid
+	if ms, ok := snap.settings(g, module); ok {
+		return ms.Valid
+	}
+	spec, known := s.specs[module]
+	return known && spec.GuildSettings == nil
 }
 
 // GuildIDs lists the active guilds, sorted.
