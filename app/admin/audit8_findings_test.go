@@ -10,7 +10,7 @@ import (
 	"github.com/kimiapp/kimi/app/guildcfg"
 )
 
-// Findings of the issue 8 audit, as failing tests (not fixed here).
+// Findings of the issue 8 audit, as tests (each failed before its fix).
 
 // TestAudit8RawDocumentSizeLimitThroughTheForm: the raw-document form is
 // posted url-encoded, as every browser posts a form without an enctype,
@@ -39,6 +39,12 @@ func TestAudit8RawDocumentSizeLimitThroughTheForm(t *testing.T) {
 				}
 			}},
 		rawRefused("a document just over 1 MB gets the reference's message", oversize, guildcfg.MsgTooLarge),
+		{name: "a body past the document route's own bound is refused before any parsing", method: http.MethodPost, url: rawURL,
+			signedIn: true, setup: withGuild(activeGuild), form: rawForm(strings.Repeat("a", maxDocumentBody)),
+			wantStatus: http.StatusRequestEntityTooLarge, wantNoAudit: true},
+		{name: "other routes keep the 1 MiB bound", method: http.MethodPost, url: "/settings/password", signedIn: true,
+			form:       url.Values{"current_password": {strings.Repeat("a", maxBody)}},
+			wantStatus: http.StatusRequestEntityTooLarge, wantNoAudit: true},
 	})
 }
 
@@ -52,16 +58,15 @@ func TestAudit8RawDocumentSizeLimitThroughTheForm(t *testing.T) {
 func TestAudit8SetupFormKeepsWhatTheAdminWrote(t *testing.T) {
 	commented := "---\nbot_active: true # switched on at launch, ask Ann before turning off\nstaff_role_ids: [111] # moderators\n---\nBe kind.\n"
 	runScenarios(t, []scenario{
-		{name: "setup form save on a commented document", method: http.MethodPost, url: setupURL, signedIn: true,
+		{name: "the setup form refuses to save over a commented document", method: http.MethodPost, url: setupURL, signedIn: true,
 			setup: withGuild(commented), form: setupForm(form.GuildStaffRoleIDs, "111\n222"),
-			wantStatus: http.StatusSeeOther, wantAudit: saveAudit,
+			wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true, wantContains: []string{"comments it would drop"},
 			check: func(t *testing.T, h *harness, _ *client, _ *response) {
-				got := h.document(guildT).Text
-				for _, comment := range []string{"# switched on at launch", "# moderators"} {
-					if got != commented && !strings.Contains(got, comment) {
-						t.Errorf("the form's save dropped the comment %q: stored %q", comment, got)
-					}
+				if got := h.document(guildT).Text; got != commented {
+					t.Errorf("stored %q, want the commented document untouched", got)
 				}
 			}},
+		{name: "the guild page says why the form is read-only", method: http.MethodGet, url: "/guilds/42", signedIn: true,
+			setup: withGuild(commented), wantStatus: http.StatusOK, wantContains: []string{"has YAML comments, which this form would drop"}},
 	})
 }

@@ -91,7 +91,7 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 	consts := map[string]string{} // dir + "." + constant name -> value
 	byName := map[string]string{} // exported constant name -> value
 	var written []string          // action expressions of AuditEntry literals, resolved below
-	var unresolved []string // dir + "." + name, or "sel:" + name for a selector
+	var unresolved []string       // dir + "." + name, or "sel:" + name for a selector
 	// fromActions are local variables assigned only Action… constants
 	// (guildcfg picks its save or revert action into one): their values
 	// are those constants, which the const scan already counts.

@@ -161,6 +161,9 @@ func setupView(doc guildcfg.Document) templates.GuildSetupView {
 			v.Editable = false
 			v.Note = "The stored document also sets " + strings.Join(extra, ", ") +
 				", which this form does not show. Edit the raw document below, so they are kept."
+		} else if guildcfg.FrontmatterHasComments(doc.Text) {
+			v.Editable = false
+			v.Note = "The stored document has YAML comments, which this form would drop. Edit the raw document below, so they are kept."
 		}
 	}
 	if g := doc.Guild; g != nil {

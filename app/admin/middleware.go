@@ -220,8 +220,37 @@ func (s *Server) buildSecurityHeaders() []headerValue {
 	return hv
 }
 
+// Request body limits: maxBody for every request, except the routes that
+// carry a whole configuration document (guildcfg.MaxDocumentBytes of text,
+// which a url-encoded form posts as up to three times as many bytes: %E8%A6%AA
+// for one byte of a Japanese character), which get maxDocumentBody — so the
+// document limit answers with its own field error, never a 413 page that
+// loses the typed text.
+const (
+	maxBody         = 1 << 20
+	maxDocumentBody = 4 << 20
+)
+
+// largeBodyRoutes are the routes (echo route paths) allowed maxDocumentBody.
+var largeBodyRoutes = map[string]bool{"/guilds/:id/document": true}
+
 func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {
 	return middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: fmt.Sprintf("%dB", n)})
+}
+
+// bodyLimits bounds every request body before anything reads it (the CSRF
+// check parses the form): maxBody, or maxDocumentBody on largeBodyRoutes.
+func (s *Server) bodyLimits() echo.MiddlewareFunc {
+	small, large := s.bodyLimit(maxBody), s.bodyLimit(maxDocumentBody)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		toSmall, toLarge := small(next), large(next)
+		return func(c echo.Context) error {
+			if largeBodyRoutes[c.Path()] {
+				return toLarge(c)
+			}
+			return toSmall(c)
+		}
+	}
 }
 
 // crossOrigin rejects cross-site state changes (Go's CrossOriginProtection:

@@ -25,7 +25,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	// canonical address per page) answers before any route middleware runs.
 	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders, s.checkHost,
 		middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Use(s.bodyLimit(1<<20), s.crossOrigin, s.loadSession, s.checkCSRF, s.mapBusy)
+	e.Use(s.bodyLimits(), s.crossOrigin, s.loadSession, s.checkCSRF, s.mapBusy)
 
 	s.publicPath = map[string]bool{}
 	public := func(method, path string, h echo.HandlerFunc) {
@@ -63,7 +63,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	gc.POST("", s.addGuild)
 	gc.GET("/:id", s.guildShow)
 	gc.POST("/:id/setup", s.saveGuildSetup)
-	gc.POST("/:id/document", s.saveGuildDocument)
+	gc.POST("/:id/document", s.saveGuildDocument) // a whole document: largeBodyRoutes
 	gc.POST("/:id/modules/:module", s.saveGuildModuleSettings)
 	gc.GET("/:id/history", s.guildHistory)
 	gc.POST("/:id/history/:entry/revert", s.revertGuildDocument)

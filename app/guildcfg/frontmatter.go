@@ -80,6 +80,33 @@ func syntaxError(line int, format string, args ...any) error {
 	return invalid("", msg, []FieldError{{Line: line, Message: msg}})
 }
 
+// FrontmatterHasComments reports whether text's frontmatter holds YAML
+// comments, which a form that renders the document anew would drop (the
+// admin's setup form refuses such a document and points to the raw text).
+func FrontmatterHasComments(text string) bool {
+	y, _, present, err := splitFrontmatter(text)
+	if err != nil || !present {
+		return false
+	}
+	var n yaml.Node
+	if yaml.Unmarshal([]byte(y), &n) != nil {
+		return false
+	}
+	var walk func(*yaml.Node) bool
+	walk = func(n *yaml.Node) bool {
+		if n.HeadComment != "" || n.LineComment != "" || n.FootComment != "" {
+			return true
+		}
+		for _, c := range n.Content {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(&n)
+}
+
 // splitFrontmatter finds "---\n<yaml>---\n<body>". A document that does not
 // start with a "---" line has no frontmatter. Lines may end in "\r\n".
 func splitFrontmatter(text string) (yamlText, body string, present bool, err error) {

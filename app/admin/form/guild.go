@@ -48,7 +48,7 @@ const (
 	MsgGuildRevertConflict = "This document changed since you opened its history, so nothing was reverted. The history below is current; choose again."
 	MsgGuildRevision       = "This form is missing the revision it was opened at. Reload the page and try again."
 	MsgGuildIDInvalid      = "Enter the guild's Discord id: 1 to 20 digits, no sign or spaces, greater than 0."
-	MsgGuildExtraKeys      = "The stored document is invalid or has settings this form does not show; edit the raw document below instead, so nothing is lost."
+	MsgGuildExtraKeys      = "The stored document is invalid, has settings this form does not show, or has comments it would drop; edit the raw document below instead, so nothing is lost."
 	MsgGuildTimezone       = "Enter an IANA time zone such as Europe/Berlin."
 	msgRevisionPattern     = `\A[0-9a-f]{64}\z`
 )
