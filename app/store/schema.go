@@ -32,7 +32,7 @@ type SchemaError struct {
 	// Version is the database's schema version the objects were compared at.
 	Version int64
 	// Problems are operator-facing lines such as
-	// `unexpected trigger "keep_sessions" on table sessions`.
+	// `unexpected trigger "keep_sessions" on table kimi_sessions`.
 	Problems []string
 }
 
