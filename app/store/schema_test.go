@@ -73,6 +73,11 @@ var craftedCases = []struct {
 	stmts []string
 	want  []string // every one must appear in the error
 }{
+	{"module-named trigger on a core table", []string{
+		`CREATE TRIGGER kudos_keep BEFORE DELETE ON kimi_sessions BEGIN SELECT RAISE(IGNORE); END`},
+		[]string{`store: schema: unexpected trigger "kudos_keep" on table kimi_sessions`}},
+	{"table with the reserved prefix", []string{`CREATE TABLE kimi_extra (x)`, `CREATE TABLE "KIMI_shadow" (x)`},
+		[]string{`store: schema: unexpected table "KIMI_shadow"`, `unexpected table "kimi_extra"`}},
 	{"trigger ignores the sign-out", []string{
 		`CREATE TRIGGER keep_sessions BEFORE DELETE ON kimi_sessions BEGIN SELECT RAISE(IGNORE); END`},
 		[]string{`store: schema: unexpected trigger "keep_sessions" on table kimi_sessions`}},
