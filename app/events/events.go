@@ -53,7 +53,7 @@ var errModuleClosed = errors.New("events: module closed")
 // Options configures a Bus. Zero values take the SDK's constants.
 type Options struct {
 	Logger         *slog.Logger
-	QueueSize      int           // per subscription lane; default sdk.EventQueueSize
+	QueueSize      int           // per module lane; default sdk.EventQueueSize
 	Workers        int           // per lane; default sdk.EventWorkers
 	HandlerTimeout time.Duration // default sdk.EventHandlerTimeout
 	// OnHandlerFailure, when set, is told of every handler that returned an
