@@ -270,7 +270,7 @@ func TestDoctorInProcess(t *testing.T) {
 	if _, err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Writer().Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (999, 1)`); err != nil {
+	if _, err := st.Writer().Exec(`INSERT INTO kimi_schema_version (version_id, is_applied) VALUES (999, 1)`); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -334,7 +334,7 @@ func TestCommandsInProcess(t *testing.T) {
 	}
 	defer st.Close()
 	var resets int
-	if err := st.Reader().QueryRow(`SELECT count(*) FROM audit_log WHERE action = ?`, auth.ActionPasswordReset).Scan(&resets); err != nil {
+	if err := st.Reader().QueryRow(`SELECT count(*) FROM kimi_audit_log WHERE action = ?`, auth.ActionPasswordReset).Scan(&resets); err != nil {
 		t.Fatal(err)
 	}
 	if resets != 0 {

@@ -197,7 +197,7 @@ func TestExpiredAndInvalidSessions(t *testing.T) {
 		}, false},
 		{"garbage", func(c *client) { c.setCookie(sessionCookie, "garbage") }, false},
 		{"deleted by another process", func(c *client) {
-			if _, err := h.st.Writer().Exec(`DELETE FROM sessions`); err != nil {
+			if _, err := h.st.Writer().Exec(`DELETE FROM kimi_sessions`); err != nil {
 				t.Fatal(err)
 			}
 			h.clk.Add(auth.SessionCacheTTL) // the in-memory session cache may serve it until then
@@ -276,7 +276,7 @@ func TestSetupFlow(t *testing.T) {
 	res = other.get("/setup?token=" + token)
 	wantStatus(t, res, http.StatusSeeOther)
 	var admins int
-	if err := h.st.Reader().QueryRow(`SELECT COUNT(*) FROM admins`).Scan(&admins); err != nil || admins != 1 {
+	if err := h.st.Reader().QueryRow(`SELECT COUNT(*) FROM kimi_admins`).Scan(&admins); err != nil || admins != 1 {
 		t.Errorf("admins = %d (%v), want 1", admins, err)
 	}
 	if n := h.auditCount(auth.ActionSetup); n != 1 {

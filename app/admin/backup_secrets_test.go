@@ -74,7 +74,7 @@ func TestBackupDownloadKinds(t *testing.T) {
 				t.Fatalf("backup audit rows = %d, want %d", n, before+1)
 			}
 			var detail string
-			if err := h.st.Reader().QueryRowContext(ctx, `SELECT detail FROM audit_log WHERE action = ? ORDER BY id DESC LIMIT 1`,
+			if err := h.st.Reader().QueryRowContext(ctx, `SELECT detail FROM kimi_audit_log WHERE action = ? ORDER BY id DESC LIMIT 1`,
 				ActionBackupDownload).Scan(&detail); err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func (h *harness) storeInvalid(target guildcfg.Target, text string) {
 	h.t.Helper()
 	ctx := context.Background()
 	err := h.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO documents (target, kind, content, revision, updated_ms, updated_by) VALUES (?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_documents (target, kind, content, revision, updated_ms, updated_by) VALUES (?, ?, ?, ?, ?, ?)`,
 			target.String(), string(target.Kind), text, guildcfg.Revision(text), time.Now().UnixMilli(), "test")
 		return err
 	})

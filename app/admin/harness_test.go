@@ -246,7 +246,7 @@ func (h *harness) auditCount(action string) int {
 func (h *harness) sessionCount() int {
 	h.t.Helper()
 	var n int
-	if err := h.st.Reader().QueryRow(`SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+	if err := h.st.Reader().QueryRow(`SELECT COUNT(*) FROM kimi_sessions`).Scan(&n); err != nil {
 		h.t.Fatal(err)
 	}
 	return n

@@ -66,7 +66,7 @@ func (h *harness) expand(s string) string {
 // first, and the newest id.
 func (h *harness) auditActions(after int64) ([]string, int64) {
 	h.t.Helper()
-	rows, err := h.st.Reader().Query(`SELECT id, action FROM audit_log WHERE id > ? ORDER BY id`, after)
+	rows, err := h.st.Reader().Query(`SELECT id, action FROM kimi_audit_log WHERE id > ? ORDER BY id`, after)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func (s *Service) AccountName(ctx context.Context, username string) (string, boo
 		return "", false, nil
 	}
 	var canonical string
-	err := s.st.Reader().QueryRowContext(ctx, `SELECT username FROM admins WHERE username = ?`, username).Scan(&canonical)
+	err := s.st.Reader().QueryRowContext(ctx, `SELECT username FROM kimi_admins WHERE username = ?`, username).Scan(&canonical)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return "", false, nil
@@ -221,7 +221,7 @@ var (
 
 func hasAdmin(ctx context.Context, q rowQuerier) (bool, error) {
 	var n int
-	if err := q.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM admins)`).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM kimi_admins)`).Scan(&n); err != nil {
 		return false, fmt.Errorf("auth: check admins: %w", err)
 	}
 	return n == 1, nil
@@ -259,7 +259,7 @@ func (s *Service) CreateAdmin(ctx context.Context, username, password, actor str
 		if _, err := insertAdmin(ctx, tx, username, hash, s.now()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM setup_tokens`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_setup_tokens`); err != nil {
 			return fmt.Errorf("auth: burn setup tokens: %w", err)
 		}
 		return store.AuditTx(ctx, tx, store.AuditEntry{
@@ -282,7 +282,7 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 	defer func() { s.cache.dropAdmin(id) }() // again after commit, see Login
 	return s.st.Write(ctx, func(tx *sql.Tx) error {
 		var canonical string
-		err := tx.QueryRowContext(ctx, `SELECT id, username FROM admins WHERE username = ?`, username).Scan(&id, &canonical)
+		err := tx.QueryRowContext(ctx, `SELECT id, username FROM kimi_admins WHERE username = ?`, username).Scan(&id, &canonical)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: %q", ErrUnknownAdmin, username)
 		}
@@ -292,7 +292,7 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 		if err := setPasswordTx(ctx, tx, id, hash, s.now()); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE admin_id = ?`, id); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE admin_id = ?`, id); err != nil {
 			return fmt.Errorf("auth: revoke sessions: %w", err)
 		}
 		s.cache.dropAdmin(id)
@@ -305,7 +305,7 @@ func (s *Service) ResetPassword(ctx context.Context, username, password, actor s
 
 func insertAdmin(ctx context.Context, tx *sql.Tx, username string, hash []byte, now time.Time) (int64, error) {
 	var existing string
-	err := tx.QueryRowContext(ctx, `SELECT username FROM admins WHERE username = ?`, username).Scan(&existing)
+	err := tx.QueryRowContext(ctx, `SELECT username FROM kimi_admins WHERE username = ?`, username).Scan(&existing)
 	switch {
 	case err == nil:
 		return 0, &usernameTakenError{username: existing} // its own spelling: the match ignores case
@@ -313,7 +313,7 @@ func insertAdmin(ctx context.Context, tx *sql.Tx, username string, hash []byte, 
 		return 0, fmt.Errorf("auth: check username: %w", err)
 	}
 	res, err := tx.ExecContext(ctx,
-		`INSERT INTO admins (username, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)`,
+		`INSERT INTO kimi_admins (username, password_hash, created_at, password_changed_at) VALUES (?, ?, ?, ?)`,
 		username, string(hash), now.Unix(), now.Unix())
 	if err != nil {
 		return 0, fmt.Errorf("auth: insert admin: %w", err)
@@ -326,7 +326,7 @@ func insertAdmin(ctx context.Context, tx *sql.Tx, username string, hash []byte, 
 }
 
 func setPasswordTx(ctx context.Context, tx *sql.Tx, adminID int64, hash []byte, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE admins SET password_hash = ?, password_changed_at = ? WHERE id = ?`,
+	_, err := tx.ExecContext(ctx, `UPDATE kimi_admins SET password_hash = ?, password_changed_at = ? WHERE id = ?`,
 		string(hash), now.Unix(), adminID)
 	if err != nil {
 		return fmt.Errorf("auth: update password: %w", err)

@@ -109,7 +109,7 @@ func TestSetupTokenLifecycle(t *testing.T) {
 	}
 	// Only the hash is stored.
 	var stored []byte
-	if err := st.Reader().QueryRowContext(ctx, `SELECT token_hash FROM setup_tokens`).Scan(&stored); err != nil {
+	if err := st.Reader().QueryRowContext(ctx, `SELECT token_hash FROM kimi_setup_tokens`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(stored), first) || len(stored) != 32 {
@@ -154,7 +154,7 @@ func TestSetupTokenLifecycle(t *testing.T) {
 		t.Errorf("NewSetupToken after setup = %v, want ErrAdminExists", err)
 	}
 	var n int
-	if err := st.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM setup_tokens`).Scan(&n); err != nil || n != 0 {
+	if err := st.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM kimi_setup_tokens`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("setup tokens left = %d (%v), want 0", n, err)
 	}
 	if got := auditActions(t, st); len(got) != 1 || got[0] != ActionSetup+":admin" {
@@ -307,7 +307,7 @@ func TestSessionExpiry(t *testing.T) {
 			t.Fatalf("PurgeExpired = %d, %v; want 1", n, err)
 		}
 		var left int
-		if err := st.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&left); err != nil || left != 0 {
+		if err := st.Reader().QueryRowContext(ctx, `SELECT COUNT(*) FROM kimi_sessions`).Scan(&left); err != nil || left != 0 {
 			t.Errorf("sessions left = %d (%v)", left, err)
 		}
 	})
@@ -422,7 +422,7 @@ func TestSessionCache(t *testing.T) {
 		t.Errorf("cached id with wrong secret = %v", err)
 	}
 	// A deletion by another process shows up once the cache entry ages out.
-	if _, err := st.Writer().ExecContext(ctx, `DELETE FROM sessions`); err != nil {
+	if _, err := st.Writer().ExecContext(ctx, `DELETE FROM kimi_sessions`); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(SessionCacheTTL)

@@ -18,7 +18,7 @@ func FuzzAuthenticate(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, c := range []string{"", ".", "a.b", s.Cookie, s.Cookie + "x", s.ID + ".", "'; DROP TABLE sessions; --.x"} {
+	for _, c := range []string{"", ".", "a.b", s.Cookie, s.Cookie + "x", s.ID + ".", "'; DROP TABLE kimi_sessions; --.x"} {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, cookie string) {

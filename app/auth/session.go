@@ -51,7 +51,7 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 	found := false
 	if len(username) <= MaxUsernameLength && len(password) <= MaxPasswordBytes {
 		err := s.st.Reader().QueryRowContext(ctx,
-			`SELECT id, username, password_hash FROM admins WHERE username = ?`, username).Scan(&id, &canonical, &hash)
+			`SELECT id, username, password_hash FROM kimi_admins WHERE username = ?`, username).Scan(&id, &canonical, &hash)
 		switch {
 		case err == nil:
 			found = true
@@ -85,7 +85,7 @@ func (s *Service) Login(ctx context.Context, username, password string, meta Cli
 	var issued IssuedSession
 	err = s.st.Write(ctx, func(tx *sql.Tx) error {
 		if oldID, _, ok := splitCookie(oldCookie); ok {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, oldID); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE id = ?`, oldID); err != nil {
 				return fmt.Errorf("auth: drop previous session: %w", err)
 			}
 			s.cache.dropID(oldID)
@@ -144,7 +144,7 @@ func (s *Service) Authenticate(ctx context.Context, cookie string) (Session, err
 		// browser queues one UPDATE on the single writer, not one each.
 		s.cache.setLastSeen(sess.ID, time.Unix(now.Unix(), 0))
 		err := s.st.Write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, now.Unix(), sess.ID)
+			_, err := tx.ExecContext(ctx, `UPDATE kimi_sessions SET last_seen_at = ? WHERE id = ?`, now.Unix(), sess.ID)
 			return err
 		})
 		if err != nil {
@@ -187,7 +187,7 @@ func (s *Service) loadSession(ctx context.Context, id string) (cachedSession, er
 const sessionQuery = `
 	SELECT s.id, s.admin_id, a.username, s.secret_hash, s.csrf_token, s.created_at, s.last_seen_at,
 	       s.expires_at, s.ip, s.user_agent
-	FROM sessions s JOIN admins a ON a.id = s.admin_id
+	FROM kimi_sessions s JOIN kimi_admins a ON a.id = s.admin_id
 	WHERE s.id = ?`
 
 // sessionStmt prepares the per-request session lookup once: parsing SQL is
@@ -212,7 +212,7 @@ func (s *Service) sessionStmt(ctx context.Context) (*sql.Stmt, error) {
 // Logout deletes the session and records it.
 func (s *Service) Logout(ctx context.Context, sess Session, meta ClientMeta) error {
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, sess.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE id = ?`, sess.ID); err != nil {
 			return fmt.Errorf("auth: delete session: %w", err)
 		}
 		s.cache.dropID(sess.ID)
@@ -232,7 +232,7 @@ func (s *Service) Logout(ctx context.Context, sess Session, meta ClientMeta) err
 // for the caller to set as the new cookie.
 func (s *Service) ChangePassword(ctx context.Context, sess Session, current, newPassword string, meta ClientMeta) (IssuedSession, error) {
 	var hash string
-	err := s.st.Reader().QueryRowContext(ctx, `SELECT password_hash FROM admins WHERE id = ?`, sess.AdminID).Scan(&hash)
+	err := s.st.Reader().QueryRowContext(ctx, `SELECT password_hash FROM kimi_admins WHERE id = ?`, sess.AdminID).Scan(&hash)
 	if err != nil {
 		return IssuedSession{}, fmt.Errorf("auth: load admin: %w", err)
 	}
@@ -267,7 +267,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 		if err := setPasswordTx(ctx, tx, sess.AdminID, newHash, now); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE admin_id = ?`, sess.AdminID)
+		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE admin_id = ?`, sess.AdminID)
 		if err != nil {
 			return fmt.Errorf("auth: revoke sessions: %w", err)
 		}
@@ -294,7 +294,7 @@ func (s *Service) ChangePassword(ctx context.Context, sess Session, current, new
 func (s *Service) RevokeOtherSessions(ctx context.Context, sess Session, meta ClientMeta) (int64, error) {
 	var n int64
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE admin_id = ? AND id <> ?`, sess.AdminID, sess.ID)
+		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE admin_id = ? AND id <> ?`, sess.AdminID, sess.ID)
 		if err != nil {
 			return fmt.Errorf("auth: revoke sessions: %w", err)
 		}
@@ -317,7 +317,7 @@ func (s *Service) ListSessions(ctx context.Context, adminID int64) ([]Session, e
 	now := s.now()
 	rows, err := s.st.Reader().QueryContext(ctx, `
 		SELECT id, admin_id, created_at, last_seen_at, expires_at, ip, user_agent
-		FROM sessions WHERE admin_id = ? AND expires_at > ? AND last_seen_at > ?
+		FROM kimi_sessions WHERE admin_id = ? AND expires_at > ? AND last_seen_at > ?
 		ORDER BY last_seen_at DESC, created_at DESC LIMIT 100`,
 		adminID, now.Unix(), now.Add(-s.opts.SessionIdle).Unix())
 	if err != nil {
@@ -346,14 +346,14 @@ func (s *Service) PurgeExpired(ctx context.Context) (int64, error) {
 	now := s.now()
 	var n int64
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= ? OR last_seen_at <= ?`,
+		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE expires_at <= ? OR last_seen_at <= ?`,
 			now.Unix(), now.Add(-s.opts.SessionIdle).Unix())
 		if err != nil {
 			return err
 		}
 		n, _ = res.RowsAffected()
 		s.cache.dropAll()
-		_, err = tx.ExecContext(ctx, `DELETE FROM setup_tokens WHERE expires_at <= ?`, now.Unix())
+		_, err = tx.ExecContext(ctx, `DELETE FROM kimi_setup_tokens WHERE expires_at <= ?`, now.Unix())
 		return err
 	})
 	if err != nil {
@@ -375,7 +375,7 @@ func (s *Service) insertSession(ctx context.Context, tx *sql.Tx, adminID int64, 
 		ExpiresAt: time.Unix(now.Add(s.opts.SessionAbsolute).Unix(), 0), IP: meta.IP, UserAgent: ua,
 	}
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at, ip, user_agent)
+		INSERT INTO kimi_sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at, ip, user_agent)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sess.ID, sum[:], adminID, sess.CSRFToken, sess.CreatedAt.Unix(), sess.LastSeenAt.Unix(),
 		sess.ExpiresAt.Unix(), sess.IP, sess.UserAgent)
@@ -387,7 +387,7 @@ func (s *Service) insertSession(ctx context.Context, tx *sql.Tx, adminID int64, 
 
 func (s *Service) deleteSession(ctx context.Context, id string) error {
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		_, err := tx.ExecContext(ctx, `DELETE FROM kimi_sessions WHERE id = ?`, id)
 		return err
 	})
 	s.cache.dropID(id)

@@ -32,10 +32,10 @@ func (s *Service) NewSetupToken(ctx context.Context) (token string, expires time
 		if err := requireNoAdmin(ctx, tx); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM setup_tokens`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_setup_tokens`); err != nil {
 			return fmt.Errorf("auth: replace setup tokens: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO setup_tokens (token_hash, expires_at) VALUES (?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_setup_tokens (token_hash, expires_at) VALUES (?, ?)`,
 			hash[:], expires.Unix()); err != nil {
 			return fmt.Errorf("auth: store setup token: %w", err)
 		}
@@ -60,7 +60,7 @@ func (s *Service) CheckSetupToken(ctx context.Context, token string) error {
 	hash := sha256.Sum256([]byte(token))
 	var n int
 	err := s.st.Reader().QueryRowContext(ctx,
-		`SELECT EXISTS(SELECT 1 FROM setup_tokens WHERE token_hash = ? AND expires_at > ?)`,
+		`SELECT EXISTS(SELECT 1 FROM kimi_setup_tokens WHERE token_hash = ? AND expires_at > ?)`,
 		hash[:], s.now().Unix()).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("auth: check setup token: %w", err)
@@ -97,7 +97,7 @@ func (s *Service) CompleteSetup(ctx context.Context, token, username, password s
 		}
 		// Burn the token first; zero rows means someone else used it (or it
 		// expired) between the check above and this transaction.
-		res, err := tx.ExecContext(ctx, `DELETE FROM setup_tokens WHERE token_hash = ? AND expires_at > ?`,
+		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_setup_tokens WHERE token_hash = ? AND expires_at > ?`,
 			tokenHash[:], now.Unix())
 		if err != nil {
 			return fmt.Errorf("auth: consume setup token: %w", err)
@@ -107,7 +107,7 @@ func (s *Service) CompleteSetup(ctx context.Context, token, username, password s
 		} else if n != 1 {
 			return ErrInvalidSetupToken
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM setup_tokens`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_setup_tokens`); err != nil {
 			return fmt.Errorf("auth: burn setup tokens: %w", err)
 		}
 		id, err := insertAdmin(ctx, tx, username, hash, now)

@@ -62,9 +62,9 @@ func TestConcurrentSetupCreatesOneAdmin(t *testing.T) {
 	}
 	var admins, sessions, tokens int
 	for q, dst := range map[string]*int{
-		`SELECT count(*) FROM admins`:       &admins,
-		`SELECT count(*) FROM sessions`:     &sessions,
-		`SELECT count(*) FROM setup_tokens`: &tokens,
+		`SELECT count(*) FROM kimi_admins`:       &admins,
+		`SELECT count(*) FROM kimi_sessions`:     &sessions,
+		`SELECT count(*) FROM kimi_setup_tokens`: &tokens,
 	} {
 		if err := st.Reader().QueryRowContext(ctx, q).Scan(dst); err != nil {
 			t.Fatal(err)

@@ -35,7 +35,7 @@ func readDocument(ctx context.Context, q querier, target string) (storedDocument
 	var d storedDocument
 	var ms int64
 	err := q.QueryRowContext(ctx,
-		`SELECT target, kind, content, revision, updated_ms, updated_by FROM documents WHERE target = ?`, target).
+		`SELECT target, kind, content, revision, updated_ms, updated_by FROM kimi_documents WHERE target = ?`, target).
 		Scan(&d.target, &d.kind, &d.content, &d.revision, &ms, &d.updatedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return storedDocument{}, false, nil
@@ -49,7 +49,7 @@ func readDocument(ctx context.Context, q querier, target string) (storedDocument
 
 func readAllDocuments(ctx context.Context, q querier) ([]storedDocument, error) {
 	rows, err := q.QueryContext(ctx,
-		`SELECT target, kind, content, revision, updated_ms, updated_by FROM documents ORDER BY target`)
+		`SELECT target, kind, content, revision, updated_ms, updated_by FROM kimi_documents ORDER BY target`)
 	if err != nil {
 		return nil, fmt.Errorf("guildcfg: read documents: %w", err)
 	}
@@ -96,7 +96,7 @@ func scanHistory(sc interface{ Scan(...any) error }) (historyRow, error) {
 
 func readHistoryRow(ctx context.Context, q querier, target string, id int64) (historyRow, error) {
 	h, err := scanHistory(q.QueryRowContext(ctx,
-		`SELECT `+historyColumns+` FROM revisions WHERE id = ? AND target = ?`, id, target))
+		`SELECT `+historyColumns+` FROM kimi_revisions WHERE id = ? AND target = ?`, id, target))
 	if errors.Is(err, sql.ErrNoRows) {
 		return historyRow{}, ErrUnknownHistory
 	}
@@ -109,7 +109,7 @@ func readHistoryRow(ctx context.Context, q querier, target string, id int64) (hi
 // readHistory returns up to limit rows of target older than before (0:
 // the newest), newest first.
 func readHistory(ctx context.Context, q querier, target string, before int64, limit int) ([]historyRow, error) {
-	query := `SELECT ` + historyColumns + ` FROM revisions WHERE target = ?`
+	query := `SELECT ` + historyColumns + ` FROM kimi_revisions WHERE target = ?`
 	args := []any{target}
 	if before > 0 {
 		query += ` AND id < ?`
@@ -137,7 +137,7 @@ func readHistory(ctx context.Context, q querier, target string, before int64, li
 
 func writeDocument(ctx context.Context, tx *sql.Tx, d storedDocument) error {
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO documents (target, kind, content, revision, updated_ms, updated_by) VALUES (?, ?, ?, ?, ?, ?)
+		`INSERT INTO kimi_documents (target, kind, content, revision, updated_ms, updated_by) VALUES (?, ?, ?, ?, ?, ?)
 		 ON CONFLICT (target) DO UPDATE SET content = excluded.content, revision = excluded.revision,
 		   updated_ms = excluded.updated_ms, updated_by = excluded.updated_by`,
 		d.target, string(d.kind), d.content, d.revision, d.updatedAt.UnixMilli(), d.updatedBy)
@@ -153,7 +153,7 @@ func insertHistory(ctx context.Context, tx *sql.Tx, h historyRow) (int64, error)
 		revertedFrom = h.revertedFrom
 	}
 	res, err := tx.ExecContext(ctx,
-		`INSERT INTO revisions (target, at_ms, actor_kind, actor, action, reverted_from, before_revision, after_revision, content)
+		`INSERT INTO kimi_revisions (target, at_ms, actor_kind, actor, action, reverted_from, before_revision, after_revision, content)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		h.target, h.at.UnixMilli(), string(h.actorKind), h.actor, h.action, revertedFrom, h.beforeRevision, h.afterRevision, h.content)
 	if err != nil {

@@ -88,7 +88,7 @@ func mustWrite(t testing.TB, s *Service, target Target, text string) Document {
 func counts(t testing.TB, st *store.Store) [3]int {
 	t.Helper()
 	var c [3]int
-	for i, table := range []string{"documents", "revisions", "audit_log"} {
+	for i, table := range []string{"kimi_documents", "kimi_revisions", "kimi_audit_log"} {
 		if err := st.Reader().QueryRow("SELECT count(*) FROM " + table).Scan(&c[i]); err != nil {
 			t.Fatalf("count %s: %v", table, err)
 		}

@@ -354,7 +354,7 @@ func TestResolveTrust(t *testing.T) {
 	s := newService(t, st, TrustSettings{StaffUserIDs: []uint64{100}, StaffRoleIDs: []uint64{200}, RegularRoleIDs: []uint64{300}, OwnerUserID: 900})
 	mustWrite(t, s, GuildTarget(1), "---\nbot_active: true\nstaff_user_ids: [101]\nstaff_role_ids: [201]\nregular_role_ids: [301]\n---\n")
 	// Guild 2's document is invalid: its lists grant nothing.
-	if _, err := st.Writer().Exec(`INSERT INTO documents (target, kind, content, revision, updated_ms, updated_by) VALUES ('guild:2', 'guild', ?, ?, 0, 'test')`,
+	if _, err := st.Writer().Exec(`INSERT INTO kimi_documents (target, kind, content, revision, updated_ms, updated_by) VALUES ('guild:2', 'guild', ?, ?, 0, 'test')`,
 		"---\nbot_active: maybe\nstaff_user_ids: [102]\n---\n", Revision("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -540,7 +540,7 @@ func TestConcurrentCompareAndSwap(t *testing.T) {
 		t.Fatalf("snapshot revision %s, want %s", ms.Revision, ShortRevision(prev))
 	}
 	var audits int
-	if err := st.Reader().QueryRow(`SELECT count(*) FROM audit_log WHERE action = ?`, ActionDocumentSave).Scan(&audits); err != nil || audits != len(all) {
+	if err := st.Reader().QueryRow(`SELECT count(*) FROM kimi_audit_log WHERE action = ?`, ActionDocumentSave).Scan(&audits); err != nil || audits != len(all) {
 		t.Fatalf("%d audit rows for %d writes (%v)", audits, len(all), err)
 	}
 }

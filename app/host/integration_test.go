@@ -8,7 +8,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -18,14 +17,6 @@ import (
 	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
-
-func skipOnSkeleton(t *testing.T, h *Host, module string) {
-	t.Helper()
-	st, _ := h.Module(module)
-	if st.State == StateFailed && strings.Contains(st.Reason, errors.ErrUnsupported.Error()) {
-		t.Skipf("TODO(issue 9 merge): app/events or app/modstore is still a contract skeleton (%s: %s)", module, st.Reason)
-	}
-}
 
 func TestIntegrationKudosAndHello(t *testing.T) {
 	ctx := context.Background()
@@ -58,8 +49,6 @@ func TestIntegrationKudosAndHello(t *testing.T) {
 	if err := h.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	skipOnSkeleton(t, h, kudos.Name)
-	skipOnSkeleton(t, h, hello.Name)
 
 	for _, name := range []string{hello.Name, kudos.Name} {
 		if st, _ := h.Module(name); st.State != StateRunning {

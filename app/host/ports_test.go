@@ -177,7 +177,7 @@ func TestSettings(t *testing.T) {
 		}
 	}
 	var secret int
-	if err := r.st.Reader().QueryRowContext(ctx, `SELECT secret FROM settings WHERE key = 'module.set-mod.api_key'`).Scan(&secret); err != nil || secret != 1 {
+	if err := r.st.Reader().QueryRowContext(ctx, `SELECT secret FROM kimi_settings WHERE key = 'module.set-mod.api_key'`).Scan(&secret); err != nil || secret != 1 {
 		t.Errorf("secret flag = %d, %v", secret, err)
 	}
 	entries, _, err := r.st.ListAudit(ctx, store.AuditFilter{Action: ActionSettingsSave})

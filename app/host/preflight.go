@@ -5,16 +5,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
-
-// ReservedTablePrefix is the prefix of the core tables; no module's table
-// prefix may collide with it.
-//
-// TODO(issue 9 merge): the ports branch adds store.ReservedTablePrefix =
-// "kimi"; use it and delete this constant.
-const ReservedTablePrefix = "kimi"
 
 // plan is preflight's outcome: which requested modules start, in which
 // order, and why the others do not. No module code runs to make it.
@@ -111,7 +105,7 @@ func preflight(installed map[string]sdk.Spec, requested []string, caps sdk.Capab
 	var seen []string
 	for _, n := range present {
 		prefix := hostkit.TablePrefix(n)
-		if prefix == ReservedTablePrefix || strings.HasPrefix(prefix+"_", ReservedTablePrefix+"_") {
+		if prefix == store.ReservedTablePrefix || strings.HasPrefix(prefix+"_", store.ReservedTablePrefix+"_") {
 			p.fail(n, fmt.Sprintf("Kimi module %s uses table prefix %s, which is reserved for core tables", hostkit.Repr(n), hostkit.Repr(prefix+"_")))
 			continue
 		}

@@ -69,7 +69,7 @@ func (h *Host) savedSettings(ctx context.Context, module string) (map[string]str
 	}
 	prefix := settingKeyPrefix + module + "."
 	rows, err := h.store.Reader().QueryContext(ctx,
-		`SELECT key, value FROM settings WHERE substr(key, 1, ?) = ?`, len(prefix), prefix)
+		`SELECT key, value FROM kimi_settings WHERE substr(key, 1, ?) = ?`, len(prefix), prefix)
 	if err != nil {
 		return nil, fmt.Errorf("host: read settings of %s: %w", module, err)
 	}

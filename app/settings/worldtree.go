@@ -250,7 +250,7 @@ type querier interface {
 // readWorldtree reads the Worldtree keys of the settings table through q (the reader pool, or the
 // write transaction so a merge sees the values it replaces).
 func readWorldtree(ctx context.Context, q querier) (Worldtree, error) {
-	rows, err := q.QueryContext(ctx, `SELECT key, value FROM settings WHERE key IN (?, ?, ?, ?)`,
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM kimi_settings WHERE key IN (?, ?, ?, ?)`,
 		SettingWorldtreeBaseURL, SettingWorldtreeDefaultKey, SettingWorldtreeAdminKey, SettingWorldtreeConsumerKey)
 	if err != nil {
 		return Worldtree{}, err

@@ -118,7 +118,7 @@ func TestSettingsSaveMergeAndRemove(t *testing.T) {
 		t.Fatalf("after remove: %#v", got)
 	}
 	var n int
-	if err := st.Reader().QueryRow(`SELECT COUNT(*) FROM settings WHERE key LIKE 'worldtree.%'`).Scan(&n); err != nil || n != 0 {
+	if err := st.Reader().QueryRow(`SELECT COUNT(*) FROM kimi_settings WHERE key LIKE 'worldtree.%'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("worldtree rows after remove: %d %v", n, err)
 	}
 	removed, err = RemoveWorldtree(ctx, st, who)

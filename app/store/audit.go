@@ -44,7 +44,7 @@ func AuditTx(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
 		at = time.Now()
 	}
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO audit_log (at_ms, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO kimi_audit_log (at_ms, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?)`,
 		at.UnixMilli(), clip(e.Actor, auditFieldMax), clip(e.Action, auditFieldMax),
 		clip(e.Target, auditFieldMax), clip(e.Detail, auditDetailMax), clip(e.IP, auditFieldMax))
 	if err != nil {
@@ -98,21 +98,21 @@ func (s *Store) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, int
 }
 
 // auditActionsQuery lists the distinct actions by hopping through the
-// audit_log_action index from one action to the next greater one, so it
+// kimi_audit_log_action index from one action to the next greater one, so it
 // costs one index seek per distinct action. SELECT DISTINCT scanned the
 // whole index: every audit page view grew with the log (about 30 ms at 200k
 // rows, which a failed-login flood writes quickly).
 const auditActionsQuery = `
 	WITH RECURSIVE next(action) AS (
-		SELECT min(action) FROM audit_log
+		SELECT min(action) FROM kimi_audit_log
 		UNION ALL
-		SELECT (SELECT min(action) FROM audit_log WHERE action > next.action) FROM next WHERE next.action IS NOT NULL
+		SELECT (SELECT min(action) FROM kimi_audit_log WHERE action > next.action) FROM next WHERE next.action IS NOT NULL
 	)
 	SELECT action FROM next WHERE action IS NOT NULL`
 
 // auditQuery is ListAudit's statement for f, newest first, at most limit
 // rows. An actor or exact action is answered from its (column, id) index
-// in id order (the actor compares with audit_log_actor's NOCASE collation).
+// in id order (the actor compares with kimi_audit_log_actor's NOCASE collation).
 // An action prefix such as "auth." deliberately is not: a prefix spans
 // several actions, so the index would return every match for sorting,
 // while walking ids downwards stops after one page of a common prefix.
@@ -140,7 +140,7 @@ func auditQuery(f AuditFilter, limit int) (string, []any) {
 		where = append(where, "(instr(lower(target), lower(?)) > 0 OR instr(lower(detail), lower(?)) > 0)")
 		args = append(args, f.Query, f.Query)
 	}
-	q := `SELECT id, at_ms, actor, action, target, detail, ip FROM audit_log`
+	q := `SELECT id, at_ms, actor, action, target, detail, ip FROM kimi_audit_log`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}

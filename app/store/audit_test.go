@@ -104,8 +104,8 @@ func TestAuditActions(t *testing.T) {
 
 // TestAuditFiltersUseIndexes: the audit page's actor and exact-action filters
 // are answered from an index, not by scanning the whole log, which only
-// grows: the actor (case-insensitive) through audit_log_actor, the action
-// through audit_log_action.
+// grows: the actor (case-insensitive) through kimi_audit_log_actor, the action
+// through kimi_audit_log_action.
 func TestAuditFiltersUseIndexes(t *testing.T) {
 	s := migratedStore(t)
 	ctx := context.Background()
@@ -114,9 +114,9 @@ func TestAuditFiltersUseIndexes(t *testing.T) {
 		f     AuditFilter
 		index string
 	}{
-		{"actor", AuditFilter{Actor: "Admin"}, "audit_log_actor"},
-		{"actor on a later page", AuditFilter{Actor: "admin", Before: 100}, "audit_log_actor"},
-		{"exact action", AuditFilter{Action: "auth.login"}, "audit_log_action"},
+		{"actor", AuditFilter{Actor: "Admin"}, "kimi_audit_log_actor"},
+		{"actor on a later page", AuditFilter{Actor: "admin", Before: 100}, "kimi_audit_log_actor"},
+		{"exact action", AuditFilter{Action: "auth.login"}, "kimi_audit_log_action"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			q, args := auditQuery(tt.f, 50)

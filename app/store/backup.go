@@ -145,7 +145,7 @@ func removeSecrets(ctx context.Context, path, actor string) error {
 		return fmt.Errorf("remove secrets: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	res, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE secret = 1`)
+	res, err := tx.ExecContext(ctx, `DELETE FROM kimi_settings WHERE secret = 1`)
 	if err != nil {
 		return fmt.Errorf("remove secrets: %w", err)
 	}
@@ -506,7 +506,7 @@ func signOutRestored(ctx context.Context, db *sql.DB, src string) error {
 		return fmt.Errorf("sign out restored sessions: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	for _, table := range []string{"sessions", "setup_tokens"} {
+	for _, table := range []string{"kimi_sessions", "kimi_setup_tokens"} {
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+table); err != nil {
 			return fmt.Errorf("sign out restored sessions: %w", err)
 		}

@@ -69,7 +69,7 @@ func TestBackupRefusesLiveFiles(t *testing.T) {
 	}
 	var n int
 	if err := s.Reader().QueryRowContext(ctx,
-		`SELECT count(*) FROM audit_log WHERE action IN ('before.backup', 'after.backup')`).Scan(&n); err != nil || n != 2 {
+		`SELECT count(*) FROM kimi_audit_log WHERE action IN ('before.backup', 'after.backup')`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("audit rows = %d, %v; want 2", n, err)
 	}
 	// A sibling file that merely shares the prefix is a fine destination.
@@ -199,14 +199,14 @@ func TestRestoreSignsEveryoneOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO admins (username, password_hash, created_at, password_changed_at) VALUES ('admin', 'x', 1, 1)`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_admins (username, password_hash, created_at, password_changed_at) VALUES ('admin', 'x', 1, 1)`); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at)
 			VALUES ('stolen', x'00', 1, 'c', 1, 1, 4102444800)`); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO setup_tokens (token_hash, expires_at) VALUES (x'01', 4102444800)`)
+		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_setup_tokens (token_hash, expires_at) VALUES (x'01', 4102444800)`)
 		return err
 	})
 	if err != nil {
@@ -223,8 +223,8 @@ func TestRestoreSignsEveryoneOut(t *testing.T) {
 	}
 	r := openTest(t, path)
 	var sessions, tokens, admins, restores int
-	if err := r.Reader().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM setup_tokens),
-		(SELECT count(*) FROM admins), (SELECT count(*) FROM audit_log WHERE action = ?)`, ActionRestore).Scan(&sessions, &tokens, &admins, &restores); err != nil {
+	if err := r.Reader().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM kimi_sessions), (SELECT count(*) FROM kimi_setup_tokens),
+		(SELECT count(*) FROM kimi_admins), (SELECT count(*) FROM kimi_audit_log WHERE action = ?)`, ActionRestore).Scan(&sessions, &tokens, &admins, &restores); err != nil {
 		t.Fatal(err)
 	}
 	if sessions != 0 || tokens != 0 || admins != 1 || restores != 1 {
@@ -232,7 +232,7 @@ func TestRestoreSignsEveryoneOut(t *testing.T) {
 	}
 	// The backup file itself is left as it was.
 	b := openTest(t, backup)
-	if err := b.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sessions`).Scan(&sessions); err != nil || sessions != 1 {
+	if err := b.Reader().QueryRowContext(ctx, `SELECT count(*) FROM kimi_sessions`).Scan(&sessions); err != nil || sessions != 1 {
 		t.Fatalf("backup file changed by the restore: sessions=%d, %v", sessions, err)
 	}
 }

@@ -15,8 +15,15 @@ import (
 	kimi "github.com/kimiapp/kimi"
 )
 
+// ReservedTablePrefix is the prefix of every core table and index
+// ("kimi_settings", "kimi_sessions", …, and goose's kimi_schema_version). No
+// module may take it: a module named "kimi" (or whose table prefix starts
+// with "kimi_") is refused by the host's preflight, so a module's
+// `<prefix>_<table>` can never name a core table.
+const ReservedTablePrefix = "kimi"
+
 // versionTable is goose's ledger of applied core migrations.
-const versionTable = "goose_db_version"
+const versionTable = ReservedTablePrefix + "_schema_version"
 
 // MigrateReport describes what Migrate did.
 type MigrateReport struct {

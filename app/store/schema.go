@@ -32,7 +32,7 @@ type SchemaError struct {
 	// Version is the database's schema version the objects were compared at.
 	Version int64
 	// Problems are operator-facing lines such as
-	// `unexpected trigger "keep_sessions" on table sessions`.
+	// `unexpected trigger "keep_sessions" on table kimi_sessions`.
 	Problems []string
 }
 
@@ -177,9 +177,7 @@ func normalizeSQL(s string) string {
 // want (what the migrations produce). optional objects of want may be absent
 // from got. allow, when not nil, accepts an object of got that want lacks:
 // it is the hook for module tables (`<module>_<table>`, created by module
-// migrations with their own ledger), which the caller will allow by name
-// once modules have schemas. Today there are none, so every caller passes
-// nil and any extra object is refused.
+// migrations with their own ledger): verifySchema passes moduleObject.
 func compareSchema(got, want []SchemaObject, optional map[string]bool, allow func(SchemaObject) bool) []string {
 	wantBy := make(map[string]SchemaObject, len(want))
 	for _, o := range want {
@@ -368,7 +366,7 @@ func verifySchema(ctx context.Context, q queryer) (int64, error) {
 	if version == 0 {
 		optional[gooseWant.key()] = true
 	}
-	if problems := compareSchema(got, want, optional, nil); len(problems) > 0 {
+	if problems := compareSchema(got, want, optional, moduleObject); len(problems) > 0 {
 		return version, &SchemaError{Version: version, Problems: problems}
 	}
 	return version, nil

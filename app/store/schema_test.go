@@ -46,10 +46,10 @@ func genuineBackup(t *testing.T, s *Store) string {
 	t.Helper()
 	ctx := context.Background()
 	err := s.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO admins (username, password_hash, created_at, password_changed_at) VALUES ('admin', 'x', 1, 1)`); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_admins (username, password_hash, created_at, password_changed_at) VALUES ('admin', 'x', 1, 1)`); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at)
+		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at)
 			VALUES ('old', x'00', 1, 'c', 1, 1, 4102444800)`)
 		return err
 	})
@@ -73,36 +73,41 @@ var craftedCases = []struct {
 	stmts []string
 	want  []string // every one must appear in the error
 }{
+	{"module-named trigger on a core table", []string{
+		`CREATE TRIGGER kudos_keep BEFORE DELETE ON kimi_sessions BEGIN SELECT RAISE(IGNORE); END`},
+		[]string{`store: schema: unexpected trigger "kudos_keep" on table kimi_sessions`}},
+	{"table with the reserved prefix", []string{`CREATE TABLE kimi_extra (x)`, `CREATE TABLE "KIMI_shadow" (x)`},
+		[]string{`store: schema: unexpected table "KIMI_shadow"`, `unexpected table "kimi_extra"`}},
 	{"trigger ignores the sign-out", []string{
-		`CREATE TRIGGER keep_sessions BEFORE DELETE ON sessions BEGIN SELECT RAISE(IGNORE); END`},
-		[]string{`store: schema: unexpected trigger "keep_sessions" on table sessions`}},
+		`CREATE TRIGGER keep_sessions BEFORE DELETE ON kimi_sessions BEGIN SELECT RAISE(IGNORE); END`},
+		[]string{`store: schema: unexpected trigger "keep_sessions" on table kimi_sessions`}},
 	{"trigger rewrites password_hash", []string{
-		`CREATE TRIGGER keep_password AFTER UPDATE ON admins BEGIN UPDATE admins SET password_hash = 'attacker' WHERE id = NEW.id AND password_hash <> 'attacker'; END`},
-		[]string{`unexpected trigger "keep_password" on table admins`}},
+		`CREATE TRIGGER keep_password AFTER UPDATE ON kimi_admins BEGIN UPDATE kimi_admins SET password_hash = 'attacker' WHERE id = NEW.id AND password_hash <> 'attacker'; END`},
+		[]string{`unexpected trigger "keep_password" on table kimi_admins`}},
 	{"trigger drops audit rows", []string{
-		`CREATE TRIGGER no_audit AFTER INSERT ON audit_log BEGIN DELETE FROM audit_log WHERE id = NEW.id; END`},
-		[]string{`unexpected trigger "no_audit" on table audit_log`}},
+		`CREATE TRIGGER no_audit AFTER INSERT ON kimi_audit_log BEGIN DELETE FROM kimi_audit_log WHERE id = NEW.id; END`},
+		[]string{`unexpected trigger "no_audit" on table kimi_audit_log`}},
 	{"audit_log is a view", []string{
-		`DROP TABLE audit_log`,
-		`CREATE VIEW audit_log (id, at_ms, actor, action, target, detail, ip) AS SELECT 0, 0, '', '', '', '', '' WHERE 0`,
-		`CREATE TRIGGER audit_sink INSTEAD OF INSERT ON audit_log BEGIN SELECT 1; END`},
-		[]string{`missing table "audit_log"`, `unexpected view "audit_log"`, `unexpected trigger "audit_sink" on table audit_log`, `missing index "audit_log_actor" on table audit_log`}},
+		`DROP TABLE kimi_audit_log`,
+		`CREATE VIEW kimi_audit_log (id, at_ms, actor, action, target, detail, ip) AS SELECT 0, 0, '', '', '', '', '' WHERE 0`,
+		`CREATE TRIGGER audit_sink INSTEAD OF INSERT ON kimi_audit_log BEGIN SELECT 1; END`},
+		[]string{`missing table "kimi_audit_log"`, `unexpected view "kimi_audit_log"`, `unexpected trigger "audit_sink" on table kimi_audit_log`, `missing index "kimi_audit_log_actor" on table kimi_audit_log`}},
 	{"only the goose table", []string{
-		`DROP TABLE sessions`, `DROP TABLE setup_tokens`, `DROP TABLE admins`, `DROP TABLE audit_log`, `DROP TABLE settings`},
-		[]string{`missing table "admins"`, `missing table "audit_log"`, `missing table "sessions"`, `missing table "settings"`, `missing table "setup_tokens"`}},
+		`DROP TABLE kimi_sessions`, `DROP TABLE kimi_setup_tokens`, `DROP TABLE kimi_admins`, `DROP TABLE kimi_audit_log`, `DROP TABLE kimi_settings`},
+		[]string{`missing table "kimi_admins"`, `missing table "kimi_audit_log"`, `missing table "kimi_sessions"`, `missing table "kimi_settings"`, `missing table "kimi_setup_tokens"`}},
 	{"slow trigger", []string{
-		`CREATE TRIGGER slow BEFORE DELETE ON sessions BEGIN ` + slowQuery + `; END`},
-		[]string{`unexpected trigger "slow" on table sessions`}},
+		`CREATE TRIGGER slow BEFORE DELETE ON kimi_sessions BEGIN ` + slowQuery + `; END`},
+		[]string{`unexpected trigger "slow" on table kimi_sessions`}},
 	{"extra table", []string{`CREATE TABLE stash (x)`},
 		[]string{`unexpected table "stash"`}},
-	{"extra index", []string{`CREATE INDEX admins_hash ON admins (password_hash)`},
-		[]string{`unexpected index "admins_hash" on table admins`}},
+	{"extra index", []string{`CREATE INDEX admins_hash ON kimi_admins (password_hash)`},
+		[]string{`unexpected index "admins_hash" on table kimi_admins`}},
 	{"changed table", []string{
-		`DROP TABLE setup_tokens`, `CREATE TABLE setup_tokens (token_hash BLOB PRIMARY KEY NOT NULL, expires_at INTEGER NOT NULL, note TEXT) STRICT`},
-		[]string{`table "setup_tokens" differs from the migrations' definition`}},
+		`DROP TABLE kimi_setup_tokens`, `CREATE TABLE kimi_setup_tokens (token_hash BLOB PRIMARY KEY NOT NULL, expires_at INTEGER NOT NULL, note TEXT) STRICT`},
+		[]string{`table "kimi_setup_tokens" differs from the migrations' definition`}},
 	{"goose table is a view", []string{
-		`DROP TABLE goose_db_version`, `CREATE VIEW goose_db_version AS SELECT 1 AS version_id, 1 AS is_applied`},
-		[]string{`view "goose_db_version" is not goose's version table`}},
+		`DROP TABLE kimi_schema_version`, `CREATE VIEW kimi_schema_version AS SELECT 1 AS version_id, 1 AS is_applied`},
+		[]string{`view "kimi_schema_version" is not goose's version table`}},
 }
 
 // TestRestoreRefusesCraftedBackups: a backup whose schema differs from what
@@ -236,7 +241,7 @@ func TestRestoreAcceptsGenuineBackupAtItsVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			var admins int
-			if err := s.Reader().QueryRowContext(ctx, `SELECT count(*) FROM admins`).Scan(&admins); err != nil || admins != 1 {
+			if err := s.Reader().QueryRowContext(ctx, `SELECT count(*) FROM kimi_admins`).Scan(&admins); err != nil || admins != 1 {
 				t.Fatalf("admins = %d, %v", admins, err)
 			}
 		})
@@ -254,7 +259,7 @@ func TestRestoreIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 64 MiB: neither copied nor checked within a millisecond.
-	if _, err := s.Writer().ExecContext(ctx, `INSERT INTO audit_log (at_ms, actor, action, detail)
+	if _, err := s.Writer().ExecContext(ctx, `INSERT INTO kimi_audit_log (at_ms, actor, action, detail)
 		SELECT 1, 'a', 'big', hex(randomblob(512 << 10)) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 64) SELECT x FROM c)`); err != nil {
 		t.Fatal(err)
 	}
@@ -356,4 +361,27 @@ func mustRead(t *testing.T, p string) []byte {
 func fileSum(t *testing.T, p string) [32]byte {
 	t.Helper()
 	return sha256.Sum256(mustRead(t, p))
+}
+
+// TestCoreObjectsCarryTheReservedPrefix: every table and index the core
+// migrations create (goose's version table included) is named
+// kimi_<name>, so no module table `<module>_<table>` can take one of them
+// once preflight refuses the module prefix "kimi".
+func TestCoreObjectsCarryTheReservedPrefix(t *testing.T) {
+	latest, err := latestVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := expectedSchema(context.Background(), latest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) < 8 {
+		t.Fatalf("expected schema has %d objects; the migrations did not run", len(objs))
+	}
+	for _, o := range objs {
+		if !strings.HasPrefix(o.Name, ReservedTablePrefix+"_") || !strings.HasPrefix(o.Table, ReservedTablePrefix+"_") {
+			t.Errorf("core %s lacks the reserved prefix %q", o.describe(), ReservedTablePrefix+"_")
+		}
+	}
 }

@@ -55,7 +55,7 @@ func TestBackupWithoutSecrets(t *testing.T) {
 		t.Errorf("ordinary setting = %q %v, want it kept", v, ok)
 	}
 	var actor string
-	if err := b.Reader().QueryRowContext(ctx, `SELECT actor FROM audit_log WHERE action = ?`, ActionBackupWithoutSecrets).Scan(&actor); err != nil || actor != "tester" {
+	if err := b.Reader().QueryRowContext(ctx, `SELECT actor FROM kimi_audit_log WHERE action = ?`, ActionBackupWithoutSecrets).Scan(&actor); err != nil || actor != "tester" {
 		t.Errorf("audit row of the omission: actor %q, %v", actor, err)
 	}
 	b.Close()
@@ -82,7 +82,7 @@ func TestSecretSettingFlag(t *testing.T) {
 	s := migratedStore(t)
 	flag := func(key string) int {
 		var v int
-		if err := s.Reader().QueryRowContext(ctx, `SELECT secret FROM settings WHERE key = ?`, key).Scan(&v); err != nil {
+		if err := s.Reader().QueryRowContext(ctx, `SELECT secret FROM kimi_settings WHERE key = ?`, key).Scan(&v); err != nil {
 			t.Fatal(err)
 		}
 		return v

@@ -11,7 +11,7 @@ import (
 // Setting returns the value stored under key and whether it exists.
 func (s *Store) Setting(ctx context.Context, key string) (string, bool, error) {
 	var v string
-	err := s.reader.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
+	err := s.reader.QueryRowContext(ctx, `SELECT value FROM kimi_settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}
@@ -45,7 +45,7 @@ func setSettingTx(ctx context.Context, tx *sql.Tx, key, value string, secret boo
 		return errors.New("store: set setting: empty key")
 	}
 	_, err := tx.ExecContext(ctx,
-		`INSERT INTO settings (key, value, updated_at, secret) VALUES (?, ?, ?, ?)
+		`INSERT INTO kimi_settings (key, value, updated_at, secret) VALUES (?, ?, ?, ?)
 		 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, secret = excluded.secret`,
 		key, value, time.Now().Unix(), secret)
 	if err != nil {
@@ -56,7 +56,7 @@ func setSettingTx(ctx context.Context, tx *sql.Tx, key, value string, secret boo
 
 // DeleteSettingTx removes key inside the caller's write transaction.
 func DeleteSettingTx(ctx context.Context, tx *sql.Tx, key string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, key); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_settings WHERE key = ?`, key); err != nil {
 		return fmt.Errorf("store: delete setting %q: %w", key, err)
 	}
 	return nil

@@ -149,7 +149,13 @@ func (s *Store) Reader() *sql.DB { return s.reader }
 // commits when fn returns nil; otherwise it rolls back and returns fn's error.
 // A panic in fn rolls back and re-panics. Writes are serialized, so fn should
 // be short: do slow work (network, bcrypt) before calling Write.
+//
+// A ctx marked by a module's running write transaction (MarkWrite) is
+// refused at once with ErrNestedWrite: that transaction holds the writer.
 func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	if module, ok := WriteMark(ctx); ok {
+		return fmt.Errorf("%w (module %q)", ErrNestedWrite, module)
+	}
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

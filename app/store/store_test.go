@@ -100,7 +100,7 @@ func TestOpenAppliesPragmas(t *testing.T) {
 			t.Errorf("journal_mode=%s foreign_keys=%d synchronous=%d, want wal 1 1", mode, fk, sync)
 		}
 	}
-	if _, err := s.Reader().ExecContext(ctx, "INSERT INTO settings (key, value, updated_at) VALUES ('x','y',0)"); err == nil {
+	if _, err := s.Reader().ExecContext(ctx, "INSERT INTO kimi_settings (key, value, updated_at) VALUES ('x','y',0)"); err == nil {
 		t.Error("reader pool accepted a write; it must be query_only")
 	}
 }
@@ -263,13 +263,13 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	}
 	r := openTest(t, path)
 	var n, after int
-	r.Reader().QueryRowContext(ctx, "SELECT count(*) FROM audit_log WHERE action='test.row'").Scan(&n)
-	r.Reader().QueryRowContext(ctx, "SELECT count(*) FROM audit_log WHERE action='after.backup'").Scan(&after)
+	r.Reader().QueryRowContext(ctx, "SELECT count(*) FROM kimi_audit_log WHERE action='test.row'").Scan(&n)
+	r.Reader().QueryRowContext(ctx, "SELECT count(*) FROM kimi_audit_log WHERE action='after.backup'").Scan(&after)
 	if n != 500 || after != 0 {
 		t.Fatalf("restored rows=%d after=%d, want 500 0", n, after)
 	}
 	old := openTest(t, prev)
-	old.Reader().QueryRowContext(ctx, "SELECT count(*) FROM audit_log WHERE action='after.backup'").Scan(&after)
+	old.Reader().QueryRowContext(ctx, "SELECT count(*) FROM kimi_audit_log WHERE action='after.backup'").Scan(&after)
 	if after != 1 {
 		t.Fatalf("kept previous database lost its last write (after=%d)", after)
 	}
@@ -380,10 +380,10 @@ func TestConcurrentWritersNeverBusy(t *testing.T) {
 				// under DEFERRED transactions.
 				errs <- st.Write(ctx, func(tx *sql.Tx) error {
 					var n int
-					if err := tx.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM settings WHERE key='counter'").Scan(&n); err != nil {
+					if err := tx.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM kimi_settings WHERE key='counter'").Scan(&n); err != nil {
 						return err
 					}
-					_, err := tx.ExecContext(ctx, "UPDATE settings SET value=? WHERE key='counter'", fmt.Sprint(n+1))
+					_, err := tx.ExecContext(ctx, "UPDATE kimi_settings SET value=? WHERE key='counter'", fmt.Sprint(n+1))
 					return err
 				})
 				// Readers run alongside.
@@ -539,7 +539,7 @@ func TestSettingsTimeStorage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var at int64
-	if err := s.Reader().QueryRowContext(ctx, "SELECT updated_at FROM settings WHERE key='x'").Scan(&at); err != nil {
+	if err := s.Reader().QueryRowContext(ctx, "SELECT updated_at FROM kimi_settings WHERE key='x'").Scan(&at); err != nil {
 		t.Fatal(err)
 	}
 	if at < before || at > time.Now().Unix() {

@@ -110,10 +110,10 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	previous = strings.TrimSpace(previous)
 
 	st := openDB(t, dataDir)
-	if got := queryStrings(t, st.Reader(), `SELECT username FROM admins ORDER BY id`); strings.Join(got, ",") != "admin" {
+	if got := queryStrings(t, st.Reader(), `SELECT username FROM kimi_admins ORDER BY id`); strings.Join(got, ",") != "admin" {
 		t.Fatalf("admins after restore = %q, want only the backed-up admin", got)
 	}
-	kept := queryStrings(t, openDBFile(t, previous).Reader(), `SELECT username FROM admins ORDER BY id`)
+	kept := queryStrings(t, openDBFile(t, previous).Reader(), `SELECT username FROM kimi_admins ORDER BY id`)
 	if strings.Join(kept, ",") != "admin,later" {
 		t.Fatalf("kept previous database has admins %q, want admin,later", kept)
 	}
@@ -123,7 +123,7 @@ func TestBackupRestoreRoundTrip(t *testing.T) {
 	if res := runKimi(t, env, "", "restore", junk); res.code != 1 {
 		t.Fatalf("restore of junk: exit %d %s", res.code, res.stderr)
 	}
-	if got := queryStrings(t, st.Reader(), `SELECT username FROM admins`); len(got) != 1 {
+	if got := queryStrings(t, st.Reader(), `SELECT username FROM kimi_admins`); len(got) != 1 {
 		t.Fatalf("a refused restore changed the database: %q", got)
 	}
 }
@@ -253,10 +253,10 @@ func TestAdminCommands(t *testing.T) {
 		}
 	}
 	st := openDB(t, dataDir)
-	if got := strings.Join(queryStrings(t, st.Reader(), `SELECT username FROM admins ORDER BY id`), ","); got != "alice,bob" {
+	if got := strings.Join(queryStrings(t, st.Reader(), `SELECT username FROM kimi_admins ORDER BY id`), ","); got != "alice,bob" {
 		t.Fatalf("admins = %s", got)
 	}
-	got := queryStrings(t, st.Reader(), `SELECT actor || ' ' || action || ' ' || target FROM audit_log ORDER BY id`)
+	got := queryStrings(t, st.Reader(), `SELECT actor || ' ' || action || ' ' || target FROM kimi_audit_log ORDER BY id`)
 	want := []string{"cli auth.admin_create alice", "cli auth.admin_create bob", "cli auth.password_reset alice"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("audit = %q, want %q", got, want)

@@ -90,13 +90,13 @@ func TestCraftedBackupRefused(t *testing.T) {
 		t.Fatalf("backup: exit %d %s", res.code, res.stderr)
 	}
 	attacks := []string{
-		`INSERT INTO sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at) VALUES ('stolen', x'00', 1, 'c', 1, 1, 4102444800)`,
-		`CREATE TRIGGER keep_sessions BEFORE DELETE ON sessions BEGIN SELECT RAISE(IGNORE); END`,
-		`CREATE TRIGGER keep_password AFTER UPDATE ON admins BEGIN UPDATE admins SET password_hash = 'attacker' WHERE id = NEW.id AND password_hash <> 'attacker'; END`,
+		`INSERT INTO kimi_sessions (id, secret_hash, admin_id, csrf_token, created_at, last_seen_at, expires_at) VALUES ('stolen', x'00', 1, 'c', 1, 1, 4102444800)`,
+		`CREATE TRIGGER keep_sessions BEFORE DELETE ON kimi_sessions BEGIN SELECT RAISE(IGNORE); END`,
+		`CREATE TRIGGER keep_password AFTER UPDATE ON kimi_admins BEGIN UPDATE kimi_admins SET password_hash = 'attacker' WHERE id = NEW.id AND password_hash <> 'attacker'; END`,
 	}
 	bad := craftCopy(t, genuine, attacks...)
 	// A session row, so restore's sign-out would fire the endless trigger.
-	slow := craftCopy(t, genuine, attacks[0], `CREATE TRIGGER slow BEFORE DELETE ON sessions BEGIN
+	slow := craftCopy(t, genuine, attacks[0], `CREATE TRIGGER slow BEFORE DELETE ON kimi_sessions BEGIN
 		SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c); END`)
 
 	live := filepath.Join(dataDir, "kimi.db")
@@ -105,8 +105,8 @@ func TestCraftedBackupRefused(t *testing.T) {
 		name, src string
 		want      []string
 	}{
-		{"triggers", bad, []string{`store: schema: unexpected trigger "keep_password" on table admins`, `unexpected trigger "keep_sessions" on table sessions`}},
-		{"slow trigger", slow, []string{`store: schema: unexpected trigger "slow" on table sessions`}},
+		{"triggers", bad, []string{`store: schema: unexpected trigger "keep_password" on table kimi_admins`, `unexpected trigger "keep_sessions" on table kimi_sessions`}},
+		{"slow trigger", slow, []string{`store: schema: unexpected trigger "slow" on table kimi_sessions`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := runKimi(t, env, "", "restore", tt.src)
@@ -140,7 +140,7 @@ func TestCraftedBackupRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cenv := testEnv(crafted)
-	const want = `unexpected trigger "keep_sessions" on table sessions`
+	const want = `unexpected trigger "keep_sessions" on table kimi_sessions`
 	if res := runKimi(t, cenv, "", "doctor"); res.code != 1 || !strings.Contains(res.stdout, "FAIL  schema    "+want) {
 		t.Errorf("doctor on a crafted database: exit %d, want 1 naming the trigger\n%s", res.code, res.stdout)
 	}

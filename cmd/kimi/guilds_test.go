@@ -70,10 +70,10 @@ func TestGuildPagesThroughBinary(t *testing.T) {
 
 	st := openDB(t, dataDir)
 	defer st.Close()
-	if got := queryStrings(t, st.Reader(), `SELECT content FROM documents WHERE target = 'guild:42'`); len(got) != 1 || got[0] != "---\nbot_active: false\n---\n" {
+	if got := queryStrings(t, st.Reader(), `SELECT content FROM kimi_documents WHERE target = 'guild:42'`); len(got) != 1 || got[0] != "---\nbot_active: false\n---\n" {
 		t.Fatalf("guild:42 document = %q", got)
 	}
-	if got := queryStrings(t, st.Reader(), `SELECT actor || ' ' || target FROM audit_log WHERE action = 'guild.document.save'`); len(got) != 1 || got[0] != "admin guild:42" {
+	if got := queryStrings(t, st.Reader(), `SELECT actor || ' ' || target FROM kimi_audit_log WHERE action = 'guild.document.save'`); len(got) != 1 || got[0] != "admin guild:42" {
 		t.Fatalf("save audit rows = %q", got)
 	}
 }

@@ -139,10 +139,10 @@ func TestHeadlessBootstrap(t *testing.T) {
 				t.Fatalf("exit %d", code)
 			}
 			st := openDB(t, dataDir)
-			if got := queryStrings(t, st.Reader(), `SELECT username FROM admins`); len(got) != 1 || got[0] != tt.username {
+			if got := queryStrings(t, st.Reader(), `SELECT username FROM kimi_admins`); len(got) != 1 || got[0] != tt.username {
 				t.Fatalf("admins = %q, want [%s]", got, tt.username)
 			}
-			got := queryStrings(t, st.Reader(), `SELECT actor || ' ' || action || ' ' || target FROM audit_log WHERE action = 'auth.admin_create'`)
+			got := queryStrings(t, st.Reader(), `SELECT actor || ' ' || action || ' ' || target FROM kimi_audit_log WHERE action = 'auth.admin_create'`)
 			if len(got) != 1 || got[0] != "bootstrap auth.admin_create "+tt.username {
 				t.Fatalf("audit rows = %q", got)
 			}
@@ -285,13 +285,13 @@ func TestKill9LosesNothingAcknowledged(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	st := openDB(t, dataDir)
-	admins := strings.Join(queryStrings(t, st.Reader(), `SELECT username FROM admins ORDER BY id`), ",")
+	admins := strings.Join(queryStrings(t, st.Reader(), `SELECT username FROM kimi_admins ORDER BY id`), ",")
 	for _, name := range acked {
 		if !strings.Contains(admins+",", name+",") {
 			t.Errorf("acknowledged admin %s lost after kill -9 (admins: %s)", name, admins)
 		}
 	}
-	n := queryStrings(t, st.Reader(), `SELECT count(*) FROM audit_log WHERE action = 'auth.login'`)
+	n := queryStrings(t, st.Reader(), `SELECT count(*) FROM kimi_audit_log WHERE action = 'auth.login'`)
 	if n[0] != fmt.Sprint(logins) {
 		t.Errorf("auth.login audit rows = %s, want %d acknowledged sign-ins", n[0], logins)
 	}
@@ -368,7 +368,7 @@ func TestUpgradeSafety(t *testing.T) {
 			t.Fatalf("exit %d", code)
 		}
 		backup := openDBFile(t, m[1])
-		if got := queryStrings(t, backup.Reader(), `SELECT version_id FROM goose_db_version`); len(got) != 1 || got[0] != "0" {
+		if got := queryStrings(t, backup.Reader(), `SELECT version_id FROM kimi_schema_version`); len(got) != 1 || got[0] != "0" {
 			t.Fatalf("backup content = %q, want the version-0 ledger", got)
 		}
 	})
@@ -393,7 +393,7 @@ func TestUpgradeSafety(t *testing.T) {
 		if res := runKimi(t, env, "", "migrate", "up"); res.code != 0 {
 			t.Fatalf("migrate up: %d %s", res.code, res.stderr)
 		}
-		seedDB(t, dataDir, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (999, 1)`)
+		seedDB(t, dataDir, `INSERT INTO kimi_schema_version (version_id, is_applied) VALUES (999, 1)`)
 		res := runKimi(t, env, "", "serve")
 		if res.code != 1 || !strings.Contains(res.stderr, "schema version 999 but this Kimi knows only up to") {
 			t.Fatalf("serve on a newer schema: exit %d\n%s", res.code, res.stderr)

@@ -117,7 +117,7 @@ func TestSIGTERMFinishesInFlightRequest(t *testing.T) {
 	st := openDB(t, dataDir)
 	var logins, sessions int
 	if err := st.Reader().QueryRowContext(context.Background(),
-		`SELECT (SELECT count(*) FROM audit_log WHERE action = 'auth.login'), (SELECT count(*) FROM sessions)`).Scan(&logins, &sessions); err != nil {
+		`SELECT (SELECT count(*) FROM kimi_audit_log WHERE action = 'auth.login'), (SELECT count(*) FROM kimi_sessions)`).Scan(&logins, &sessions); err != nil {
 		t.Fatal(err)
 	}
 	if logins != 1 || sessions != 1 {

@@ -1,7 +1,7 @@
 -- The module selection (app/host): which compiled-in modules run, in
 -- request order. A module without a row is not selected. KIMI_MODULES
 -- overrides this table at boot without changing it. A module's deployment
--- settings saved on /modules live in settings under module.<name>.<field>
+-- settings saved on /modules live in kimi_settings under module.<name>.<field>
 -- (secret = 1 for its secrets), so a backup without secrets drops them.
 
 -- +goose Up

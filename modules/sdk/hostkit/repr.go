@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/internal/names"
 	"github.com/kimiapp/kimi/modules/sdk/internal/pyrepr"
 )
 
@@ -19,4 +20,18 @@ func pyStr(v any) string     { return pyrepr.Str(v) }
 // contractErrorf builds a *sdk.ModuleContractError from a format string.
 func contractErrorf(format string, args ...any) *sdk.ModuleContractError {
 	return &sdk.ModuleContractError{Message: fmt.Sprintf(format, args...)}
+}
+
+// ValidateModuleName checks a module name as Spec.Validate does, for hosts
+// handed a bare name (a storage port, a selection): `[a-z][a-z0-9_-]{0,63}`
+// and not "discord" or "proposals" after "-"→"_". Messages: "invalid module
+// name 'x'", "module name 'x' is reserved by core".
+func ValidateModuleName(name string) error {
+	if !names.ModuleNameRE.MatchString(name) {
+		return contractErrorf("invalid module name %s", Repr(name))
+	}
+	if p := names.TablePrefix(name); p == sdk.CoreTopicPrefix || p == "proposals" {
+		return contractErrorf("module name %s is reserved by core", Repr(name))
+	}
+	return nil
 }
