@@ -43,7 +43,9 @@ func call(ctx context.Context, fn func(context.Context) error) (err error) {
 // timeout; fn that ignores the cancellation is given grace, then
 // abandoned — leaked, not killed: Go cannot stop a goroutine.
 func runBounded(parent context.Context, timeout, grace time.Duration, fn func(context.Context) error) (error, outcome) {
-	ctx, cancel := context.WithCancel(parent)
+	// fn sees the bound as its ctx's deadline (ctx.Deadline), as Go code
+	// expects; the timer below tells a timeout from a cancelled parent.
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- call(ctx, fn) }()

@@ -120,7 +120,7 @@ func runFault(t *testing.T, kind string, b behaviour) {
 				return err
 			}
 		}
-		rt.GuildSettings.OnChange(func(uint64) { _ = act(context.Background(), "guild_settings") })
+		rt.GuildSettings.OnChange(func(ctx context.Context, _ uint64) { _ = act(ctx, "guild_settings") })
 		if _, err := rt.Events.Subscribe("faulty.*", func(ctx context.Context, _ sdk.Event) error { return act(ctx, "event") }); err != nil {
 			return err
 		}

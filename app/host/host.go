@@ -812,8 +812,8 @@ func (h *Host) onGuildChange(c guildcfg.Change) {
 		}
 		for _, g := range guilds {
 			for _, fn := range inst.onChangeFuncs() {
-				_ = h.callback(inst.ctx, inst, "guild_settings", "change in "+uintString(g), func(context.Context) error {
-					fn(g)
+				_ = h.callback(inst.ctx, inst, "guild_settings", "change in "+uintString(g), func(ctx context.Context) error {
+					fn(ctx, g)
 					return nil
 				})
 			}
@@ -867,13 +867,13 @@ type instance struct {
 
 	cbMu     sync.Mutex
 	cbNext   int
-	onChange map[int]func(uint64)
+	onChange map[int]func(context.Context, uint64)
 }
 
 func (h *Host) newInstance(spec sdk.Spec, settings sdk.Settings) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &instance{h: h, name: spec.Name, spec: spec, log: h.moduleLogger(spec.Name), settings: settings,
-		ctx: ctx, cancel: cancel, onChange: map[int]func(uint64){}}
+		ctx: ctx, cancel: cancel, onChange: map[int]func(context.Context, uint64){}}
 }
 
 func (i *instance) revoked() bool { return i.closedFlag.Load() }
@@ -896,7 +896,7 @@ func (i *instance) guildActive(guildID uint64) bool {
 	return g.Active(guildID)
 }
 
-func (i *instance) addOnChange(fn func(uint64)) sdk.Registration {
+func (i *instance) addOnChange(fn func(context.Context, uint64)) sdk.Registration {
 	i.cbMu.Lock()
 	defer i.cbMu.Unlock()
 	if i.revoked() || fn == nil {
@@ -912,10 +912,10 @@ func (i *instance) addOnChange(fn func(uint64)) sdk.Registration {
 	})
 }
 
-func (i *instance) onChangeFuncs() []func(uint64) {
+func (i *instance) onChangeFuncs() []func(context.Context, uint64) {
 	i.cbMu.Lock()
 	defer i.cbMu.Unlock()
-	out := make([]func(uint64), 0, len(i.onChange))
+	out := make([]func(context.Context, uint64), 0, len(i.onChange))
 	for k := 0; k < i.cbNext; k++ {
 		if fn, ok := i.onChange[k]; ok {
 			out = append(out, fn)

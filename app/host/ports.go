@@ -225,7 +225,7 @@ func (s *guildSettings) IsEnabled(ctx context.Context, guildID uint64) bool {
 
 // OnChange registers fn; the host calls it per changed (guild, module),
 // contained and only while the module runs.
-func (s *guildSettings) OnChange(fn func(guildID uint64)) sdk.Registration {
+func (s *guildSettings) OnChange(fn func(ctx context.Context, guildID uint64)) sdk.Registration {
 	return s.inst.addOnChange(fn)
 }
 

@@ -257,7 +257,7 @@ func TestGuildSettingsPort(t *testing.T) {
 	ctx := context.Background()
 	changed := make(chan uint64, 8)
 	mod := &testModule{start: func(ctx context.Context, rt *sdk.Runtime) error {
-		rt.GuildSettings.OnChange(func(g uint64) { changed <- g })
+		rt.GuildSettings.OnChange(func(_ context.Context, g uint64) { changed <- g })
 		return nil
 	}}
 	r := newRig(t, []sdk.Spec{spec("gs", mod, func(s *sdk.Spec) {
@@ -289,6 +289,47 @@ func TestGuildSettingsPort(t *testing.T) {
 	if snap, err := rt.GuildSettings.Get(ctx, 7); err != nil || snap.ID("channel_id") != 99 {
 		t.Errorf("Get = %+v, %v", snap, err)
 	}
+}
+
+// TestGuildSettingsCallbackHasTheModuleLifetime: an OnChange callback gets
+// a live ctx with a deadline (the callback timeout) that the module's Close
+// cancels, so a callback waiting on it ends when the module closes.
+func TestGuildSettingsCallbackHasTheModuleLifetime(t *testing.T) {
+	entered, returned := make(chan bool, 1), make(chan error, 1)
+	mod := &testModule{start: func(ctx context.Context, rt *sdk.Runtime) error {
+		rt.GuildSettings.OnChange(func(cbctx context.Context, _ uint64) {
+			_, hasDeadline := cbctx.Deadline()
+			entered <- hasDeadline && cbctx.Err() == nil
+			<-cbctx.Done()
+			returned <- cbctx.Err()
+		})
+		return nil
+	}}
+	r := newRig(t, []sdk.Spec{spec("life", mod, func(s *sdk.Spec) {
+		s.GuildSettings = &sdk.GuildSettingsSchema{Fields: []sdk.GuildSettingField{{Name: "n", Kind: sdk.GuildSettingInt}}}
+	})})
+	r.activate(t, 7)
+	r.start(t)
+	r.write(t, guildcfg.GuildModuleTarget(7, "life"), "---\nn: 1\n---\n")
+	select {
+	case live := <-entered:
+		if !live {
+			t.Error("OnChange ctx is not live with a deadline")
+		}
+	case <-waitLong():
+		t.Fatal("OnChange did not fire")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- r.h.Close(context.Background()) }()
+	select {
+	case err := <-returned:
+		if err == nil {
+			t.Error("the callback's ctx ended without an error")
+		}
+	case <-waitLong():
+		t.Fatal("Close did not cancel the OnChange callback's ctx")
+	}
+	<-closed
 }
 
 // TestHealthBook: keyed reports, core constraints the module cannot

@@ -135,8 +135,8 @@ func (m *module) guildSettings(ctx context.Context, rt *sdk.Runtime, guildID uin
 }
 
 // onGuildChange runs after a guild's settings change (an approved
-// proposal, an admin edit).
-func (m *module) onGuildChange(guildID uint64) {
+// proposal, an admin edit); ctx is the module's lifetime.
+func (m *module) onGuildChange(ctx context.Context, guildID uint64) {
 	if rt, _, err := m.started(); err == nil {
 		rt.Logger.Info("kudos guild settings changed", "guild", guildID)
 	}

@@ -31,7 +31,10 @@ type GuildSettings interface {
 	// IsEnabled reports whether the guild is active and its settings valid.
 	IsEnabled(ctx context.Context, guildID uint64) bool
 	// OnChange calls fn after a guild's settings for this module change.
-	OnChange(fn func(guildID uint64)) Registration
+	// ctx is the module's lifetime context (cancelled when the module
+	// closes) bounded by the host's callback timeout, so a callback that
+	// waits needs no lifetime context of its own.
+	OnChange(fn func(ctx context.Context, guildID uint64)) Registration
 }
 
 // GuildSettingKind is the type of a guild setting. Coerced values are:

@@ -26,7 +26,8 @@ type FakeGuildSettings struct {
 	errors    map[uint64][]string
 	enabled   bool
 	active    func(uint64) bool
-	callbacks []*func(uint64)
+	callbacks []*func(context.Context, uint64)
+	ctx       context.Context // given to callbacks (SetContext); nil: Background
 }
 
 var _ sdk.GuildSettings = (*FakeGuildSettings)(nil)
@@ -86,9 +87,13 @@ func (g *FakeGuildSettings) Set(guildID uint64, values map[string]any) {
 		doc[k] = settingvalue.Clone(v)
 	}
 	callbacks := slices.Clone(g.callbacks)
+	ctx := g.ctx
 	g.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	for _, cb := range callbacks {
-		(*cb)(guildID)
+		(*cb)(ctx, guildID)
 	}
 }
 
@@ -193,7 +198,10 @@ func (g *FakeGuildSettings) IsEnabled(ctx context.Context, guildID uint64) bool 
 
 // OnChange registers fn, called after every Set (never after
 // ReplaceSilently).
-func (g *FakeGuildSettings) OnChange(fn func(guildID uint64)) sdk.Registration {
+//
+// fn gets the context of SetContext (a Runtime's lifetime, cancelled by its
+// Close), or context.Background() when none was set.
+func (g *FakeGuildSettings) OnChange(fn func(ctx context.Context, guildID uint64)) sdk.Registration {
 	cb := &fn
 	g.mu.Lock()
 	g.callbacks = append(g.callbacks, cb)
@@ -201,8 +209,16 @@ func (g *FakeGuildSettings) OnChange(fn func(guildID uint64)) sdk.Registration {
 	return newRegistration(func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		g.callbacks = slices.DeleteFunc(g.callbacks, func(c *func(uint64)) bool { return c == cb })
+		g.callbacks = slices.DeleteFunc(g.callbacks, func(c *func(context.Context, uint64)) bool { return c == cb })
 	})
+}
+
+// SetContext sets the context OnChange callbacks receive (sdktest's Runtime
+// passes its lifetime, cancelled by Close).
+func (g *FakeGuildSettings) SetContext(ctx context.Context) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ctx = ctx
 }
 
 // Callbacks returns how many OnChange callbacks are registered.

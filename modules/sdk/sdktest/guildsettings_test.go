@@ -58,7 +58,7 @@ func TestGuildSettingsOnChangeAndEnablement(t *testing.T) {
 	ctx := context.Background()
 	g := NewFakeGuildSettings(nil) // raw values without a schema
 	var changed []uint64
-	reg := g.OnChange(func(id uint64) { changed = append(changed, id) })
+	reg := g.OnChange(func(_ context.Context, id uint64) { changed = append(changed, id) })
 
 	g.Set(200, nil)
 	g.Set(100, map[string]any{"x": 1})
@@ -146,7 +146,7 @@ func TestGuildSettingsReplaceSilently(t *testing.T) {
 			// A module that caches the channel and refreshes it on OnChange.
 			cached := before.ID("channel")
 			fired := 0
-			g.OnChange(func(guildID uint64) {
+			g.OnChange(func(_ context.Context, guildID uint64) {
 				fired++
 				snap, _ := g.Get(ctx, guildID)
 				cached = snap.ID("channel")

@@ -55,6 +55,8 @@ type Runtime struct {
 	t       testing.TB
 	mu      sync.Mutex
 	started bool
+	// cancelLifetime ends the lifetime context of a started module (Close).
+	cancelLifetime context.CancelFunc
 }
 
 // Option configures NewRuntime.
@@ -327,7 +329,14 @@ func (r *Runtime) StartErr(ctx context.Context) error {
 		return fmt.Errorf("sdktest: %s already started", r.Spec.Name)
 	}
 	r.started = true
+	// The module's lifetime, as the host gives it: OnChange callbacks get
+	// it, and Close cancels it.
+	lifetime, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.cancelLifetime = cancel
 	r.mu.Unlock()
+	if r.GuildSettings != nil {
+		r.GuildSettings.SetContext(lifetime)
+	}
 	r.Health.Report(sdk.HealthStarting, "", nil)
 	if err := r.Module.Start(ctx, r.RT); err != nil {
 		r.Health.Report(sdk.HealthFailed, truncateRunes(err.Error(), 200), nil)
@@ -361,7 +370,11 @@ func (r *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	r.started = false
+	cancel := r.cancelLifetime
 	r.mu.Unlock()
+	if cancel != nil {
+		defer cancel()
+	}
 	return r.Module.Close(ctx)
 }
 

@@ -279,3 +279,26 @@ func (r *recordingTB) Log(args ...any) {
 }
 
 func (r *recordingTB) Cleanup(f func()) { r.cleanups = append(r.cleanups, f) }
+
+// TestRuntimeOnChangeGetsTheModuleLifetime: an OnChange callback gets the
+// runtime's lifetime context, live while the module runs and cancelled by
+// Close, as the host gives it.
+func TestRuntimeOnChangeGetsTheModuleLifetime(t *testing.T) {
+	var got context.Context
+	p := &probe{start: func(ctx context.Context, rt *sdk.Runtime) error {
+		rt.GuildSettings.OnChange(func(ctx context.Context, _ uint64) { got = ctx })
+		return nil
+	}}
+	r := NewRuntime(t, probeSpec(p))
+	r.Start(context.Background())
+	r.GuildSettings.Set(5, map[string]any{"channel": uint64(9)})
+	if got == nil || got.Err() != nil {
+		t.Fatalf("OnChange ctx = %v, want the live lifetime", got)
+	}
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got.Err() == nil {
+		t.Error("the lifetime ctx was not cancelled by Close")
+	}
+}
