@@ -13,6 +13,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/modstore"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
@@ -124,6 +125,9 @@ func (p *memPort) WriteTx(ctx context.Context, fn func(context.Context, *sql.Tx)
 	return fn(ctx, nil)
 }
 func (p *memPort) Raw() *sql.DB { return nil }
+func (p *memPort) Stats() modstore.WriteStats {
+	return modstore.WriteStats{Writes: 3, WaitMax: 2 * time.Millisecond}
+}
 func (p *memPort) Close() error { p.closed = true; return nil }
 
 // memBus is a small in-test event bus: Publish delivers synchronously to

@@ -8,6 +8,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -60,6 +61,23 @@ func TestIntegrationKudosAndHello(t *testing.T) {
 	if err := st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name LIKE 'reference_kudos_%'`).Scan(&n); err != nil || n == 0 {
 		t.Errorf("kudos tables = %d, %v", n, err)
 	}
+	// The read model lists kudos' tables with row counts and carries its
+	// storage and event counters among the metrics.
+	tables, err := h.ModuleTables(ctx, kudos.Name)
+	if err != nil || len(tables) != n {
+		t.Errorf("ModuleTables = %v, %v; want the %d kudos tables", tables, err, n)
+	}
+	for _, tb := range tables {
+		if !strings.HasPrefix(tb.Name, "reference_kudos_") || tb.Rows < 0 {
+			t.Errorf("table %+v", tb)
+		}
+	}
+	if _, err := h.ModuleTables(ctx, "ghost"); !errors.Is(err, ErrUnknownModule) {
+		t.Errorf("ModuleTables of an unknown module = %v", err)
+	}
+	if ks, _ := h.Module(kudos.Name); !hasKeys(ks.Metrics, "storage_writes", "storage_write_wait_max_ms", "events_dropped") {
+		t.Errorf("kudos metrics = %v, want storage and event counters", ks.Metrics)
+	}
 	// Tools: visible in the active guild only, while running.
 	names := func(g uint64) []string {
 		var out []string
@@ -91,4 +109,13 @@ func TestIntegrationKudosAndHello(t *testing.T) {
 	if len(names(1)) != 0 {
 		t.Errorf("tools visible after close: %q", names(1))
 	}
+}
+
+func hasKeys(m map[string]float64, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -25,6 +25,7 @@ type storageFactory interface {
 type storagePort interface {
 	sdk.Storage
 	Raw() *sql.DB
+	Stats() modstore.WriteStats
 	Close() error
 }
 

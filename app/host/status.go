@@ -1,12 +1,14 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kimiapp/kimi/app/modstore"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -128,6 +130,13 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 			"events_failed": float64(s.Failed), "events_dropped": float64(s.Dropped), "events_pending": float64(s.Queued),
 		})
 	}
+	if inst != nil && inst.storage != nil {
+		w := inst.storage.Stats()
+		maps.Copy(st.Metrics, map[string]float64{
+			"storage_writes": float64(w.Writes), "storage_write_wait_max_ms": ms(w.WaitMax),
+			"storage_write_hold_max_ms": ms(w.HoldMax), "storage_writes_rolled_back": float64(w.RolledBackOverlong),
+		})
+	}
 	st.Tools = h.tools.moduleTools(name)
 	st.Jobs = h.sched.jobs(name)
 	st.Settings = h.settingStatus(e.spec, origins)
@@ -195,4 +204,23 @@ func manifest(s sdk.Spec) Manifest {
 		m.InvalidPolicy = string(s.GuildSettings.EffectivePolicy())
 	}
 	return m
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// ModuleTables lists a module's tables with their row counts, running or
+// not (its tables are kept while it is disabled); nil without a real
+// storage (tests).
+func (h *Host) ModuleTables(ctx context.Context, name string) ([]modstore.TableInfo, error) {
+	if _, ok := h.Module(name); !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownModule, name)
+	}
+	if h.mstore == nil {
+		return nil, nil
+	}
+	tables, err := h.mstore.Tables(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("host: tables of %s: %w", name, err)
+	}
+	return tables, nil
 }

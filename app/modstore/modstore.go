@@ -491,32 +491,42 @@ func (p *Port) Tables(ctx context.Context) ([]TableInfo, error) {
 	if p.closed.Load() {
 		return nil, ErrClosed
 	}
-	db := p.m.st.Reader()
+	return p.m.Tables(ctx, p.module)
+}
+
+// Tables lists module's tables with their row counts, whether or not the
+// module runs (its tables are kept while it is disabled).
+func (m *Manager) Tables(ctx context.Context, module string) ([]TableInfo, error) {
+	if err := hostkit.ValidateModuleName(module); err != nil {
+		return nil, err
+	}
+	prefix := hostkit.TablePrefix(module)
+	db := m.st.Reader()
 	rows, err := db.QueryContext(ctx,
 		`SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, ?) = ? ORDER BY name`,
-		len(p.prefix)+1, p.prefix+"_")
+		len(prefix)+1, prefix+"_")
 	if err != nil {
-		return nil, fmt.Errorf("modstore: %s tables: %w", p.module, err)
+		return nil, fmt.Errorf("modstore: %s tables: %w", module, err)
 	}
 	var names []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("modstore: %s tables: %w", p.module, err)
+			return nil, fmt.Errorf("modstore: %s tables: %w", module, err)
 		}
 		names = append(names, n)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("modstore: %s tables: %w", p.module, err)
+		return nil, fmt.Errorf("modstore: %s tables: %w", module, err)
 	}
 	out := make([]TableInfo, 0, len(names))
 	for _, n := range names {
 		info := TableInfo{Name: n}
 		q := `SELECT count(*) FROM "` + strings.ReplaceAll(n, `"`, `""`) + `"`
 		if err := db.QueryRowContext(ctx, q).Scan(&info.Rows); err != nil {
-			return nil, fmt.Errorf("modstore: %s tables: count %s: %w", p.module, n, err)
+			return nil, fmt.Errorf("modstore: %s tables: count %s: %w", module, n, err)
 		}
 		out = append(out, info)
 	}
