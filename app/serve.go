@@ -164,7 +164,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	adminSrv, err := admin.New(admin.Options{
 		Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
-		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds,
+		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()),
 	})
 	if err != nil {
@@ -183,6 +183,9 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		// Requests keep their own context: a signal must let them finish.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
+	// Shutdown waits for active requests; the admin's event streams never
+	// finish by themselves, so it ends them first.
+	srv.RegisterOnShutdown(adminSrv.CloseStreams)
 	// The set-up link is minted before serving, so a ready server has
 	// always printed it (and a token exists when /setup is first hit).
 	if needSetup {

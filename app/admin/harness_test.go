@@ -20,6 +20,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -72,6 +73,9 @@ type harness struct {
 	logs   *syncBuffer
 	// vars are a scenario's {name} placeholders (the set-up token, …).
 	vars map[string]string
+	// modHost is the module host, when an option gave the server one
+	// (withModules); it closes before the store.
+	modHost *host.Host
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -106,9 +110,13 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 	}
 	ts := httptest.NewServer(srv.Handler())
 	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}}
+	h.modHost, _ = opts.Host.(*host.Host)
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
+		if h.modHost != nil {
+			_ = h.modHost.Close(context.Background())
+		}
 		guilds.Close()
 		_ = st.Close()
 	})

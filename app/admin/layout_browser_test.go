@@ -33,7 +33,7 @@ type layoutPage struct {
 // control's border is 3:1 against its background as the browser computes
 // it. It saves <page>-phone-<theme>.png for every page in $KIMI_ARTIFACTS.
 func TestBrowserLayout(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, withModules(nil, false))
 	wt := newFakeWorldtree(t)
 	tb := newTab(t)
 	ctx := context.Background()
@@ -83,7 +83,8 @@ func TestBrowserLayout(t *testing.T) {
 		{"guilds", "/guilds", `[data-testid=guild-list]`, true},
 		{"guild", "/guilds/42", `[data-testid=guild-setup-form]`, true},
 		{"guild-history", "/guilds/42/history?module=" + kudos.Name, `[data-testid=history-list]`, true},
-		{"modules", "/modules", `[data-testid=page-title]`, true},
+		{"modules", "/modules", `[data-testid=module-list]`, true},
+		{"module", "/modules/probe", `[data-testid=module-manifest]`, true},
 		{"proposals", "/proposals", `[data-testid=page-title]`, true},
 		{"results", "/results", `[data-testid=page-title]`, true},
 		{"tasks", "/tasks", `[data-testid=page-title]`, true},

@@ -12,7 +12,7 @@ import (
 // Settings — and each link opens a real page in that layout (the later
 // sections say what they will hold), never a 404 or an error page.
 func TestNavigationSections(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, withModules(nil, false))
 	h.createAdmin()
 	c := h.newClient()
 	c.login(testUser, testPassword)

@@ -31,6 +31,10 @@ func (s *Server) overview(c echo.Context) error {
 	for _, m := range s.opts.Modules {
 		o.Modules = append(o.Modules, templates.Module{Name: m.Name, Version: m.Version})
 	}
+	if s.opts.Host != nil {
+		mh := s.moduleHealthView()
+		o.ModuleHealth, o.ModuleCount = &mh, len(mh.Rows)
+	}
 	if n, err := s.status.dbSize(); err == nil {
 		o.DBSize = humanBytes(n)
 	} else {

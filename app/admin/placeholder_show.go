@@ -16,15 +16,6 @@ type placeholderPage struct {
 }
 
 var placeholders = []placeholderPage{
-	{path: "/modules", key: "modules", view: templates.Placeholder{
-		Title: "Modules", Lead: "The modules compiled into this build and their state.",
-		Features: []string{
-			"Every module with its version, API version, health and last error",
-			"Enable or disable a module per guild",
-			"Module settings, validated against the module's schema",
-			"Capabilities and Discord permissions each module asks for",
-		},
-	}},
 	{path: "/proposals", key: "proposals", view: templates.Placeholder{
 		Title: "Proposals", Lead: "Configuration changes waiting for your approval.",
 		Features: []string{

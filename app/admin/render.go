@@ -43,6 +43,11 @@ const (
 	flashGuildSaved      = "guildsaved"
 	flashGuildUnchanged  = "guildsame"
 	flashGuildReverted   = "guildrevert"
+	flashModuleEnabled   = "modon"
+	flashModuleDisabled  = "modoff"
+	flashModuleWaits     = "modwait"
+	flashModuleRestarted = "modrestart"
+	flashModuleSaved     = "modsaved"
 )
 
 var flashes = map[string]templates.Flash{
@@ -58,6 +63,11 @@ var flashes = map[string]templates.Flash{
 	flashGuildSaved:      {Kind: templates.FlashSuccess, Message: "Saved as a new revision. The bot uses it from now on; the history shows the change."},
 	flashGuildUnchanged:  {Kind: templates.FlashInfo, Message: "Nothing changed: the document already had this text, so no revision was recorded."},
 	flashGuildReverted:   {Kind: templates.FlashSuccess, Message: "Reverted: the old text is now the newest revision, recorded in the history like any save."},
+	flashModuleEnabled:   {Kind: templates.FlashSuccess, Message: "Module enabled; the modules were restarted on the new selection."},
+	flashModuleDisabled:  {Kind: templates.FlashSuccess, Message: "Module disabled; the modules were restarted on the new selection."},
+	flashModuleWaits:     {Kind: templates.FlashInfo, Message: "Saved, but KIMI_MODULES sets the selection: the change applies once it is removed from the environment."},
+	flashModuleRestarted: {Kind: templates.FlashSuccess, Message: "Restarted. The list shows each module's state now."},
+	flashModuleSaved:     {Kind: templates.FlashSuccess, Message: "Settings saved. The module uses them from its next restart."},
 }
 
 func (s *Server) setFlash(c echo.Context, code string) {

@@ -67,6 +67,14 @@ func (s *Server) buildEcho() *echo.Echo {
 	gc.POST("/:id/modules/:module", s.saveGuildModuleSettings)
 	gc.GET("/:id/history", s.guildHistory)
 	gc.POST("/:id/history/:entry/revert", s.revertGuildDocument)
+	gm := g.Group("/modules", s.requireModules)
+	gm.GET("", s.modulesList)
+	gm.GET("/events", s.moduleEvents)
+	gm.POST("/restart", s.restartModules)
+	gm.GET("/:name", s.moduleShow)
+	gm.POST("/:name/enabled", s.toggleModule)
+	gm.POST("/:name/restart", s.restartModule)
+	gm.POST("/:name/settings", s.saveModuleSettings)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}

@@ -63,6 +63,10 @@ type Options struct {
 	// and write (app/serve.go passes the *guildcfg.Service). Nil: the guild
 	// pages answer 503 (a server over an unmigrated database).
 	Guilds GuildConfig
+	// Host is the module host the /modules pages read and act on, and the
+	// overview's module health (app/serve.go passes the *host.Host). Nil:
+	// the module pages answer 503 and the overview lists Modules.
+	Host ModuleHost
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
@@ -114,6 +118,10 @@ type Server struct {
 	closeOnce sync.Once
 	stop      chan struct{}
 	done      chan struct{}
+
+	// streams is closed by CloseStreams: every open event stream ends.
+	streams     chan struct{}
+	streamsOnce sync.Once
 }
 
 // New builds the admin server and starts its housekeeping goroutine (rate
@@ -155,6 +163,7 @@ func New(opts Options) (*Server, error) {
 		origin:      http.NewCrossOriginProtection(),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
+		streams:     make(chan struct{}),
 	}
 	if len(opts.AllowedHosts) > 0 {
 		s.hosts = map[string]bool{}
@@ -183,6 +192,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.assets = assets
 	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
+	if opts.Host != nil {
+		s.pageAssets.Live = assets.url("live.js")
+	}
 	s.metrics = newMetrics(opts.Store)
 	s.echo = s.buildEcho()
 	go s.housekeeping()
@@ -193,8 +205,18 @@ func New(opts Options) (*Server, error) {
 // static files.
 func (s *Server) Handler() http.Handler { return s.echo }
 
-// Close stops the background goroutine. It is safe to call more than once.
+// CloseStreams ends every open event stream (GET /modules/events) and
+// makes new ones end at once. http.Server.Shutdown waits for active
+// requests, and a stream never finishes by itself: register this with
+// srv.RegisterOnShutdown. It is safe to call more than once.
+func (s *Server) CloseStreams() {
+	s.streamsOnce.Do(func() { close(s.streams) })
+}
+
+// Close ends the event streams and stops the background goroutine. It is
+// safe to call more than once.
 func (s *Server) Close() {
+	s.CloseStreams()
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.done

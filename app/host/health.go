@@ -34,6 +34,9 @@ type healthBook struct {
 	histSize int
 	log      func(module string) *slog.Logger
 	mods     map[string]*healthEntry
+	// changed, when set, is called (under mu; it must not block) after a
+	// module's visible state or detail changed.
+	changed func()
 }
 
 type healthEntry struct {
@@ -162,6 +165,9 @@ func (b *healthBook) settle(module string, e *healthEntry) {
 	e.history = append(e.history, HealthChange{At: next.UpdatedAt, State: next.State, Detail: next.Detail})
 	if over := len(e.history) - b.histSize; over > 0 {
 		e.history = slices.Delete(e.history, 0, over)
+	}
+	if b.changed != nil {
+		b.changed()
 	}
 	if b.log != nil {
 		msg := "Kimi module " + module + " is " + string(next.State)

@@ -130,6 +130,7 @@ type Host struct {
 	sched    *scheduler
 
 	unsubscribe func()
+	watch       watchers // Watch's subscribers
 
 	op sync.Mutex // serializes boot, restart, set-enabled and close
 
@@ -203,6 +204,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		h.entries[s.Name] = &entry{spec: c, state: StateNotSelected}
 	}
 	h.health = newHealthBook(h.now, opts.HistorySize, h.moduleLogger)
+	h.health.changed = h.watch.notify
 	h.services = newServiceBook()
 	h.tools = newToolBook()
 	h.router = newRouter()
@@ -267,6 +269,7 @@ func (h *Host) boot(ctx context.Context) error {
 		}
 	}
 	h.mu.Unlock()
+	h.watch.notify()
 	for _, prob := range p.problems {
 		h.log.Error("module selection refused", "problem", prob)
 	}
@@ -295,6 +298,7 @@ func (h *Host) mark(name string, state State, reason string) {
 	e.state, e.reason = state, reason
 	version := e.spec.Version
 	h.mu.Unlock()
+	h.watch.notify()
 	switch state {
 	case StateDisabled:
 		h.moduleLogger(name).Warn(fmt.Sprintf("Kimi module disabled: %s %s (%s)", name, version, reason))

@@ -30,6 +30,9 @@ type Chrome struct {
 type Assets struct {
 	CSS  string
 	Icon string
+	// Live is the script that swaps in the fragments a page's [data-live]
+	// SSE address sends; the pages work without it.
+	Live string
 }
 
 // Flash kinds.
@@ -62,7 +65,7 @@ type NavItem struct {
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/"},
 	{Key: "guilds", Label: "Guilds", Href: "/guilds"},
-	{Key: "modules", Label: "Modules", Href: "/modules", Soon: true},
+	{Key: "modules", Label: "Modules", Href: "/modules"},
 	{Key: "proposals", Label: "Proposals", Href: "/proposals", Soon: true},
 	{Key: "results", Label: "Results", Href: "/results", Soon: true},
 	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
@@ -132,6 +135,9 @@ type Overview struct {
 	Discord       string // "not configured" for now
 	ModuleCount   int
 	Modules       []Module
+	// ModuleHealth, when the module host runs, replaces Modules: health at
+	// a glance, updated live.
+	ModuleHealth  *ModuleHealthView
 	SchemaVersion string
 	GoVersion     string
 }

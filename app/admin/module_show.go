@@ -1,0 +1,171 @@
+package admin
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// moduleStorageNote is shown until the host's read model reports a
+// module's tables.
+const moduleStorageNote = "Not available yet: the module host does not report the tables of a module or their row counts."
+
+// moduleShow is /modules/{name}: the module's state, health history chart,
+// settings form, manifest, tools, jobs, guild links and storage.
+func (s *Server) moduleShow(c echo.Context) error {
+	m, err := s.moduleParam(c)
+	if err != nil {
+		return err
+	}
+	return s.renderModule(c, http.StatusOK, m, nil, nil)
+}
+
+// renderModule renders a module's page; a refused settings form keeps what
+// was typed (never a secret) with its errors.
+func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, kept *form.ModuleSettings, errs form.Errors) error {
+	sel := s.opts.Host.Selection()
+	v := templates.ModuleView{
+		Row: moduleRow(m, sel.FromEnv), Manifest: manifestEntries(m.Manifest), Chart: healthChart(m.History, time.Now()),
+		Settings: settingsView(m, kept, errs), FromEnv: sel.FromEnv, StorageNote: moduleStorageNote,
+	}
+	for _, t := range m.Tools {
+		v.Tools = append(v.Tools, templates.ModuleTool{Name: t.Name, Description: t.Description,
+			Tier: t.MinTier.Or(sdk.TierMember).String() + " and above", Where: toolWhere(t)})
+	}
+	for _, j := range m.Jobs {
+		mj := templates.ModuleJob{Key: j.Key, Handler: j.Handler, Next: j.NextRunAt.UTC().Format("2006-01-02 15:04 UTC"), LastError: j.LastError}
+		if j.Interval > 0 {
+			mj.Every = j.Interval.String()
+		}
+		v.Jobs = append(v.Jobs, mj)
+	}
+	if len(m.Manifest.GuildSettings) > 0 && s.opts.Guilds != nil {
+		ctx, cancel := withTimeout(c, 5*time.Second)
+		defer cancel()
+		guilds, err := s.opts.Guilds.List(ctx)
+		if err != nil {
+			return fmt.Errorf("admin: module page: %w", err)
+		}
+		for _, g := range guilds {
+			st := guildStatus(g)
+			link := templates.ModuleGuildLink{ID: strconv.FormatUint(g.GuildID, 10), Status: st.Label}
+			if slices.Contains(g.InvalidModules, m.Name) {
+				link.Status += " · invalid settings of " + m.Name
+			}
+			v.Guilds = append(v.Guilds, link)
+		}
+	}
+	return render(c, status, templates.ModulePage(s.chrome(c, m.Name, "modules"), v))
+}
+
+func toolWhere(t host.ToolInfo) string {
+	var parts []string
+	switch {
+	case t.OwnerOnly:
+		parts = append(parts, "owner only")
+	case t.AllowOutsideGuilds:
+		parts = append(parts, "in guilds and direct messages")
+	default:
+		parts = append(parts, "in guilds")
+	}
+	if t.RestrictGuilds {
+		parts = append(parts, "restricted to "+strconv.Itoa(len(t.GuildIDs))+" guilds")
+	}
+	if len(t.Surfaces) > 0 {
+		parts = append(parts, "surfaces: "+strings.Join(t.Surfaces, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func manifestEntries(m host.Manifest) []templates.ManifestEntry {
+	gs := m.GuildSettings
+	if m.InvalidPolicy != "" {
+		gs = append(slices.Clone(gs), "when invalid: "+m.InvalidPolicy)
+	}
+	return []templates.ManifestEntry{
+		{Label: "Dependencies", Values: m.Dependencies},
+		{Label: "Required capabilities", Values: m.RequiresCapabilities},
+		{Label: "Activation capabilities", Values: m.ActivationCapabilities},
+		{Label: "Discord permissions", Values: m.DiscordActions},
+		{Label: "Services provided", Values: m.Provides},
+		{Label: "Services consumed", Values: m.Consumes},
+		{Label: "Event topics", Values: m.EventTopics},
+		{Label: "HTTP hosts", Values: m.HTTPHosts},
+		{Label: "Escape hatches", Values: m.EscapeHatches},
+		{Label: "Guild settings", Values: gs},
+	}
+}
+
+// settingsView is the settings form: an input per editable setting
+// (secrets never shown back), the environment-only ones read-only.
+func settingsView(m host.ModuleStatus, kept *form.ModuleSettings, errs form.Errors) templates.ModuleSettingsView {
+	v := templates.ModuleSettingsView{Errors: errs}
+	for _, fe := range m.FieldErrors {
+		if errs == nil {
+			v.Errors.Add(form.ModuleSettingName(fe.Field), fe.Message)
+		}
+	}
+	if len(m.FieldErrors) > 0 && errs == nil {
+		v.Errors.Add(form.FieldForm, "These settings kept the module from starting: correct them, save, then restart it.")
+	}
+	for _, st := range m.Settings {
+		f := st.Field
+		label := f.Label
+		if label == "" {
+			label = f.Name
+		}
+		if !st.Editable {
+			val := st.Value
+			if !st.Set && val == "" {
+				val = "unset"
+			}
+			v.ReadOnly = append(v.ReadOnly, templates.Stat{Label: label, Value: val,
+				Hint: "from " + st.Source + "; set " + hostkit.SettingEnvName(m.Name, f.Name)})
+			continue
+		}
+		in := templates.SettingInput{
+			Name: form.ModuleSettingName(f.Name), ID: "setting-" + f.Name, Label: label, Kind: string(f.Kind),
+			Help: f.Help, Secret: f.Secret, SecretSet: f.Secret && st.Set, Choices: f.Choices, Multiline: f.Multiline,
+			Source: st.Source, Error: v.Errors.Get(form.ModuleSettingName(f.Name)),
+		}
+		if !f.Secret && st.Source == "saved" {
+			in.Value = st.Value
+		}
+		if kept != nil && !f.Secret {
+			in.Value = kept.Values[f.Name]
+		}
+		if f.HasMin {
+			in.Min = strconv.FormatFloat(f.Min, 'g', -1, 64)
+		}
+		if f.HasMax {
+			in.Max = strconv.FormatFloat(f.Max, 'g', -1, 64)
+		}
+		if !f.Secret && st.Source != "saved" && st.Value != "" {
+			in.Help = strings.TrimSpace(in.Help + " Current value: " + st.Value + ".")
+		}
+		v.Fields = append(v.Fields, in)
+	}
+	return v
+}
+
+// editableFields are the settings the form edits.
+func editableFields(m host.ModuleStatus) []sdk.SettingField {
+	var out []sdk.SettingField
+	for _, st := range m.Settings {
+		if st.Editable {
+			out = append(out, st.Field)
+		}
+	}
+	return out
+}
