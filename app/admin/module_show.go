@@ -17,9 +17,8 @@ import (
 	"github.com/kimiapp/kimi/web/templates"
 )
 
-// moduleStorageNote is shown until the host's read model reports a
-// module's tables.
-const moduleStorageNote = "Not available yet: the module host does not report the tables of a module or their row counts."
+// moduleStorageNote is shown for a module without tables.
+const moduleStorageNote = "This module has no tables (yet): they appear here once its migrations create them, and stay while it is disabled."
 
 // moduleShow is /modules/{name}: the module's state, health history chart,
 // settings form, manifest, tools, jobs, guild links and storage.
@@ -39,6 +38,16 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		Row: moduleRow(m, sel.FromEnv), Manifest: manifestEntries(m.Manifest), Chart: healthChart(m.History, time.Now()),
 		Settings: settingsView(m, kept, errs), FromEnv: sel.FromEnv, StorageNote: moduleStorageNote,
 	}
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	tables, err := s.opts.Host.ModuleTables(ctx, m.Name)
+	if err != nil {
+		return fmt.Errorf("admin: module page: %w", err)
+	}
+	for _, tb := range tables {
+		v.Storage = append(v.Storage, templates.Stat{Label: tb.Name, Value: strconv.FormatInt(tb.Rows, 10) + " rows",
+			TestID: "module-table-" + tb.Name})
+	}
 	for _, t := range m.Tools {
 		v.Tools = append(v.Tools, templates.ModuleTool{Name: t.Name, Description: t.Description,
 			Tier: t.MinTier.Or(sdk.TierMember).String() + " and above", Where: toolWhere(t)})
@@ -51,8 +60,6 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		v.Jobs = append(v.Jobs, mj)
 	}
 	if len(m.Manifest.GuildSettings) > 0 && s.opts.Guilds != nil {
-		ctx, cancel := withTimeout(c, 5*time.Second)
-		defer cancel()
 		guilds, err := s.opts.Guilds.List(ctx)
 		if err != nil {
 			return fmt.Errorf("admin: module page: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/modstore"
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -27,6 +28,7 @@ type ModuleHost interface {
 	Restart(ctx context.Context, name, actor string) error
 	SaveSettings(ctx context.Context, module string, values map[string]string, actor string) error
 	Watch(ctx context.Context) <-chan struct{}
+	ModuleTables(ctx context.Context, name string) ([]modstore.TableInfo, error)
 }
 
 var _ ModuleHost = (*host.Host)(nil)

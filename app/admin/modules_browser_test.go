@@ -17,7 +17,7 @@ import (
 func TestBrowserModulesJourney(t *testing.T) {
 	p := &probe{}
 	h := newHarness(t, withModules(p, false))
-	skipOnSkeleton(t, h, "hello", probeName)
+	requireRunning(t, h, "hello", probeName)
 	h.createAdmin()
 	tb := newTab(t)
 	tb.do("sign in", chromedp.Navigate(h.ts.URL+"/login"), visible(`[data-testid=login-form]`),

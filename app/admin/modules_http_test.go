@@ -3,7 +3,6 @@ package admin
 import (
 	"bufio"
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -125,23 +124,20 @@ func probeStored(field, want string, saved bool) func(*testing.T, *harness, *cli
 	}
 }
 
-// needsRunning skips a scenario whose modules cannot run yet: until the
-// ports branch replaces app/modstore's contract skeleton, every module's
-// migration answers errors.ErrUnsupported (as app/host's integration test
-// skips, loudly).
+// needsRunning is a scenario setup that fails unless names run on the real
+// host and ports.
 func needsRunning(names ...string) func(*testing.T, *harness) {
 	return func(t *testing.T, h *harness) {
 		t.Helper()
-		skipOnSkeleton(t, h, names...)
+		requireRunning(t, h, names...)
 	}
 }
 
-func skipOnSkeleton(t *testing.T, h *harness, names ...string) {
+func requireRunning(t *testing.T, h *harness, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		st, _ := h.modHost.Module(n)
-		if st.State == host.StateFailed && strings.Contains(st.Reason, errors.ErrUnsupported.Error()) {
-			t.Skipf("TODO(issue 9 merge): app/modstore is still a contract skeleton (%s: %s)", n, st.Reason)
+		if st, _ := h.modHost.Module(n); st.State != host.StateRunning {
+			t.Fatalf("module %s is %s (%s), want running on the real ports", n, st.State, st.Reason)
 		}
 	}
 }
@@ -185,12 +181,13 @@ var moduleScenarios = []scenario{
 			"Set in the environment only", "PROBE_REGION", moduleStorageNote}, setup: needsRunning(probeName)},
 	{name: "modules: kudos' page lists its tools with tiers and its manifest", method: "GET", url: "/modules/" + kudos.Name,
 		opts: mods, signedIn: true, wantStatus: http.StatusOK,
-		wantContains: []string{"give_kudos", "member and above", sdk.TopicMemberRemove, "send_message"},
+		wantContains: []string{"give_kudos", "member and above", sdk.TopicMemberRemove, "send_message",
+			`data-testid="module-table-reference_kudos_kudos"`, "0 rows"},
 		setup: func(t *testing.T, h *harness) {
 			if err := h.modHost.SetEnabled(context.Background(), kudos.Name, true, "test"); err != nil {
 				t.Fatal(err)
 			}
-			skipOnSkeleton(t, h, kudos.Name)
+			requireRunning(t, h, kudos.Name)
 		}},
 	{name: "modules: an unknown module is a 404", method: "GET", url: "/modules/nope", opts: mods, signedIn: true,
 		wantStatus: http.StatusNotFound},
@@ -345,7 +342,7 @@ func openStream(t *testing.T, c *client, path string) (<-chan string, *http.Resp
 func TestModuleEventsDeliverHealthChanges(t *testing.T) {
 	p := &probe{}
 	h := newHarness(t, withModules(p, false))
-	skipOnSkeleton(t, h, probeName)
+	requireRunning(t, h, probeName)
 	h.createAdmin()
 	c := h.newClient()
 	c.login(testUser, testPassword)
@@ -394,7 +391,7 @@ func TestModuleEventsEndOnShutdown(t *testing.T) {
 func TestOverviewModuleHealth(t *testing.T) {
 	p := &probe{}
 	h := newHarness(t, withModules(p, false))
-	skipOnSkeleton(t, h, probeName)
+	requireRunning(t, h, probeName)
 	h.createAdmin()
 	c := h.newClient()
 	c.login(testUser, testPassword)
