@@ -108,3 +108,7 @@ func hostNotAllowed(t *testing.T, err error, want string) {
 }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+func asContract(err error, target **sdk.ModuleContractError) bool { return errors.As(err, target) }
+
+func asHNA(err error, target **sdk.HostNotAllowedError) bool { return errors.As(err, target) }
