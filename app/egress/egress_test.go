@@ -664,8 +664,11 @@ func TestNoEnvironmentProxy(t *testing.T) {
 	p := newPort(t, Options{Rules: []sdk.HostRule{httpRule("a.test", sdk.NetworkPrivate, s.port)}, Settings: allowed(t, true),
 		Resolver: resolverFor("a.test", "127.0.0.1")})
 	resp, err := p.Get(context.Background(), s.urlFor("a.test", "/"))
-	if err != nil || string(resp.Body) != "direct" {
-		t.Fatalf("%v %q", err, resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(resp.Body) != "direct" {
+		t.Fatalf("body %q: the request went through the environment's proxy", resp.Body)
 	}
 }
 

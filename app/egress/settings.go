@@ -9,7 +9,7 @@ import (
 // AllowPrivateNetworkSetting is the deployment setting the host adds to a
 // module whose rules name a private network (sdk.NetworkPrivate): a
 // boolean, false by default, set by the operator in the module's settings
-// (the admin's module page, or KIMI_<MODULE>_ALLOW_PRIVATE_NETWORK). Until
+// (the admin's module page, or <MODULE>_ALLOW_PRIVATE_NETWORK). Until
 // it is true such a rule is held to the public rule's addresses. The name
 // is the host's: a module field of that name is replaced.
 const AllowPrivateNetworkSetting = "allow_private_network"
