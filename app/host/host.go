@@ -6,7 +6,7 @@
 // callback it makes into a module, so one failing module never takes the
 // appliance down. It also owns the ports that are not subsystems of their
 // own: services, health, trust, guild settings, tools, interactions, a
-// simple scheduler and HTTP, and the "Discord is not connected" actions.
+// simple scheduler, the HTTP port (app/egress), and the "Discord is not connected" actions.
 package host
 
 import (
@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kimiapp/kimi/app/egress"
 	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/modstore"
@@ -198,7 +199,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 			h.problems = append(h.problems, "Duplicate installed Kimi module entry point "+hostkit.Repr(s.Name))
 			continue
 		}
-		c := s.Clone()
+		c := egress.WithAllowanceSetting(s.Clone()) // allow_private_network for private rules
 		h.specs[s.Name] = c
 		h.ordered = append(h.ordered, s.Name)
 		h.entries[s.Name] = &entry{spec: c, state: StateNotSelected}
@@ -481,11 +482,12 @@ func (h *Host) migrate(ctx context.Context, inst *instance) error {
 // cancellation and a grace period). A failed start is closed and revoked.
 func (h *Host) start(ctx context.Context, inst *instance) error {
 	spec := inst.spec
-	rules, err := hostkit.ResolveHostRules(inst.name, spec.Permissions.HTTPHosts, inst.settings)
+	httpPort, err := h.newHTTPPort(inst)
 	if err != nil {
 		inst.cancel()
 		return fmt.Errorf("cannot start: %w", err)
 	}
+	inst.http = httpPort
 	port, err := h.storage.Open(ctx, inst.name, spec.Permissions)
 	if err != nil {
 		inst.cancel()
@@ -504,7 +506,7 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		Health:        &reporter{inst: inst, book: h.health},
 		Discord:       &discordActions{inst: inst},
 		Interactions:  &interactions{inst: inst, r: h.router},
-		HTTP:          newHTTPPort(inst, rules),
+		HTTP:          httpPort,
 		Services:      &services{inst: inst, book: h.services},
 	}
 	if h.guilds != nil {
@@ -591,6 +593,9 @@ func (h *Host) revoke(inst *instance) {
 		if err := inst.storage.Close(); err != nil {
 			inst.log.Warn("closing the storage port failed", "err", err)
 		}
+	}
+	if inst.http != nil {
+		inst.http.close()
 	}
 	h.health.forget(inst.name)
 	h.mu.Lock()
@@ -864,6 +869,7 @@ type instance struct {
 	mod      sdk.Module
 	storage  storagePort
 	events   eventsPort
+	http     *revocableHTTP
 
 	closedFlag  atomic.Bool
 	runningFlag atomic.Bool

@@ -1,131 +1,81 @@
 package host
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"time"
+	"maps"
+	"slices"
+	"strings"
 
+	"github.com/kimiapp/kimi/app/egress"
 	"github.com/kimiapp/kimi/modules/sdk"
-	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
-// httpPort is the simple sdk.HTTP port: every request and redirect hop is
-// checked against the module's resolved host rules (hostkit.CheckURL: declared
-// host, scheme, port, no credentials, no metadata, no non-global IP
-// literal unless private), bodies are bounded and never truncated. The
-// public-only DNS resolver of the original comes with the egress issue.
-type httpPort struct {
-	inst   *instance
-	rules  []hostkit.ResolvedHostRule
-	client *http.Client
+// revocableHTTP is a module's sdk.HTTP: the egress port (app/egress: the
+// rules, the address policy at connect time, caps and timeouts), refusing
+// once the module is revoked.
+type revocableHTTP struct {
+	inst *instance
+	p    *egress.Port
 }
 
-var _ sdk.HTTP = (*httpPort)(nil)
+var _ sdk.HTTP = (*revocableHTTP)(nil)
 
-func newHTTPPort(inst *instance, rules []hostkit.ResolvedHostRule) *httpPort {
-	p := &httpPort{inst: inst, rules: rules}
-	transport := &http.Transport{
-		Proxy:                 nil, // trust_env=False
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: sdk.DefaultHTTPTimeout,
-		MaxIdleConns:          8,
-		IdleConnTimeout:       30 * time.Second,
+// newHTTPPort builds the module's egress port from its declared rules and
+// prepared settings; its counters go to the module's health metrics
+// (http_requests, http_bytes, http_refusals, http_refused_<reason>) and
+// each refusal to its health detail.
+func (h *Host) newHTTPPort(inst *instance) (*revocableHTTP, error) {
+	p, err := egress.New(egress.Options{
+		Module: inst.name, Rules: inst.spec.Permissions.HTTPHosts, Settings: inst.settings,
+		Observe: func(m egress.Metrics, r *egress.Refusal) { h.observeHTTP(inst, m, r) },
+	})
+	if err != nil {
+		return nil, err
 	}
-	p.client = &http.Client{
-		Transport: transport,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > sdk.MaxHTTPRedirects {
-				return fmt.Errorf("too many redirects from %s", via[0].URL.Hostname())
-			}
-			if _, err := hostkit.CheckURL(inst.name, p.rules, req.URL.String()); err != nil {
-				return err
-			}
-			if req.URL.Host != via[len(via)-1].URL.Host || req.URL.Scheme != via[len(via)-1].URL.Scheme {
-				for _, h := range []string{"Authorization", "Cookie", "Proxy-Authorization"} {
-					req.Header.Del(h)
-				}
-			}
-			return nil
-		},
-	}
-	return p
+	return &revocableHTTP{inst: inst, p: p}, nil
 }
 
-func (p *httpPort) do(ctx context.Context, method, rawURL string, body []byte, defTimeout time.Duration, opts []sdk.RequestOption) (*sdk.HTTPResponse, error) {
+func (h *Host) observeHTTP(inst *instance, m egress.Metrics, r *egress.Refusal) {
+	if inst.revoked() {
+		return
+	}
+	metrics := map[string]float64{"http_requests": float64(m.Requests), "http_bytes": float64(m.Bytes)}
+	var refused int64
+	for _, k := range slices.Sorted(maps.Keys(m.Refusals)) {
+		metrics["http_refused_"+strings.ReplaceAll(k, ":", "_")] = float64(m.Refusals[k])
+		refused += m.Refusals[k]
+	}
+	metrics["http_refusals"] = float64(refused)
+	h.health.mergeMetrics(inst.name, metrics)
+	if r != nil {
+		h.health.constrain(inst.name, "http", sdk.HealthHealthy, fmt.Sprintf("http: %d refused (last: %s)", refused, r.Message))
+	}
+}
+
+func (p *revocableHTTP) close() { p.p.CloseIdleConnections() }
+
+// Get implements sdk.HTTP.
+func (p *revocableHTTP) Get(ctx context.Context, url string, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
 	if p.inst.revoked() {
 		return nil, p.inst.revokedErr("http")
 	}
-	if _, err := hostkit.CheckURL(p.inst.name, p.rules, rawURL); err != nil {
-		return nil, err
-	}
-	o := hostkit.ApplyRequestOptions(defTimeout, opts...)
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, rawURL, rd)
-	if err != nil {
-		return nil, fmt.Errorf("host: build request: %w", err)
-	}
-	req.Header = o.Header.Clone()
-	req.Header.Set("User-Agent", "KimiAgent-Module")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		var contract *sdk.HostNotAllowedError
-		if errors.As(err, &contract) {
-			return nil, contract
-		}
-		return nil, fmt.Errorf("request to %s failed: %T", req.URL.Hostname(), errors.Unwrap(err))
-	}
-	defer resp.Body.Close()
-	if resp.ContentLength > o.MaxBytes {
-		return nil, hostkit.NewResponseTooLargeError(resp.ContentLength, o.MaxBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, o.MaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("request to %s failed: %T", req.URL.Hostname(), err)
-	}
-	if int64(len(data)) > o.MaxBytes {
-		return nil, hostkit.NewResponseTooLargeError(0, o.MaxBytes)
-	}
-	return &sdk.HTTPResponse{Status: resp.StatusCode, Header: resp.Header, Body: data}, nil
-}
-
-// Get implements sdk.HTTP.
-func (p *httpPort) Get(ctx context.Context, url string, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
-	return p.do(ctx, http.MethodGet, url, nil, sdk.DefaultHTTPTimeout, opts)
+	return p.p.Get(ctx, url, opts...)
 }
 
 // PostJSON implements sdk.HTTP.
-func (p *httpPort) PostJSON(ctx context.Context, url string, payload any, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
-	body, err := json.Marshal(payload)
-	if err != nil {
-		return nil, &sdk.ModuleContractError{Message: "payload must be JSON-serializable: " + err.Error(), Err: err}
+func (p *revocableHTTP) PostJSON(ctx context.Context, url string, payload any, opts ...sdk.RequestOption) (*sdk.HTTPResponse, error) {
+	if p.inst.revoked() {
+		return nil, p.inst.revokedErr("http")
 	}
-	return p.do(ctx, http.MethodPost, url, body, sdk.DefaultHTTPTimeout, opts)
+	return p.p.PostJSON(ctx, url, payload, opts...)
 }
 
-// Download implements sdk.HTTP: the body is read, bounded and validated
-// before it is handed out.
-func (p *httpPort) Download(ctx context.Context, url string, opts ...sdk.RequestOption) (io.ReadCloser, error) {
-	resp, err := p.do(ctx, http.MethodGet, url, nil, sdk.DefaultDownloadTimeout, opts)
-	if err != nil {
-		return nil, err
+// Download implements sdk.HTTP.
+func (p *revocableHTTP) Download(ctx context.Context, url string, opts ...sdk.RequestOption) (io.ReadCloser, error) {
+	if p.inst.revoked() {
+		return nil, p.inst.revokedErr("http")
 	}
-	if resp.Status != http.StatusOK {
-		return nil, fmt.Errorf("download returned HTTP %d", resp.Status)
-	}
-	return io.NopCloser(bytes.NewReader(resp.Body)), nil
+	return p.p.Download(ctx, url, opts...)
 }

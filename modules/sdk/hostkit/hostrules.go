@@ -2,6 +2,7 @@ package hostkit
 
 import (
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -86,34 +87,56 @@ func hostFromSetting(text string) (host, scheme string, port int, err error) {
 // never a metadata endpoint. Failures are *HostNotAllowedError with the
 // reference's messages (for example "module 'm' did not declare host 'h'").
 func CheckURL(module string, rules []ResolvedHostRule, rawURL string) (ResolvedHostRule, error) {
+	rule, _, err := CheckURLReason(module, rules, rawURL)
+	return rule, err
+}
+
+// Refusal reasons CheckURLReason returns beside its error, for a host's
+// metrics.
+const (
+	RefusedURL          = "url"
+	RefusedCredentials  = "credentials"
+	RefusedUndeclared   = "undeclared_host"
+	RefusedScheme       = "scheme"
+	RefusedPort         = "port"
+	RefusedAddress      = "address"
+	RefusedMetadataHost = "metadata"
+)
+
+// CheckURLReason is CheckURL that also names the refusal's reason (one of
+// the Refused constants; "" when the URL is allowed).
+func CheckURLReason(module string, rules []ResolvedHostRule, rawURL string) (ResolvedHostRule, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return ResolvedHostRule{}, NewHostNotAllowedError("", "URL has no host")
+		return ResolvedHostRule{}, RefusedURL, NewHostNotAllowedError("", "URL has no host")
 	}
 	scheme := strings.ToLower(u.Scheme)
 	host := strings.ToLower(strings.TrimRight(u.Hostname(), "."))
 	if scheme != "http" && scheme != "https" {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "module "+pyRepr(module)+" may only use http(s) URLs")
+		return ResolvedHostRule{}, RefusedURL, NewHostNotAllowedError(host, "module "+pyRepr(module)+" may only use http(s) URLs")
 	}
 	if host == "" {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "URL has no host")
+		return ResolvedHostRule{}, RefusedURL, NewHostNotAllowedError(host, "URL has no host")
 	}
 	if u.User != nil {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "URLs with embedded credentials are not allowed")
+		return ResolvedHostRule{}, RefusedCredentials, NewHostNotAllowedError(host, "URLs with embedded credentials are not allowed")
+	}
+	if netguard.IsMetadataHost(host) {
+		return ResolvedHostRule{}, RefusedMetadataHost, NewHostNotAllowedError(host, "cloud metadata endpoints are never allowed")
 	}
 	i := slices.IndexFunc(rules, func(r ResolvedHostRule) bool { return r.Host == host })
 	if i < 0 {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "module "+pyRepr(module)+" did not declare host "+pyRepr(host))
+		return ResolvedHostRule{}, RefusedUndeclared, NewHostNotAllowedError(host, "module "+pyRepr(module)+" did not declare host "+pyRepr(host))
 	}
 	rule := rules[i]
 	if !slices.Contains(rule.Schemes, scheme) {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "scheme "+pyRepr(scheme)+" is not allowed for "+pyRepr(host))
+		return ResolvedHostRule{}, RefusedScheme, NewHostNotAllowedError(host, "scheme "+pyRepr(scheme)+" is not allowed for "+pyRepr(host))
 	}
 	port := 0
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n < 0 || n > 65535 {
-			return ResolvedHostRule{}, NewHostNotAllowedError(host, "invalid port")
+			return ResolvedHostRule{}, RefusedPort, NewHostNotAllowedError(host, "invalid port")
 		}
 		port = n
 	}
@@ -122,15 +145,12 @@ func CheckURL(module string, rules []ResolvedHostRule, rawURL string) (ResolvedH
 		if port != 0 {
 			shown = strconv.Itoa(port)
 		}
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "port "+shown+" is not allowed for "+pyRepr(host))
+		return ResolvedHostRule{}, RefusedPort, NewHostNotAllowedError(host, "port "+shown+" is not allowed for "+pyRepr(host))
 	}
 	if !rule.Private && IsNonGlobalIP(host) {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "private or internal addresses are not allowed")
+		return ResolvedHostRule{}, RefusedAddress, NewHostNotAllowedError(host, "private or internal addresses are not allowed")
 	}
-	if netguard.IsMetadataHost(host) {
-		return ResolvedHostRule{}, NewHostNotAllowedError(host, "cloud metadata endpoints are never allowed")
-	}
-	return rule, nil
+	return rule, "", nil
 }
 
 // DiscordCDNHosts are the hosts DiscordCDNToken expands to.
@@ -176,5 +196,16 @@ func IsMetadataHost(host string) bool { return netguard.IsMetadataHost(host) }
 
 // IsNonGlobalIP reports whether host is an IP literal that is not a global
 // unicast address (loopback, private, link-local, unspecified, multicast,
-// shared, documentation…). Hostnames return false.
+// shared, documentation…) or embeds one (IPv4-mapped, IPv4-compatible,
+// NAT64, 6to4, Teredo). Hostnames return false.
 func IsNonGlobalIP(host string) bool { return netguard.IsNonGlobalIP(host) }
+
+// ClassifyAddr returns why addr is not a global unicast address, "" if it
+// is: "metadata", "loopback", "private", "link-local", "cgnat",
+// "multicast", "unspecified", "reserved" or "ipv4-compatible". IPv6 forms
+// that embed an IPv4 address are classified by the embedded address too.
+func ClassifyAddr(addr netip.Addr) string { return netguard.Classify(addr) }
+
+// IsMetadataAddr reports whether addr, in any form, is a cloud metadata
+// endpoint.
+func IsMetadataAddr(addr netip.Addr) bool { return netguard.IsMetadataAddr(addr) }

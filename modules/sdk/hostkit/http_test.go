@@ -3,6 +3,7 @@ package hostkit
 import (
 	"errors"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -114,9 +115,39 @@ func TestIsNonGlobalIP(t *testing.T) {
 		"8.8.8.8": false, "10.1.2.3": true, "127.0.0.1": true, "169.254.1.1": true, "100.64.0.1": true,
 		"::1": true, "[::1]": true, "2606:4700::1111": false, "fd00::1": true, "0.0.0.0": true,
 		"example.com": false, "192.0.2.1": true, "::ffff:10.0.0.1": true,
+		// Embedded forms: NAT64, 6to4, Teredo, IPv4-compatible, "this network".
+		"64:ff9b::7f00:1": true, "64:ff9b::a00:1": true, "64:ff9b::808:808": false,
+		"2002:7f00:1::": true, "2002:c0a8:101::1": true, "2002:808:808::1": false,
+		"2001:0:4136:e378:8000:63bf:3fff:fdd2": true, "::7f00:1": true, "::808:808": true,
+		"0.1.2.3": true, "fec0::1": true, "::ffff:169.254.169.254": true,
 	} {
 		if got := IsNonGlobalIP(host); got != want {
 			t.Errorf("IsNonGlobalIP(%q) = %v", host, got)
+		}
+	}
+}
+
+func TestMetadataForms(t *testing.T) {
+	for host, want := range map[string]bool{
+		"metadata.google.internal": true, "metadata.google.internal.": true, "metadata": true, "instance-data": true,
+		"169.254.169.254": true, "[fd00:ec2::254]": true, "fd00:ec2:0:0::254": true, "100.100.100.200": true,
+		"::ffff:169.254.169.254": true, "64:ff9b::a9fe:a9fe": true, "2002:a9fe:a9fe::": true,
+		"169.254.169.253": false, "example.com": false,
+	} {
+		if got := IsMetadataHost(host); got != want {
+			t.Errorf("IsMetadataHost(%q) = %v", host, got)
+		}
+	}
+	for addr, want := range map[string]string{
+		"127.0.0.1": "loopback", "::1": "loopback", "10.0.0.1": "private", "fd00::1": "private",
+		"169.254.1.1": "link-local", "fe80::1": "link-local", "100.64.0.1": "cgnat", "224.0.0.1": "multicast",
+		"ff02::1": "multicast", "0.0.0.0": "unspecified", "::": "unspecified", "169.254.169.254": "metadata",
+		"::ffff:127.0.0.1": "loopback", "64:ff9b::a00:1": "private", "2002:6440:1::": "cgnat",
+		"::a00:1": "ipv4-compatible", "::808:808": "ipv4-compatible", "2001::1": "reserved", "8.8.8.8": "",
+		"2606:4700::1111": "",
+	} {
+		if got := ClassifyAddr(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("ClassifyAddr(%s) = %q, want %q", addr, got, want)
 		}
 	}
 }
