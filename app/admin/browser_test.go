@@ -65,6 +65,15 @@ func requireBrowser(t *testing.T) context.Context {
 			chromedp.Flag("disable-background-networking", true),
 			chromedp.Flag("disable-component-update", true),
 			chromedp.Flag("disable-sync", true),
+			// The browser reaches the test servers on loopback only: every
+			// other name resolves to nothing (no DNS query leaves the
+			// machine), no proxy, no DNS prefetch or background probes.
+			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"),
+			chromedp.Flag("proxy-server", "direct://"),
+			chromedp.Flag("dns-prefetch-disable", true),
+			chromedp.Flag("disable-domain-reliability", true),
+			chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate,DialMediaRouteProvider,AsyncDns"),
+			chromedp.Flag("no-pings", true),
 			chromedp.NoFirstRun,
 			chromedp.UserDataDir(userData),
 			chromedp.WindowSize(1280, 900),
