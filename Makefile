@@ -41,7 +41,7 @@ lint: ## gofmt (fails on any unformatted file) and go vet
 generate: ## regenerate templ components from the repo root (commit the *_templ.go files)
 	$(GO) tool templ generate
 
-bench: ## budgets: binary size, ready time, idle RSS, / p99 under 50 concurrent requests
+bench: ## budgets: binary size, ready time, idle RSS, admin page p99 (20 ms), scheduler due-to-start p99 (50 ms)
 	@mkdir -p bin
 	@{ $(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) $(BENCHPKGS); echo $$? >bin/bench.rc; } 2>&1 | tee $(BENCHOUT)
 	@$(MAKE) --no-print-directory bench-report
@@ -56,7 +56,7 @@ bench-report: ## the budget table of the last make bench ($(BENCHOUT)), figures 
 	    if ($$(i+1) == "binary-MB")   show("static binary size", $$i, "MB", 40, "%8.2f"); \
 	    if ($$(i+1) == "ready-ms")    show("ready on empty dir", $$i, "ms", 1000, "%8.1f"); \
 	    if ($$(i+1) == "idle-RSS-MB") show("idle RSS", $$i, "MB", 40, "%8.1f"); \
-	    if ($$(i+1) == "p99-ms")      show($$1 " p99", $$i, "ms", 20, "%8.2f"); \
+	    if ($$(i+1) == "p99-ms")      show($$1 " p99", $$i, "ms", ($$1 ~ /SchedulerDurable/ ? 50 : 20), "%8.2f"); \
 	  } } \
 	  END { if (n) printf "\n%d figure(s) over budget\n", n; else print "\nevery figure within budget" }' $(BENCHOUT)
 
