@@ -1,0 +1,696 @@
+// Package scheduler is the durable job scheduler behind the SDK's Scheduler
+// port (reference/kimi-agent-host.md §2.3): jobs are rows of
+// kimi_scheduler_jobs that survive restarts and kill -9, claimed under a
+// lease with a token, heartbeaten while they run and settled under that
+// token and the job's definition revision.
+//
+// It is event-driven, not polled: an enqueue or a completion signals the
+// one runner goroutine, which settles every completion that is waiting,
+// claims up to the free slots (at most one running job per module, four
+// overall) and renews its leases in a single write transaction, then arms
+// one timer for the earliest moment anything can change (the next due row,
+// a lease expiring, the lease renewal). A single-runner lease in
+// kimi_scheduler_runner makes a second process on the same database stand
+// by until the first one's lease expires.
+package scheduler
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// Defaults (reference §2.3).
+const (
+	// DefaultLease is how long a claim or the runner lease lasts; both are
+	// renewed at half of it.
+	DefaultLease = 60 * time.Second
+	// DefaultMaxRunning bounds the jobs running at once across modules.
+	DefaultMaxRunning = 4
+	// DefaultCancelGrace is how long Close waits for cancelled jobs.
+	DefaultCancelGrace = 5 * time.Second
+	// UnhandledRetry is how long a job whose handler is not registered waits.
+	UnhandledRetry = 60 * time.Second
+)
+
+// Audit actions of the admin's job controls.
+const (
+	ActionJobRunNow = "scheduler.run_now"
+	ActionJobCancel = "scheduler.cancel"
+)
+
+// Health sources and details the scheduler reports on a module.
+const (
+	// SourceRunner is the constraint a standby runner puts on every bound module.
+	SourceRunner = "scheduler:runner"
+	// StandbyDetail is its detail.
+	StandbyDetail = "another scheduler runner holds the lease; jobs paused"
+)
+
+// ErrClosed is returned by calls on a closed scheduler.
+var ErrClosed = errors.New("scheduler: closed")
+
+// ErrNoJob reports a job that does not exist.
+var ErrNoJob = errors.New("scheduler: no such job")
+
+// Options configures New. The zero value (with a Store) is ready to use.
+type Options struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Lease, MaxRunning and CancelGrace default to the Default* constants.
+	Lease       time.Duration
+	MaxRunning  int
+	CancelGrace time.Duration
+	// Holder names this process in lease_holder (default "<host>:<pid>").
+	Holder string
+}
+
+// Scheduler runs the jobs of every bound module. Create it with New, bind
+// each module instance with Bind, Start it, and Close it before the store
+// closes.
+type Scheduler struct {
+	st     *store.Store
+	log    *slog.Logger
+	now    func() time.Time
+	lease  time.Duration
+	max    int
+	grace  time.Duration
+	holder string
+	token  string // this process's runner token
+
+	wake     chan struct{}
+	done     chan completion
+	stop     chan struct{}
+	loopDone chan struct{}
+	runCtx   context.Context
+	runStop  context.CancelFunc
+	execs    sync.WaitGroup
+	started  bool
+	stopOnce sync.Once
+
+	mu        sync.Mutex
+	mods      map[string]*Binding
+	running   map[string]*execution // by module
+	active    bool
+	known     bool   // active/standby decided at least once
+	other     string // the holder while standby
+	otherTill time.Time
+	renewed   time.Time // last runner-lease renewal
+	beat      time.Time // last job-lease heartbeat
+	closed    bool
+	pending   []completion
+}
+
+type execution struct {
+	b                  *Binding
+	module, key, token string
+	revision           string
+	cancel             context.CancelFunc
+}
+
+type completion struct {
+	ex  *execution
+	err string // "" on success
+	// failed is true for a failure (err may still be "" for an empty message).
+	failed bool
+	at     time.Time
+	// interrupted: the run was cancelled by Close or the module's close.
+	interrupted bool
+}
+
+// New returns a stopped scheduler on opts.Store.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Store == nil {
+		return nil, errors.New("scheduler: a store is required")
+	}
+	s := &Scheduler{
+		st: opts.Store, log: opts.Logger, now: opts.Now, lease: opts.Lease, max: opts.MaxRunning,
+		grace: opts.CancelGrace, holder: opts.Holder,
+		wake: make(chan struct{}, 1), done: make(chan completion, 64), stop: make(chan struct{}),
+		loopDone: make(chan struct{}), mods: map[string]*Binding{}, running: map[string]*execution{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.lease <= 0 {
+		s.lease = DefaultLease
+	}
+	if s.max <= 0 {
+		s.max = DefaultMaxRunning
+	}
+	if s.grace <= 0 {
+		s.grace = DefaultCancelGrace
+	}
+	if s.holder == "" {
+		host, _ := os.Hostname()
+		s.holder = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	s.token = newToken()
+	s.runCtx, s.runStop = context.WithCancel(context.Background())
+	return s, nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Start launches the runner goroutine.
+func (s *Scheduler) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return
+	}
+	s.started = true
+	go s.loop()
+}
+
+// signal wakes the runner; it never blocks.
+func (s *Scheduler) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Scheduler) loop() {
+	defer close(s.loopDone)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		next := s.step()
+		timer.Stop()
+		if !next.IsZero() {
+			timer.Reset(max(next.Sub(s.now()), 0))
+		}
+		select {
+		case <-s.stop:
+			timer.Stop()
+			return
+		case <-s.wake:
+		case c := <-s.done:
+			s.mu.Lock()
+			s.pending = append(s.pending, c)
+			s.mu.Unlock()
+		case <-timer.C:
+		}
+	}
+}
+
+// drain moves every waiting completion to pending; s.mu held.
+func (s *Scheduler) drain() {
+	for {
+		select {
+		case c := <-s.done:
+			s.pending = append(s.pending, c)
+		default:
+			return
+		}
+	}
+}
+
+// claim is one job the step leased.
+type claim struct {
+	b   *Binding
+	run sdk.JobRun
+	h   string
+	ex  *execution
+}
+
+// unhandled is a job found without a handler.
+type unhandled struct {
+	b            *Binding
+	key, handler string
+}
+
+// step runs one transaction (settle, renew, claim) and returns when to run
+// the next one (zero: only on a signal).
+func (s *Scheduler) step() time.Time {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return time.Time{}
+	}
+	s.drain()
+	settles := s.pending
+	s.pending = nil
+	type modRef struct {
+		name string
+		b    *Binding
+	}
+	settling := map[*execution]bool{}
+	for _, c := range settles {
+		settling[c.ex] = true
+	}
+	var free []modRef
+	busy := 0
+	for name, b := range s.mods {
+		if ex := s.running[name]; ex != nil && !settling[ex] {
+			continue
+		}
+		if b.isActive() {
+			free = append(free, modRef{name, b})
+		}
+	}
+	var tokens []string
+	for _, ex := range s.running {
+		if !settling[ex] {
+			busy++
+			tokens = append(tokens, ex.token)
+		}
+	}
+	slots := s.max - busy
+	beatDue := s.beat.IsZero() || !s.now().Before(s.beat.Add(s.lease/2))
+	s.mu.Unlock()
+
+	now := s.now()
+	nowMs := now.UnixMilli()
+	var (
+		claims      []claim
+		unhandledJs []unhandled
+		wakeAt      time.Time
+		active      bool
+		other       string
+		otherTill   time.Time
+	)
+	addWake := func(t time.Time) {
+		if wakeAt.IsZero() || t.Before(wakeAt) {
+			wakeAt = t
+		}
+	}
+	err := s.st.Write(s.runCtx, func(tx *sql.Tx) error {
+		claims, unhandledJs, wakeAt = nil, nil, time.Time{}
+		for _, c := range settles {
+			if err := s.settle(s.runCtx, tx, c); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_runner SET token = ?, holder = ?, leased_until_ms = ?
+			WHERE id = 1 AND (token IS NULL OR token = ? OR leased_until_ms <= ?)`,
+			s.token, s.holder, now.Add(s.lease).UnixMilli(), s.token, nowMs)
+		if err != nil {
+			return fmt.Errorf("scheduler: runner lease: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		active = n == 1
+		if !active {
+			var till int64
+			var holder sql.NullString
+			if err := tx.QueryRowContext(s.runCtx, `SELECT holder, leased_until_ms FROM kimi_scheduler_runner WHERE id = 1`).Scan(&holder, &till); err != nil {
+				return fmt.Errorf("scheduler: read runner lease: %w", err)
+			}
+			other, otherTill = holder.String, time.UnixMilli(till)
+			return nil
+		}
+		if beatDue && len(tokens) > 0 {
+			for _, tok := range tokens {
+				if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = ? WHERE lease_token = ?`,
+					now.Add(s.lease).UnixMilli(), tok); err != nil {
+					return fmt.Errorf("scheduler: heartbeat: %w", err)
+				}
+			}
+		}
+		var cands []claim
+		for _, m := range free {
+			c, wake, uh, err := s.scanModule(tx, m.name, m.b, nowMs)
+			if err != nil {
+				return err
+			}
+			unhandledJs = append(unhandledJs, uh...)
+			if !wake.IsZero() {
+				addWake(wake)
+			}
+			if c != nil {
+				cands = append(cands, *c)
+			}
+		}
+		// The earliest due first, up to the free slots.
+		sortClaims(cands)
+		for i, c := range cands {
+			if i >= slots {
+				addWake(now) // more were due: run again after a completion frees a slot
+				break
+			}
+			tok := newToken()
+			if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs
+				SET leased_until_ms = ?, lease_token = ?, lease_holder = ?, attempt = attempt + 1, updated_ms = ?
+				WHERE module = ? AND job_key = ?`,
+				now.Add(s.lease).UnixMilli(), tok, s.holder, nowMs, c.b.module, c.run.Key); err != nil {
+				return fmt.Errorf("scheduler: claim: %w", err)
+			}
+			c.ex.token = tok
+			c.run.Attempt++
+			claims = append(claims, c)
+		}
+		return nil
+	})
+	if err != nil {
+		if s.runCtx.Err() == nil {
+			s.log.Error("scheduler step failed", "err", err)
+			// The completions are not lost: retry them on the next step.
+			s.mu.Lock()
+			s.pending = append(settles, s.pending...)
+			s.mu.Unlock()
+			return now.Add(time.Second)
+		}
+		return time.Time{}
+	}
+	s.mu.Lock()
+	for _, c := range settles {
+		s.forget(c.ex)
+	}
+	s.mu.Unlock()
+	s.setActive(active, other, otherTill, now)
+	if !active {
+		// Wait for the holder's lease to lapse (or a signal).
+		return otherTill.Add(10 * time.Millisecond)
+	}
+	s.mu.Lock()
+	if beatDue {
+		s.beat = now
+	}
+	s.renewed = now
+	launched := 0
+	for _, c := range claims {
+		if s.closed || s.running[c.b.module] != nil {
+			continue
+		}
+		s.running[c.b.module] = c.ex
+		launched++
+		s.launch(c)
+	}
+	s.mu.Unlock()
+	for _, u := range unhandledJs {
+		u.b.noHandler(u.key, u.handler)
+	}
+	// Renew the runner lease (and heartbeat running jobs) at half the lease.
+	addWake(now.Add(s.lease / 2))
+	return wakeAt
+}
+
+// scanModule finds a module's next claimable job; it marks jobs without a
+// handler, and returns when the module next needs a look.
+func (s *Scheduler) scanModule(tx *sql.Tx, module string, b *Binding, nowMs int64) (*claim, time.Time, []unhandled, error) {
+	ctx := s.runCtx
+	var leased sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(leased_until_ms) FROM kimi_scheduler_jobs
+		WHERE module = ? AND leased_until_ms IS NOT NULL AND leased_until_ms > ?`, module, nowMs).Scan(&leased); err != nil {
+		return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan leases: %w", err)
+	}
+	if leased.Valid {
+		// A live lease (a crashed process's run): at most one job per
+		// module, so wait for it to expire.
+		return nil, time.UnixMilli(leased.Int64), nil, nil
+	}
+	var uh []unhandled
+	for {
+		var (
+			key, handler, payload, revision string
+			runAt                           int64
+			attempt                         int
+		)
+		err := tx.QueryRowContext(ctx, `SELECT job_key, handler, payload, revision, run_at_ms, attempt FROM kimi_scheduler_jobs
+			WHERE module = ? AND run_at_ms <= ? ORDER BY run_at_ms, job_key LIMIT 1`, module, nowMs).
+			Scan(&key, &handler, &payload, &revision, &runAt, &attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil // replaced or stale: release below
+			break
+		}
+		if err != nil {
+			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+		}
+		fn := b.handler(handler)
+		if fn == nil {
+			msg := "no handler " + repr(handler)
+			if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?, updated_ms = ?
+				WHERE module = ? AND job_key = ?`, nowMs+UnhandledRetry.Milliseconds(), msg, nowMs, module, key); err != nil {
+				return nil, time.Time{}, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
+			}
+			uh = append(uh, unhandled{b: b, key: key, handler: handler})
+			continue
+		}
+		run := sdk.JobRun{JobID: module + ":" + key, Key: key, Payload: []byte(payload), Attempt: attempt, ScheduledFor: time.UnixMilli(runAt)}
+		return &claim{b: b, run: run, h: handler, ex: &execution{b: b, module: module, key: key, revision: revision}}, time.UnixMilli(runAt), uh, nil
+	}
+	var next sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT min(run_at_ms) FROM kimi_scheduler_jobs WHERE module = ?`, module).Scan(&next); err != nil {
+		return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan next: %w", err)
+	}
+	if next.Valid {
+		return nil, time.UnixMilli(next.Int64), uh, nil
+	}
+	return nil, time.Time{}, uh, nil
+}
+
+func sortClaims(c []claim) {
+	for i := 1; i < len(c); i++ {
+		for j := i; j > 0 && c[j].run.ScheduledFor.Before(c[j-1].run.ScheduledFor); j-- {
+			c[j], c[j-1] = c[j-1], c[j]
+		}
+	}
+}
+
+// launch runs a claimed job in its own goroutine; s.mu held.
+func (s *Scheduler) launch(c claim) {
+	ctx, cancel := context.WithCancel(s.runCtx)
+	c.ex.cancel = cancel
+	fn := c.b.handler(c.h)
+	s.execs.Add(1)
+	go func() {
+		defer s.execs.Done()
+		defer cancel()
+		var (
+			recMu    sync.Mutex
+			recorded string
+			failed   bool
+		)
+		handlerFn := func(ctx context.Context) (err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					recMu.Lock()
+					recorded, failed = fmt.Sprintf("panic: %v", v), true
+					recMu.Unlock()
+					panic(v) // the host's containment logs it with its stack
+				}
+			}()
+			err = fn(ctx, c.run)
+			if err != nil {
+				recMu.Lock()
+				recorded, failed = err.Error(), true
+				recMu.Unlock()
+			}
+			return err
+		}
+		err := c.b.invoke(ctx, c.run.Key, handlerFn)
+		recMu.Lock()
+		msg, bad := recorded, failed
+		recMu.Unlock()
+		if err != nil && !bad {
+			msg, bad = err.Error(), true
+		}
+		comp := completion{ex: c.ex, err: truncate(msg, sdk.MaxJobErrorLength), failed: bad, at: s.now()}
+		if bad && (ctx.Err() != nil || c.b.isClosed()) {
+			comp.interrupted = true
+		}
+		s.done <- comp
+	}()
+}
+
+// settle applies one completion, guarded by token and revision.
+func (s *Scheduler) settle(ctx context.Context, tx *sql.Tx, c completion) error {
+	ex := c.ex
+	atMs := c.at.UnixMilli()
+	var (
+		res sql.Result
+		err error
+	)
+	switch {
+	case c.interrupted:
+		// Close or the module's close cut the run short: the job stays as it
+		// was, free to be claimed again at once.
+		_, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL
+			WHERE module = ? AND job_key = ? AND lease_token = ?`, ex.module, ex.key, ex.token)
+		if err != nil {
+			return fmt.Errorf("scheduler: release: %w", err)
+		}
+		return nil
+	case !c.failed:
+		var interval, jitter int64
+		err = tx.QueryRowContext(ctx, `SELECT interval_ns, jitter_ns FROM kimi_scheduler_jobs
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`, ex.module, ex.key, ex.token, ex.revision).Scan(&interval, &jitter)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil // replaced or stale: release below
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("scheduler: settle: %w", err)
+		}
+		if interval == 0 {
+			res, err = tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
+				ex.module, ex.key, ex.token, ex.revision)
+		} else {
+			next := c.at.Add(time.Duration(interval) + jitterOf(time.Duration(jitter)))
+			res, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, attempt = 0, last_error = NULL,
+				leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL, updated_ms = ?
+				WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
+				next.UnixMilli(), atMs, ex.module, ex.key, ex.token, ex.revision)
+		}
+	default:
+		var base, maxB int64
+		var mult float64
+		var attempt int
+		err = tx.QueryRowContext(ctx, `SELECT backoff_base_ns, backoff_max_ns, backoff_mult, attempt FROM kimi_scheduler_jobs
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`, ex.module, ex.key, ex.token, ex.revision).Scan(&base, &maxB, &mult, &attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil // replaced or stale: release below
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("scheduler: settle: %w", err)
+		}
+		delay := sdk.Backoff{Base: time.Duration(base), Max: time.Duration(maxB), Multiplier: mult}.Delay(attempt)
+		res, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?,
+			leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL, updated_ms = ?
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
+			c.at.Add(delay).UnixMilli(), c.err, atMs, ex.module, ex.key, ex.token, ex.revision)
+	}
+	if err != nil {
+		return fmt.Errorf("scheduler: settle: %w", err)
+	}
+	if res != nil {
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+	}
+	// Stale token or replaced definition: only release our lease.
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL
+		WHERE module = ? AND job_key = ? AND lease_token = ?`, ex.module, ex.key, ex.token); err != nil {
+		return fmt.Errorf("scheduler: release stale lease: %w", err)
+	}
+	return nil
+}
+
+// forget frees the module slot of a settled execution; s.mu held.
+func (s *Scheduler) forget(ex *execution) {
+	if s.running[ex.module] == ex {
+		delete(s.running, ex.module)
+	}
+}
+
+// setActive records the runner's standing after a step and reports a
+// change (log, module health).
+func (s *Scheduler) setActive(active bool, other string, otherTill, now time.Time) {
+	s.mu.Lock()
+	changed := !s.known || s.active != active
+	s.known, s.active, s.other, s.otherTill = true, active, other, otherTill
+	var mods []*Binding
+	for _, b := range s.mods {
+		mods = append(mods, b)
+	}
+	var stopping []*execution
+	if !active {
+		for _, ex := range s.running {
+			stopping = append(stopping, ex)
+		}
+	}
+	s.mu.Unlock()
+	for _, ex := range stopping {
+		ex.cancel() // another runner took over: our runs are no longer leased to us
+	}
+	if !changed {
+		return
+	}
+	if active {
+		s.log.Info("scheduler runner active", "holder", s.holder)
+	} else {
+		s.log.Error("Module scheduler paused: another scheduler runner holds the lease; jobs paused until it is released",
+			"holder", other, "leased_until", otherTill)
+	}
+	for _, b := range mods {
+		b.reportRunner(active)
+	}
+}
+
+// jitterOf returns uniform(0, d).
+func jitterOf(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return mrand.N(d)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
+// Close stops the runner: running jobs are cancelled and given the grace
+// period, their leases released (the jobs stay), and the runner lease is
+// released (bounded by the grace period; otherwise it just expires).
+func (s *Scheduler) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	started := s.started
+	s.mu.Unlock()
+	// Stop claiming: the loop exits; then cancel the runs.
+	s.stopOnce.Do(func() { close(s.stop) })
+	if started {
+		<-s.loopDone
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.runStop()
+	waited := make(chan struct{})
+	go func() { s.execs.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(s.grace):
+		s.log.Warn("scheduled jobs ignored cancellation past the grace period; their leases will expire", "grace", s.grace)
+	}
+	s.mu.Lock()
+	s.drain()
+	settles := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace)
+	defer cancel()
+	err := s.st.Write(wctx, func(tx *sql.Tx) error {
+		for _, c := range settles {
+			if err := s.settle(wctx, tx, c); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(wctx, `UPDATE kimi_scheduler_runner SET token = NULL, holder = NULL, leased_until_ms = 0 WHERE id = 1 AND token = ?`, s.token)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler: close: release leases: %w", err)
+	}
+	return nil
+}
