@@ -149,11 +149,13 @@ func (b *Binding) reportRunner(active bool) {
 }
 
 func (b *Binding) live() error {
+	if b.hooks.Live != nil {
+		if err := b.hooks.Live(); err != nil {
+			return err
+		}
+	}
 	if b.isClosed() {
 		return fmt.Errorf("scheduler: module %s: the scheduler port is closed", repr(b.module))
-	}
-	if b.hooks.Live != nil {
-		return b.hooks.Live()
 	}
 	return nil
 }

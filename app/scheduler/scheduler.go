@@ -62,6 +62,10 @@ const (
 // ErrClosed is returned by calls on a closed scheduler.
 var ErrClosed = errors.New("scheduler: closed")
 
+// ErrInterrupted, wrapped in a Hooks.Invoke error, says the run was cut
+// short by its module's close: the job is released, not failed.
+var ErrInterrupted = errors.New("scheduler: run interrupted")
+
 // ErrNoJob reports a job that does not exist.
 var ErrNoJob = errors.New("scheduler: no such job")
 
@@ -508,7 +512,7 @@ func (s *Scheduler) launch(c claim) {
 			msg, bad = err.Error(), true
 		}
 		comp := completion{ex: c.ex, err: truncate(msg, sdk.MaxJobErrorLength), failed: bad, at: s.now()}
-		if bad && (ctx.Err() != nil || c.b.isClosed()) {
+		if bad && (ctx.Err() != nil || c.b.isClosed() || errors.Is(err, ErrInterrupted)) {
 			comp.interrupted = true
 		}
 		s.done <- comp

@@ -196,7 +196,9 @@ func TestScheduleValidation(t *testing.T) {
 		}, "backoff multiplier must be at least 1"},
 		{"payload not an object", func() error { return b.RunAt(ctx, "k", r.clk.Now(), "h", []int{1}) }, "payload"},
 		{"nil handler", func() error { return b.Register("h", nil) }, "handler 'h' is nil"},
-		{"bad handler name", func() error { return b.Register(strings.Repeat("h", 65), func(context.Context, sdk.JobRun) error { return nil }) }, "invalid handler name"},
+		{"bad handler name", func() error {
+			return b.Register(strings.Repeat("h", 65), func(context.Context, sdk.JobRun) error { return nil })
+		}, "invalid handler name"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -431,7 +433,11 @@ func TestReplacedWhileRunningKeepsReplacement(t *testing.T) {
 	ctx := context.Background()
 	started, release := make(chan struct{}), make(chan struct{})
 	b := r.s.Bind("m", Hooks{})
-	_ = b.Register("h", func(context.Context, sdk.JobRun) error { close(started); <-release; return errors.New("old run failed") })
+	_ = b.Register("h", func(context.Context, sdk.JobRun) error {
+		close(started)
+		<-release
+		return errors.New("old run failed")
+	})
 	b.Activate()
 	if err := b.RunAt(ctx, "k", r.clk.Now(), "h", nil); err != nil {
 		t.Fatal(err)
@@ -636,4 +642,7 @@ func TestAdminRunNowAndCancelAreAudited(t *testing.T) {
 
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
