@@ -526,7 +526,9 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 			}
 			return err
 		},
-		Health: func(source string, state sdk.HealthState, detail string) { h.health.constrain(inst.name, source, state, detail) },
+		Health: func(source string, state sdk.HealthState, detail string) {
+			h.health.constrain(inst.name, source, state, detail)
+		},
 		Live: func() error {
 			if inst.revoked() {
 				return inst.revokedErr("scheduler")
