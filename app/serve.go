@@ -132,7 +132,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	// the guild configuration and the store do.
 	modHost, err := host.New(ctx, host.Options{
 		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
-		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet,
+		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
 	})
 	if err != nil {
 		return fmt.Errorf("app: module host: %w", err)

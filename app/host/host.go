@@ -80,6 +80,8 @@ type Options struct {
 	// Scheduler is the durable job scheduler (nil: the host makes one on
 	// Store, starts it and closes it in Close).
 	Scheduler JobScheduler
+	// SchedulerLease is the lease of the scheduler the host makes (0: 60 s).
+	SchedulerLease time.Duration
 
 	// storage and events replace the real subsystems in tests.
 	storage storageFactory
@@ -227,7 +229,8 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		if opts.Store == nil {
 			return nil, errors.New("host: a store is required")
 		}
-		s, err := scheduler.New(scheduler.Options{Store: opts.Store, Logger: opts.Logger.With("component", "scheduler"), Now: opts.Now})
+		s, err := scheduler.New(scheduler.Options{Store: opts.Store, Logger: opts.Logger.With("component", "scheduler"), Now: opts.Now,
+			Lease: opts.SchedulerLease, CancelGrace: h.opts.CancelGrace})
 		if err != nil {
 			return nil, fmt.Errorf("host: scheduler: %w", err)
 		}

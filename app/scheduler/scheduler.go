@@ -473,9 +473,19 @@ func sortClaims(c []claim) {
 	}
 }
 
+type tokenKey struct{}
+
+// LeaseToken returns the lease token of the run whose handler got ctx
+// ("" otherwise): tests and diagnostics record it to prove that no two
+// runs of a job overlapped.
+func LeaseToken(ctx context.Context) string {
+	tok, _ := ctx.Value(tokenKey{}).(string)
+	return tok
+}
+
 // launch runs a claimed job in its own goroutine; s.mu held.
 func (s *Scheduler) launch(c claim) {
-	ctx, cancel := context.WithCancel(s.runCtx)
+	ctx, cancel := context.WithCancel(context.WithValue(s.runCtx, tokenKey{}, c.ex.token))
 	c.ex.cancel = cancel
 	fn := c.b.handler(c.h)
 	s.execs.Add(1)
