@@ -26,6 +26,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kimiapp/kimi/app/store"
@@ -117,6 +118,8 @@ type Scheduler struct {
 	beat      time.Time // last job-lease heartbeat
 	closed    bool
 	pending   []completion
+
+	steps atomic.Int64 // finished steps, for tests that wait for the runner
 }
 
 type execution struct {
@@ -249,6 +252,7 @@ type unhandled struct {
 // step runs one transaction (settle, renew, claim) and returns when to run
 // the next one (zero: only on a signal).
 func (s *Scheduler) step() time.Time {
+	defer s.steps.Add(1)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -433,7 +437,8 @@ func (s *Scheduler) scanModule(tx *sql.Tx, module string, b *Binding, nowMs int6
 			attempt                         int
 		)
 		err := tx.QueryRowContext(ctx, `SELECT job_key, handler, payload, revision, run_at_ms, attempt FROM kimi_scheduler_jobs
-			WHERE module = ? AND run_at_ms <= ? ORDER BY run_at_ms, job_key LIMIT 1`, module, nowMs).
+			WHERE module = ? AND run_at_ms <= ? AND (leased_until_ms IS NULL OR leased_until_ms <= ?)
+			ORDER BY run_at_ms, job_key LIMIT 1`, module, nowMs, nowMs).
 			Scan(&key, &handler, &payload, &revision, &runAt, &attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil // replaced or stale: release below

@@ -113,6 +113,16 @@ func (r *rig) advance(d time.Duration) {
 	r.s.signal()
 }
 
+// quiesce lets the runner finish two whole steps started after the call,
+// so "nothing ran" is an observation, not a race.
+func (r *rig) quiesce() {
+	for range 2 {
+		n := r.s.steps.Load()
+		r.s.signal()
+		eventually(r.t, "a runner step", func() bool { return r.s.steps.Load() > n })
+	}
+}
+
 // eventually waits (generously) for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -412,7 +422,7 @@ func TestConcurrencyLimits(t *testing.T) {
 	}
 	eventually(t, "4 running", func() bool { mu.Lock(); defer mu.Unlock(); return total == 4 })
 	// Nothing more starts while the four block (let the runner try).
-	r.s.signal()
+	r.quiesce()
 	st, _ := r.s.Status(ctx)
 	mu.Lock()
 	if total != 4 || st.Running != 4 {
@@ -502,11 +512,7 @@ func TestLeases(t *testing.T) {
 				return
 			}
 			// Let the runner take a look; nothing may start.
-			r.s.signal()
-			r.s.signal()
-			if err := r.st.Write(ctx, func(*sql.Tx) error { return nil }); err != nil { // a step has had its chance to commit
-				t.Fatal(err)
-			}
+			r.quiesce()
 			if n := runs.len(); n != 0 {
 				t.Fatalf("%d runs under a live lease", n)
 			}
