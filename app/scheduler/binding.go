@@ -217,7 +217,7 @@ func (b *Binding) upsert(ctx context.Context, d definition) error {
 		return err
 	}
 	now := b.s.now().UnixMilli()
-	err := b.s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := b.s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_scheduler_jobs
 			(module, job_key, handler, run_at_ms, interval_ns, jitter_ns, backoff_base_ns, backoff_max_ns, backoff_mult,
 			 payload, revision, attempt, last_error, created_ms, updated_ms)
@@ -366,7 +366,7 @@ func (s *Scheduler) Status(ctx context.Context) (Status, error) {
 // RunNow makes a job due now and wakes the runner, with an audit row.
 func (s *Scheduler) RunNow(ctx context.Context, module, key, actor string) error {
 	now := s.now().UnixMilli()
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, updated_ms = ? WHERE module = ? AND job_key = ?`,
 			now, now, module, key)
 		if err != nil {
@@ -404,7 +404,7 @@ func (s *Scheduler) CancelJob(ctx context.Context, module, key, actor string) (b
 
 func (s *Scheduler) deleteJob(ctx context.Context, module, key string, audit *store.AuditEntry) (bool, error) {
 	var deleted bool
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs WHERE module = ? AND job_key = ?`, module, key)
 		if err != nil {
 			return err

@@ -119,7 +119,8 @@ type Scheduler struct {
 	closed    bool
 	pending   []completion
 
-	steps atomic.Int64 // finished steps, for tests that wait for the runner
+	steps   atomic.Int64 // finished steps, for tests that wait for the runner
+	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
 }
 
 type execution struct {
@@ -189,6 +190,15 @@ func (s *Scheduler) Start() {
 	}
 	s.started = true
 	go s.loop()
+}
+
+// write runs fn in one store write transaction and counts the commit.
+func (s *Scheduler) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.st.Write(ctx, fn); err != nil {
+		return err
+	}
+	s.commits.Add(1)
+	return nil
 }
 
 // signal wakes the runner; it never blocks.
@@ -305,7 +315,7 @@ func (s *Scheduler) step() time.Time {
 			wakeAt = t
 		}
 	}
-	err := s.st.Write(s.runCtx, func(tx *sql.Tx) error {
+	err := s.write(s.runCtx, func(tx *sql.Tx) error {
 		claims, unhandledJs, wakeAt = nil, nil, time.Time{}
 		for _, c := range settles {
 			if err := s.settle(s.runCtx, tx, c); err != nil {
@@ -699,7 +709,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace)
 	defer cancel()
-	err := s.st.Write(wctx, func(tx *sql.Tx) error {
+	err := s.write(wctx, func(tx *sql.Tx) error {
 		for _, c := range settles {
 			if err := s.settle(wctx, tx, c); err != nil {
 				return err
