@@ -19,11 +19,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -119,6 +122,10 @@ type Scheduler struct {
 	closed    bool
 	pending   []completion
 
+	// stmts and unprepared: see stx (runner goroutine only).
+	stmts      map[string]*sql.Stmt
+	unprepared map[string]bool
+
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
 }
@@ -201,6 +208,78 @@ func (s *Scheduler) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 	return nil
 }
 
+// stx is a runner transaction whose statements reuse the runner's
+// prepared statements: parsing the same few statements in every step
+// would otherwise cost as much as running them. A statement seen for the
+// first time runs unprepared and is prepared after the transaction (the
+// writer has one connection, so it cannot be prepared while the
+// transaction holds it). Only the runner goroutine (and Close, after it
+// has stopped) uses stx and s.stmts.
+type stx struct {
+	*sql.Tx
+	s *Scheduler
+}
+
+func (t stx) prepared(ctx context.Context, q string) *sql.Stmt {
+	if p := t.s.stmts[q]; p != nil {
+		return t.Tx.StmtContext(ctx, p)
+	}
+	if t.s.unprepared == nil {
+		t.s.unprepared = map[string]bool{}
+	}
+	t.s.unprepared[q] = true
+	return nil
+}
+
+// ExecContext runs q through its prepared statement when there is one.
+func (t stx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, q, args...)
+}
+
+// QueryContext runs q through its prepared statement when there is one.
+func (t stx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
+}
+
+// QueryRowContext runs q through its prepared statement when there is one.
+func (t stx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// prepareSeen prepares the statements the last runner transaction ran
+// unprepared; a failure only leaves them unprepared.
+func (s *Scheduler) prepareSeen(ctx context.Context) {
+	for q := range s.unprepared {
+		p, err := s.st.Writer().PrepareContext(ctx, q)
+		if err != nil {
+			s.log.Warn("scheduler statement not prepared", "err", err)
+			continue
+		}
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[q] = p
+	}
+	s.unprepared = nil
+}
+
+// closeStmts closes the prepared statements (at Close).
+func (s *Scheduler) closeStmts() {
+	for q, p := range s.stmts {
+		_ = p.Close()
+		delete(s.stmts, q)
+	}
+}
+
 // signal wakes the runner; it never blocks.
 func (s *Scheduler) signal() {
 	select {
@@ -271,22 +350,18 @@ func (s *Scheduler) step() time.Time {
 	s.drain()
 	settles := s.pending
 	s.pending = nil
-	type modRef struct {
-		name string
-		b    *Binding
-	}
 	settling := map[*execution]bool{}
 	for _, c := range settles {
 		settling[c.ex] = true
 	}
-	var free []modRef
+	free := map[string]*Binding{}
 	busy := 0
 	for name, b := range s.mods {
 		if ex := s.running[name]; ex != nil && !settling[ex] {
 			continue
 		}
 		if b.isActive() {
-			free = append(free, modRef{name, b})
+			free[name] = b
 		}
 	}
 	var tokens []string
@@ -315,7 +390,8 @@ func (s *Scheduler) step() time.Time {
 			wakeAt = t
 		}
 	}
-	err := s.write(s.runCtx, func(tx *sql.Tx) error {
+	err := s.write(s.runCtx, func(raw *sql.Tx) error {
+		tx := stx{raw, s}
 		claims, unhandledJs, wakeAt = nil, nil, time.Time{}
 		for _, c := range settles {
 			if err := s.settle(s.runCtx, tx, c); err != nil {
@@ -347,25 +423,20 @@ func (s *Scheduler) step() time.Time {
 				}
 			}
 		}
-		var cands []claim
-		for _, m := range free {
-			c, wake, uh, err := s.scanModule(tx, m.name, m.b, nowMs)
-			if err != nil {
-				return err
-			}
-			unhandledJs = append(unhandledJs, uh...)
-			if !wake.IsZero() {
-				addWake(wake)
-			}
-			if c != nil {
-				cands = append(cands, *c)
-			}
+		cands, wake, uh, err := s.scanModules(tx, free, nowMs)
+		if err != nil {
+			return err
+		}
+		unhandledJs = uh
+		if !wake.IsZero() {
+			addWake(wake)
 		}
 		// The earliest due first, up to the free slots.
 		sortClaims(cands)
 		for i, c := range cands {
 			if i >= slots {
-				addWake(now) // more were due: run again after a completion frees a slot
+				// More were due: the completion that frees a slot signals
+				// the runner, so no timer (a timer at now would spin).
 				break
 			}
 			tok := newToken()
@@ -381,6 +452,9 @@ func (s *Scheduler) step() time.Time {
 		}
 		return nil
 	})
+	if len(s.unprepared) > 0 && s.runCtx.Err() == nil {
+		s.prepareSeen(s.runCtx)
+	}
 	if err != nil {
 		if s.runCtx.Err() == nil {
 			s.log.Error("scheduler step failed", "err", err)
@@ -425,59 +499,100 @@ func (s *Scheduler) step() time.Time {
 	return wakeAt
 }
 
-// scanModule finds a module's next claimable job; it marks jobs without a
-// handler, and returns when the module next needs a look.
-func (s *Scheduler) scanModule(tx *sql.Tx, module string, b *Binding, nowMs int64) (*claim, time.Time, []unhandled, error) {
+// scanQuery looks at every free module in one statement: per module (a
+// JSON array of names), the latest live lease (a crashed process's run,
+// which blocks the module until it expires), the earliest due row that is
+// not leased, and the earliest run_at_ms of any row (when the module next
+// needs a look). kimi_scheduler_jobs_due (module, run_at_ms, job_key)
+// serves each correlated lookup with an index walk.
+const scanQuery = `WITH mods(module) AS (SELECT value FROM json_each(?1))
+SELECT m.module,
+	(SELECT max(l.leased_until_ms) FROM kimi_scheduler_jobs l
+		WHERE l.module = m.module AND l.leased_until_ms IS NOT NULL AND l.leased_until_ms > ?2),
+	(SELECT min(n.run_at_ms) FROM kimi_scheduler_jobs n WHERE n.module = m.module),
+	d.job_key, d.handler, d.payload, d.revision, d.run_at_ms, d.attempt
+FROM mods m
+LEFT JOIN kimi_scheduler_jobs d ON d.rowid = (
+	SELECT x.rowid FROM kimi_scheduler_jobs x
+	WHERE x.module = m.module AND x.run_at_ms <= ?2 AND (x.leased_until_ms IS NULL OR x.leased_until_ms <= ?2)
+	ORDER BY x.run_at_ms, x.job_key LIMIT 1)`
+
+// scanModules finds each free module's next claimable job in one query
+// (rescanning only the modules whose due job had no handler, which it
+// marks), and returns when the modules next need a look.
+func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) ([]claim, time.Time, []unhandled, error) {
 	ctx := s.runCtx
-	var leased sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT max(leased_until_ms) FROM kimi_scheduler_jobs
-		WHERE module = ? AND leased_until_ms IS NOT NULL AND leased_until_ms > ?`, module, nowMs).Scan(&leased); err != nil {
-		return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan leases: %w", err)
-	}
-	if leased.Valid {
-		// A live lease (a crashed process's run): at most one job per
-		// module, so wait for it to expire.
-		return nil, time.UnixMilli(leased.Int64), nil, nil
-	}
-	var uh []unhandled
-	for {
-		var (
-			key, handler, payload, revision string
-			runAt                           int64
-			attempt                         int
-		)
-		err := tx.QueryRowContext(ctx, `SELECT job_key, handler, payload, revision, run_at_ms, attempt FROM kimi_scheduler_jobs
-			WHERE module = ? AND run_at_ms <= ? AND (leased_until_ms IS NULL OR leased_until_ms <= ?)
-			ORDER BY run_at_ms, job_key LIMIT 1`, module, nowMs, nowMs).
-			Scan(&key, &handler, &payload, &revision, &runAt, &attempt)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = nil // replaced or stale: release below
-			break
+	var (
+		cands  []claim
+		uh     []unhandled
+		wakeAt time.Time
+	)
+	addWake := func(t time.Time) {
+		if wakeAt.IsZero() || t.Before(wakeAt) {
+			wakeAt = t
 		}
+	}
+	for len(free) > 0 {
+		names, err := json.Marshal(slices.Sorted(maps.Keys(free)))
+		if err != nil {
+			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, scanQuery, string(names), nowMs)
 		if err != nil {
 			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
 		}
-		fn := b.handler(handler)
-		if fn == nil {
-			msg := "no handler " + repr(handler)
-			if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?, updated_ms = ?
-				WHERE module = ? AND job_key = ?`, nowMs+UnhandledRetry.Milliseconds(), msg, nowMs, module, key); err != nil {
-				return nil, time.Time{}, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
-			}
-			uh = append(uh, unhandled{b: b, key: key, handler: handler})
-			continue
+		type found struct {
+			module                          string
+			leased, next                    sql.NullInt64
+			key, handler, payload, revision sql.NullString
+			runAt                           sql.NullInt64
+			attempt                         sql.NullInt64
 		}
-		run := sdk.JobRun{JobID: module + ":" + key, Key: key, Payload: []byte(payload), Attempt: attempt, ScheduledFor: time.UnixMilli(runAt)}
-		return &claim{b: b, run: run, h: handler, ex: &execution{b: b, module: module, key: key, revision: revision}}, time.UnixMilli(runAt), uh, nil
+		var all []found
+		for rows.Next() {
+			var f found
+			if err := rows.Scan(&f.module, &f.leased, &f.next, &f.key, &f.handler, &f.payload, &f.revision, &f.runAt, &f.attempt); err != nil {
+				rows.Close()
+				return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+			}
+			all = append(all, f)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+		}
+		again := map[string]*Binding{}
+		for _, f := range all {
+			b := free[f.module]
+			switch {
+			case f.leased.Valid:
+				// A live lease (a crashed process's run): at most one job
+				// per module, so wait for it to expire.
+				addWake(time.UnixMilli(f.leased.Int64))
+			case f.key.Valid:
+				if b.handler(f.handler.String) == nil {
+					msg := "no handler " + repr(f.handler.String)
+					if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?, updated_ms = ?
+						WHERE module = ? AND job_key = ?`, nowMs+UnhandledRetry.Milliseconds(), msg, nowMs, f.module, f.key.String); err != nil {
+						return nil, time.Time{}, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
+					}
+					uh = append(uh, unhandled{b: b, key: f.key.String, handler: f.handler.String})
+					again[f.module] = b
+					continue
+				}
+				key, runAt := f.key.String, time.UnixMilli(f.runAt.Int64)
+				run := sdk.JobRun{JobID: f.module + ":" + key, Key: key, Payload: []byte(f.payload.String), Attempt: int(f.attempt.Int64), ScheduledFor: runAt}
+				// No wake for a due job: claimed, its completion signals;
+				// left for want of a slot, another's completion does.
+				cands = append(cands, claim{b: b, run: run, h: f.handler.String,
+					ex: &execution{b: b, module: f.module, key: key, revision: f.revision.String}})
+			case f.next.Valid:
+				addWake(time.UnixMilli(f.next.Int64))
+			}
+		}
+		free = again
 	}
-	var next sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT min(run_at_ms) FROM kimi_scheduler_jobs WHERE module = ?`, module).Scan(&next); err != nil {
-		return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan next: %w", err)
-	}
-	if next.Valid {
-		return nil, time.UnixMilli(next.Int64), uh, nil
-	}
-	return nil, time.Time{}, uh, nil
+	return cands, wakeAt, uh, nil
 }
 
 func sortClaims(c []claim) {
@@ -545,7 +660,7 @@ func (s *Scheduler) launch(c claim) {
 }
 
 // settle applies one completion, guarded by token and revision.
-func (s *Scheduler) settle(ctx context.Context, tx *sql.Tx, c completion) error {
+func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
 	ex := c.ex
 	atMs := c.at.UnixMilli()
 	var (
@@ -563,6 +678,17 @@ func (s *Scheduler) settle(ctx context.Context, tx *sql.Tx, c completion) error 
 		}
 		return nil
 	case !c.failed:
+		// A one-shot job (the common case) is deleted in one statement.
+		res, err = tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ? AND interval_ns = 0`,
+			ex.module, ex.key, ex.token, ex.revision)
+		if err != nil {
+			return fmt.Errorf("scheduler: settle: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		res = nil
 		var interval, jitter int64
 		err = tx.QueryRowContext(ctx, `SELECT interval_ns, jitter_ns FROM kimi_scheduler_jobs
 			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`, ex.module, ex.key, ex.token, ex.revision).Scan(&interval, &jitter)
@@ -709,7 +835,9 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace)
 	defer cancel()
-	err := s.write(wctx, func(tx *sql.Tx) error {
+	defer s.closeStmts()
+	err := s.write(wctx, func(raw *sql.Tx) error {
+		tx := stx{raw, s}
 		for _, c := range settles {
 			if err := s.settle(wctx, tx, c); err != nil {
 				return err

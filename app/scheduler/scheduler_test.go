@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -436,6 +437,41 @@ func TestConcurrencyLimits(t *testing.T) {
 	if peak > 4 || peakPer > 1 {
 		t.Fatalf("peak %d overall, %d in one module: want ≤ 4 and 1", peak, peakPer)
 	}
+}
+
+// TestFullSlotsDoNotSpin: while every slot is taken and more jobs are due,
+// the runner waits for a completion instead of arming a timer at now (it
+// used to run a write transaction in a loop, one per wake, until a slot
+// freed). The completion that frees a slot still starts the next job.
+func TestFullSlotsDoNotSpin(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	var started atomic.Int64
+	for i := range 6 {
+		b := r.s.Bind(fmt.Sprintf("m%d", i), Hooks{})
+		_ = b.Register("h", func(ctx context.Context, run sdk.JobRun) error {
+			started.Add(1)
+			<-release
+			return nil
+		})
+		b.Activate()
+		if err := b.RunAt(ctx, "k", r.clk.Now(), "h", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "4 running", func() bool { return started.Load() == 4 })
+	r.quiesce()
+	commits, steps := r.s.commits.Load(), r.s.steps.Load()
+	// Nothing can change until a job completes: no step may run. A spinning
+	// runner does hundreds in this window; an idle one none, however slow
+	// the machine.
+	time.Sleep(300 * time.Millisecond)
+	if dc, ds := r.s.commits.Load()-commits, r.s.steps.Load()-steps; dc != 0 || ds != 0 {
+		t.Fatalf("with every slot busy the runner ran %d steps (%d commits); want none until a completion", ds, dc)
+	}
+	close(release)
+	eventually(t, "the other 2 ran", func() bool { return started.Load() == 6 })
 }
 
 func TestReplacedWhileRunningKeepsReplacement(t *testing.T) {

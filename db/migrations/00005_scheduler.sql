@@ -32,7 +32,7 @@ CREATE TABLE kimi_scheduler_jobs (
     updated_ms      INTEGER NOT NULL,
     PRIMARY KEY (module, job_key)
 ) STRICT;
-CREATE INDEX kimi_scheduler_jobs_due ON kimi_scheduler_jobs (module, run_at_ms);
+CREATE INDEX kimi_scheduler_jobs_due ON kimi_scheduler_jobs (module, run_at_ms, job_key);
 CREATE INDEX kimi_scheduler_jobs_leased ON kimi_scheduler_jobs (module, leased_until_ms)
     WHERE leased_until_ms IS NOT NULL;
 
