@@ -204,10 +204,11 @@ func auditTarget(t *testing.T, h *harness, action string) string {
 	return target
 }
 
-// TestModuleJobsLeaseAndError: a job running now shows its
-// lease holder, a failed one its last error, and one due an hour ago reads
-// as overdue.
-func TestModuleJobsLeaseAndError(t *testing.T) {
+// TestModuleJobsLeaseAndErrorAndOverview: a job running now shows its
+// lease holder, a failed one its attempt and last error, and the overview
+// shows the runner active with the job that waits behind the running one
+// (one job per module at a time) counted as overdue.
+func TestModuleJobsLeaseAndErrorAndOverview(t *testing.T) {
 	p := &probe{slow: make(chan string, 4)}
 	h := newHarness(t, withModules(p, false))
 	h.createAdmin()
@@ -243,6 +244,20 @@ func TestModuleJobsLeaseAndError(t *testing.T) {
 		}
 	}
 
+	// "late" waits behind "hold" (one job per module at a time); "flaky"
+	// may be due again for its retry, so the count is 1 or 2.
+	ov := c.get("/")
+	wantStatus(t, ov, http.StatusOK)
+	for _, want := range []string{`data-testid="card-scheduler"`, `data-state="active"`, "this process runs the jobs"} {
+		if !strings.Contains(ov.body, want) {
+			t.Errorf("overview lacks %q", want)
+		}
+	}
+	_, overdue, _ := strings.Cut(ov.body, `data-testid="scheduler-overdue">`)
+	n, _, _ := strings.Cut(strings.TrimPrefix(overdue, `<span class="badge badge-warning">`), "<")
+	if !strings.HasPrefix(overdue, `<span class="badge badge-warning">`) || n == "0" || n == "" {
+		t.Errorf("overview's overdue jobs = %.80q, want a warning badge with the count (at least 1)", overdue)
+	}
 }
 
 // holderOf is the lease holder of the probe's running job key.
