@@ -121,7 +121,7 @@ var (
 var moduleJobScenarios = []scenario{
 	{name: "jobs: the module page lists each job with its controls, keys escaped in the paths", method: "GET", url: "/modules/probe",
 		opts: jobMods, signedIn: true, setup: withJobs, wantStatus: http.StatusOK,
-		wantContains: []string{`data-testid="module-jobs"`, ">digest/weekly run<", ">50% off<", "<code>tick</code>",
+		wantContains: []string{`data-testid="module-jobs"`, ">digest/weekly run<", ">50% off<", `<code class="break">tick</code>`,
 			`title="` + time.Now().UTC().Format("2006-01-02"), // the exact UTC time in the tooltip (date part)
 			">in 1 hour<", ">in 2 hours<", "every 3h0m0s", ">once<",
 			`action="` + runSlash + `"`, `action="` + cancelSlash + `"`, `action="` + runPercent + `"`,
@@ -237,7 +237,7 @@ func TestModuleJobsLeaseAndErrorAndOverview(t *testing.T) {
 
 	page := c.get("/modules/probe")
 	wantStatus(t, page, http.StatusOK)
-	for _, want := range []string{`<code data-testid="job-holder">` + holderOf(t, h, "hold") + `</code>`,
+	for _, want := range []string{`<code class="break" data-testid="job-holder">` + holderOf(t, h, "hold") + `</code>`,
 		"probe: upstream said no", ">overdue, 1 hour ago<"} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("module page lacks %q", want)
