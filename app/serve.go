@@ -132,7 +132,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	// the guild configuration and the store do.
 	modHost, err := host.New(ctx, host.Options{
 		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
-		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet,
+		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
 	})
 	if err != nil {
 		return fmt.Errorf("app: module host: %w", err)
@@ -165,6 +165,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
+		Scheduler:      modHost.Scheduler(),
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()),
 	})
 	if err != nil {
@@ -363,3 +364,12 @@ func newLogger(w io.Writer, cfg config.Config) *slog.Logger {
 // appLogger is the named logger of the appliance's own lines (start-up,
 // readiness, shutdown): component=kimi.
 func appLogger(root *slog.Logger) *slog.Logger { return root.With("component", "kimi") }
+
+// jobScheduler is the host's durable scheduler for the admin, or nil (an
+// untyped nil, not a nil pointer in the interface) when it has none.
+func jobScheduler(h *host.Host) admin.JobScheduler {
+	if s := h.Scheduler(); s != nil {
+		return s
+	}
+	return nil
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
@@ -126,6 +127,10 @@ func auditActionLabel(id string) (string, bool) {
 		return "Restarted modules", true
 	case host.ActionSettingsSave:
 		return "Changed module settings", true
+	case scheduler.ActionJobRunNow:
+		return "Ran a scheduled job now", true
+	case scheduler.ActionJobCancel:
+		return "Cancelled a scheduled job", true
 	}
 	return "", false
 }

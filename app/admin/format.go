@@ -80,3 +80,36 @@ func relativeTime(t, now time.Time) string {
 func exactTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
+
+// relativeNext renders a job's next run as seen from now: "now" within a
+// minute either way, "in 5 minutes", "in 3 hours", "tomorrow", "in 4
+// days", then the date; a run already due reads as relativeTime does
+// ("overdue, 3 minutes ago"). The exact time goes in the tooltip.
+func relativeNext(t, now time.Time) string {
+	d := t.Sub(now)
+	in := func(n int64, unit string) string {
+		if n == 1 {
+			return "in 1 " + unit
+		}
+		return fmt.Sprintf("in %d %ss", n, unit)
+	}
+	switch {
+	case d <= -time.Minute:
+		return "overdue, " + relativeTime(t, now)
+	case d < time.Minute:
+		return "now"
+	case d < time.Hour:
+		return in(int64(d/time.Minute), "minute")
+	case d < 24*time.Hour:
+		return in(int64(d/time.Hour), "hour")
+	case d < 48*time.Hour:
+		return "tomorrow"
+	case d < 7*24*time.Hour:
+		return in(int64(d/(24*time.Hour)), "day")
+	}
+	t, now = t.UTC(), now.UTC()
+	if t.Year() == now.Year() {
+		return t.Format("Jan 2")
+	}
+	return t.Format("Jan 2, 2006")
+}

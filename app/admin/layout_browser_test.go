@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/web/templates"
@@ -33,7 +34,8 @@ type layoutPage struct {
 // control's border is 3:1 against its background as the browser computes
 // it. It saves <page>-phone-<theme>.png for every page in $KIMI_ARTIFACTS.
 func TestBrowserLayout(t *testing.T) {
-	h := newHarness(t, withModules(nil, false))
+	jp := &probe{slow: make(chan string, 1)}
+	h := newHarness(t, withModules(jp, false))
 	wt := newFakeWorldtree(t)
 	tb := newTab(t)
 	ctx := context.Background()
@@ -78,13 +80,17 @@ func TestBrowserLayout(t *testing.T) {
 	h.writeDocument(kudosT, "---\ngiver_min_tier: staff\n---\n")
 	h.storeInvalid(allT, "---\nlimit: many\n---\n")
 
+	// The probe's jobs table: a long key, a failed job's error, a running
+	// job's lease holder.
+	scheduleLayoutJobs(t, h, jp)
+
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
 		{"guilds", "/guilds", `[data-testid=guild-list]`, true},
 		{"guild", "/guilds/42", `[data-testid=guild-setup-form]`, true},
 		{"guild-history", "/guilds/42/history?module=" + kudos.Name, `[data-testid=history-list]`, true},
 		{"modules", "/modules", `[data-testid=module-list]`, true},
-		{"module", "/modules/probe", `[data-testid=module-manifest]`, true},
+		{"module", "/modules/probe", `[data-testid=module-jobs]`, true},
 		{"proposals", "/proposals", `[data-testid=page-title]`, true},
 		{"results", "/results", `[data-testid=page-title]`, true},
 		{"tasks", "/tasks", `[data-testid=page-title]`, true},
@@ -293,4 +299,24 @@ func evalJS[T any](tb *tab, js string) T {
 		tb.t.Fatalf("script: %v", err)
 	}
 	return v
+}
+
+// scheduleLayoutJobs gives the probe a job of every shape the jobs table
+// renders: one ahead with a long key, a failed one and a running one.
+func scheduleLayoutJobs(t *testing.T, h *harness, p *probe) {
+	t.Helper()
+	requireRunning(t, h, probeName)
+	ctx := context.Background()
+	sch := p.runtime(t).Scheduler
+	if err := sch.RunAt(ctx, "digest/weekly run for guild 123456789012345678", time.Now().Add(2*time.Hour), "tick", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.RunAt(ctx, "flaky", time.Now(), "fail", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, h, "flaky", func(j scheduler.Job, ok bool) bool { return ok && j.LastError != "" && !j.Running(time.Now()) })
+	if err := sch.RunAt(ctx, "hold", time.Now(), "slow", nil); err != nil {
+		t.Fatal(err)
+	}
+	holderOf(t, h, "hold")
 }

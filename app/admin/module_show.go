@@ -52,10 +52,19 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		v.Tools = append(v.Tools, templates.ModuleTool{Name: t.Name, Description: t.Description,
 			Tier: t.MinTier.Or(sdk.TierMember).String() + " and above", Where: toolWhere(t)})
 	}
+	now := time.Now()
 	for _, j := range m.Jobs {
-		mj := templates.ModuleJob{Key: j.Key, Handler: j.Handler, Next: j.NextRunAt.UTC().Format("2006-01-02 15:04 UTC"), LastError: j.LastError}
+		mj := templates.ModuleJob{Key: j.Key, Handler: j.Handler, Next: relativeNext(j.NextRunAt, now),
+			NextAt: j.NextRunAt.UTC().Format(time.RFC3339), NextExact: exactTime(j.NextRunAt),
+			Attempt: j.Attempt, LastError: j.LastError}
 		if j.Interval > 0 {
 			mj.Every = j.Interval.String()
+		}
+		if j.Running(now) {
+			mj.Holder = j.LeaseHolder
+		}
+		if s.opts.Scheduler != nil {
+			mj.RunPath, mj.CancelPath = jobPath(m.Name, j.Key)+"/run", jobPath(m.Name, j.Key)+"/cancel"
 		}
 		v.Jobs = append(v.Jobs, mj)
 	}

@@ -3,6 +3,7 @@ package admin
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,6 +29,10 @@ const probeName = "probe"
 type probe struct {
 	mu sync.Mutex
 	rt *sdk.Runtime
+	// ran receives the key of each run of its "tick" jobs; slow the key of
+	// a "slow" job once it runs (it then holds its lease until the module
+	// closes). Both are optional (nil: not reported).
+	ran, slow chan string
 }
 
 func (p *probe) Migrations() []sdk.Migration { return nil }
@@ -35,7 +40,39 @@ func (p *probe) Start(_ context.Context, rt *sdk.Runtime) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rt = rt
-	return nil
+	report := func(ch chan string, key string) {
+		if ch != nil {
+			select {
+			case ch <- key:
+			default:
+			}
+		}
+	}
+	if err := rt.Scheduler.Register("tick", func(_ context.Context, run sdk.JobRun) error {
+		report(p.ran, run.Key)
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := rt.Scheduler.Register("fail", func(context.Context, sdk.JobRun) error { return errors.New("probe: upstream said no") }); err != nil {
+		return err
+	}
+	return rt.Scheduler.Register("slow", func(ctx context.Context, run sdk.JobRun) error {
+		report(p.slow, run.Key)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+}
+
+// runtime is the running probe's runtime.
+func (p *probe) runtime(t testing.TB) *sdk.Runtime {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rt == nil {
+		t.Fatal("probe is not running")
+	}
+	return p.rt
 }
 func (p *probe) Close(context.Context) error { return nil }
 
@@ -96,6 +133,9 @@ func withModules(p *probe, fromEnv bool) func(*Options) {
 			panic(err)
 		}
 		o.Host = mh
+		if o.Scheduler == nil {
+			o.Scheduler = mh.Scheduler() // as serve.go passes it
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -35,6 +36,9 @@ func (s *Server) overview(c echo.Context) error {
 		mh := s.moduleHealthView()
 		o.ModuleHealth, o.ModuleCount = &mh, len(mh.Rows)
 	}
+	if s.opts.Scheduler != nil {
+		o.Scheduler = s.schedulerView(ctx)
+	}
 	if n, err := s.status.dbSize(); err == nil {
 		o.DBSize = humanBytes(n)
 	} else {
@@ -57,3 +61,27 @@ const (
 	backupTTL = 2 * time.Second
 	sizeTTL   = time.Second
 )
+
+// schedulerView is the overview's scheduler card: the runner's state and
+// the overdue jobs. A failed count shows as unknown (and is logged): the
+// rest of the overview still renders.
+func (s *Server) schedulerView(ctx context.Context) *templates.SchedulerView {
+	st, err := s.opts.Scheduler.Status(ctx)
+	v := &templates.SchedulerView{Running: st.Running, Overdue: st.Overdue}
+	switch {
+	case st.Active:
+		v.State, v.Detail = "active", "this process runs the jobs"
+	case st.Standby:
+		v.State, v.Detail = "standby", "another Kimi process holds the runner lease and runs the jobs"
+		if st.Holder != "" {
+			v.Detail += " (" + st.Holder + ")"
+		}
+	default:
+		v.State, v.Detail = "starting", "the runner has not taken or seen the lease yet"
+	}
+	if err != nil {
+		s.log.Warn("scheduler status", "err", err)
+		v.Error = "could not be counted"
+	}
+	return v
+}

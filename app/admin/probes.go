@@ -29,5 +29,13 @@ func (s *Server) readyz(c echo.Context) error {
 		}
 		return c.String(http.StatusServiceUnavailable, "not ready: "+reason+"\n")
 	}
+	if s.opts.Scheduler != nil {
+		st, err := s.opts.Scheduler.Status(ctx)
+		if err != nil {
+			s.log.Warn("scheduler status unavailable", "err", err, "request_id", requestIDOf(c))
+		} else if st.Standby {
+			return c.String(http.StatusOK, readyStandby)
+		}
+	}
 	return c.String(http.StatusOK, "ready\n")
 }

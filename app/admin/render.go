@@ -48,6 +48,8 @@ const (
 	flashModuleWaits     = "modwait"
 	flashModuleRestarted = "modrestart"
 	flashModuleSaved     = "modsaved"
+	flashJobRun          = "jobrun"
+	flashJobCancelled    = "jobcancel"
 )
 
 var flashes = map[string]templates.Flash{
@@ -67,6 +69,8 @@ var flashes = map[string]templates.Flash{
 	flashModuleDisabled:  {Kind: templates.FlashSuccess, Message: "Module disabled; the modules were restarted on the new selection."},
 	flashModuleWaits:     {Kind: templates.FlashInfo, Message: "Saved, but KIMI_MODULES sets the selection: the change applies once it is removed from the environment."},
 	flashModuleRestarted: {Kind: templates.FlashSuccess, Message: "Restarted. The list shows each module's state now."},
+	flashJobRun:          {Kind: templates.FlashSuccess, Message: "The job is due now: the scheduler runs it as soon as the module's slot is free."},
+	flashJobCancelled:    {Kind: templates.FlashSuccess, Message: "The job is cancelled: it will not run again unless the module schedules it anew."},
 	flashModuleSaved:     {Kind: templates.FlashSuccess, Message: "Settings saved. The module uses them from its next restart."},
 }
 

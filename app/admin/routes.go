@@ -75,6 +75,8 @@ func (s *Server) buildEcho() *echo.Echo {
 	gm.POST("/:name/enabled", s.toggleModule)
 	gm.POST("/:name/restart", s.restartModule)
 	gm.POST("/:name/settings", s.saveModuleSettings)
+	gm.POST("/:name/jobs/:key/run", s.runModuleJob)
+	gm.POST("/:name/jobs/:key/cancel", s.cancelModuleJob)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}

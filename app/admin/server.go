@@ -67,6 +67,9 @@ type Options struct {
 	// overview's module health (app/serve.go passes the *host.Host). Nil:
 	// the module pages answer 503 and the overview lists Modules.
 	Host ModuleHost
+	// Scheduler is the durable job scheduler (app/serve.go passes the
+	// host's); nil: /readyz says nothing of it.
+	Scheduler JobScheduler
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Defaults of the deployment settings.
@@ -58,6 +59,15 @@ const (
 	KeyOwnerUserID    = "owner-user-id"
 
 	KeyModules = "modules"
+
+	KeySchedulerLease = "scheduler-lease"
+)
+
+// Scheduler lease bounds (KIMI_SCHEDULER_LEASE).
+const (
+	DefaultSchedulerLease = 60 * time.Second
+	MinSchedulerLease     = time.Second
+	MaxSchedulerLease     = time.Hour
 )
 
 // MaxModules bounds the names KIMI_MODULES may list.
@@ -107,6 +117,7 @@ var settings = []Setting{
 	{Key: KeyRegularRoleIDs, Env: "KIMI_REGULAR_ROLE_IDS", Usage: "Discord role ids whose members are regulars in every guild (comma-separated)"},
 	{Key: KeyOwnerUserID, Env: "KIMI_OWNER_USER_ID", Usage: "Discord user id of the bot owner (not implicitly staff)"},
 	{Key: KeyModules, Env: "KIMI_MODULES", Usage: "comma-separated names of the modules to run, overriding the selection saved on /modules"},
+	{Key: KeySchedulerLease, Env: "KIMI_SCHEDULER_LEASE", Default: "60s", Usage: "lease of a running scheduled job and of the scheduler runner (1s..1h): how long a killed process's jobs, or a second process, wait"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -175,6 +186,10 @@ type Config struct {
 	// Duplicates are kept for the host's preflight to refuse by name.
 	Modules    []string
 	ModulesSet bool
+
+	// SchedulerLease is KIMI_SCHEDULER_LEASE: how long a job claim and the
+	// single-runner lease last (renewed at half of it).
+	SchedulerLease time.Duration
 
 	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
 	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
@@ -480,6 +495,19 @@ func (r *resolver) resolve() {
 			r.fail(src, "%s", msg)
 		} else {
 			c.Modules, c.ModulesSet = names, true
+		}
+	}
+
+	c.SchedulerLease = DefaultSchedulerLease
+	if v, src := get(KeySchedulerLease); strings.TrimSpace(v) != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			r.fail(src, "%q is not a duration (e.g. 60s)", v)
+		case d < MinSchedulerLease || d > MaxSchedulerLease:
+			r.fail(src, "%s is outside 1s..1h", d)
+		default:
+			c.SchedulerLease = d
 		}
 	}
 

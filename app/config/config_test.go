@@ -46,7 +46,7 @@ func TestDefaults(t *testing.T) {
 	}
 	want := Config{
 		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo,
-		AdminUsername: "admin",
+		AdminUsername: "admin", SchedulerLease: DefaultSchedulerLease,
 	}
 	if c.Origins[KeyAddr] != "default" {
 		t.Errorf("origin of addr = %q, want default", c.Origins[KeyAddr])
@@ -251,6 +251,14 @@ func TestSettings(t *testing.T) {
 		{name: "modules", vars: map[string]string{"KIMI_MODULES": " hello, reference_kudos ,my-mod"}, checks: []check{modules(true, "hello", "reference_kudos", "my-mod")}},
 		{name: "modules flag", args: []string{"--modules=hello"}, checks: []check{modules(true, "hello"), origin(KeyModules, "--modules")}},
 		{name: "modules duplicates kept for preflight", vars: map[string]string{"KIMI_MODULES": "hello,hello"}, checks: []check{modules(true, "hello", "hello")}},
+		{name: "scheduler lease", vars: map[string]string{"KIMI_SCHEDULER_LEASE": "2s"}, checks: []check{func(c Config) string {
+			if c.SchedulerLease.String() != "2s" {
+				return "lease = " + c.SchedulerLease.String()
+			}
+			return ""
+		}}},
+		{name: "scheduler lease not a duration", vars: map[string]string{"KIMI_SCHEDULER_LEASE": "soon"}, wantErr: `config: KIMI_SCHEDULER_LEASE: "soon" is not a duration (e.g. 60s)`},
+		{name: "scheduler lease too short", vars: map[string]string{"KIMI_SCHEDULER_LEASE": "10ms"}, wantErr: "config: KIMI_SCHEDULER_LEASE: 10ms is outside 1s..1h"},
 		{name: "modules stray comma", vars: map[string]string{"KIMI_MODULES": "hello,"}, wantErr: "config: KIMI_MODULES: has an empty module name (a stray comma?)"},
 		{name: "modules bad name", vars: map[string]string{"KIMI_MODULES": "Hello"}, wantErr: `config: KIMI_MODULES: "Hello" is not a module name (a lowercase letter, then up to 63 of a-z 0-9 _ -)`},
 		{name: "modules too many", vars: map[string]string{"KIMI_MODULES": strings.Repeat("a,", 256) + "a"}, wantErr: "config: KIMI_MODULES: lists 257 modules, more than 256"},
@@ -400,7 +408,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 14 {
-		t.Fatalf("%d settings, want 14", len(seen))
+	if len(seen) != 15 {
+		t.Fatalf("%d settings, want 15", len(seen))
 	}
 }

@@ -26,6 +26,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"regular-role-ids":    "Discord role ids whose members are regulars in every guild (comma-separated) (env KIMI_REGULAR_ROLE_IDS)",
 		"owner-user-id":       "Discord user id of the bot owner (not implicitly staff) (env KIMI_OWNER_USER_ID)",
 		"modules":             "comma-separated names of the modules to run, overriding the selection saved on /modules (env KIMI_MODULES)",
+		"scheduler-lease":     "lease of a running scheduled job and of the scheduler runner (1s..1h): how long a killed process's jobs, or a second process, wait (env KIMI_SCHEDULER_LEASE)",
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

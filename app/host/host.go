@@ -6,7 +6,8 @@
 // callback it makes into a module, so one failing module never takes the
 // appliance down. It also owns the ports that are not subsystems of their
 // own: services, health, trust, guild settings, tools, interactions, a
-// simple scheduler, the HTTP port (app/egress), and the "Discord is not connected" actions.
+// the HTTP port (on app/egress), the durable scheduler's module bindings (on
+// app/scheduler), and the "Discord is not connected" actions.
 package host
 
 import (
@@ -24,6 +25,7 @@ import (
 	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/modstore"
+	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
@@ -77,12 +79,26 @@ type Options struct {
 	HistorySize int
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Scheduler is the durable job scheduler (nil: the host makes one on
+	// Store, starts it and closes it in Close).
+	Scheduler JobScheduler
+	// SchedulerLease is the lease of the scheduler the host makes (0: 60 s).
+	SchedulerLease time.Duration
 
 	// storage and events replace the real subsystems in tests.
 	storage storageFactory
 	events  eventsFactory
 	caps    *sdk.Capabilities
 }
+
+// JobScheduler binds each module instance to the durable scheduler;
+// *scheduler.Scheduler implements it.
+type JobScheduler interface {
+	Bind(module string, hooks scheduler.Hooks) *scheduler.Binding
+	Jobs(ctx context.Context, module string) ([]scheduler.Job, error)
+}
+
+var _ JobScheduler = (*scheduler.Scheduler)(nil)
 
 // State is a module's lifecycle state.
 type State string
@@ -128,7 +144,8 @@ type Host struct {
 	services *serviceBook
 	tools    *toolBook
 	router   *router
-	sched    *scheduler
+	sched    JobScheduler
+	ownSched *scheduler.Scheduler // made by New, closed by Close
 
 	unsubscribe func()
 	watch       watchers // Watch's subscribers
@@ -209,7 +226,19 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	h.services = newServiceBook()
 	h.tools = newToolBook()
 	h.router = newRouter()
-	h.sched = newScheduler(h)
+	h.sched = opts.Scheduler
+	if h.sched == nil {
+		if opts.Store == nil {
+			return nil, errors.New("host: a store is required")
+		}
+		s, err := scheduler.New(scheduler.Options{Store: opts.Store, Logger: opts.Logger.With("component", "scheduler"), Now: opts.Now,
+			Lease: opts.SchedulerLease, CancelGrace: h.opts.CancelGrace})
+		if err != nil {
+			return nil, fmt.Errorf("host: scheduler: %w", err)
+		}
+		s.Start()
+		h.sched, h.ownSched = s, s
+	}
 
 	h.storage, h.events = opts.storage, opts.events
 	if h.storage == nil {
@@ -494,6 +523,25 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		return fmt.Errorf("cannot start: storage: %w", err)
 	}
 	inst.storage = port
+	inst.jobs = h.sched.Bind(inst.name, scheduler.Hooks{
+		Invoke: func(ctx context.Context, key string, fn func(context.Context) error) error {
+			err := h.callback(ctx, inst, "job", key, fn)
+			if err != nil && !inst.running() {
+				// the module is closing: the run was cut short, not failed
+				return fmt.Errorf("%w: %w", scheduler.ErrInterrupted, err)
+			}
+			return err
+		},
+		Health: func(source string, state sdk.HealthState, detail string) {
+			h.health.constrain(inst.name, source, state, detail)
+		},
+		Live: func() error {
+			if inst.revoked() {
+				return inst.revokedErr("scheduler")
+			}
+			return nil
+		},
+	})
 	inst.events = h.events.Module(inst.ctx, inst.name, spec.Permissions, inst.guildActive)
 	rt := &sdk.Runtime{
 		ModuleName:    inst.name,
@@ -501,7 +549,7 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		Capabilities:  h.caps,
 		Logger:        inst.log,
 		Events:        &revocableEvents{inst: inst, p: inst.events},
-		Scheduler:     &jobsView{inst: inst, s: h.sched},
+		Scheduler:     inst.jobs,
 		Storage:       &revocableStorage{inst: inst, p: port},
 		Health:        &reporter{inst: inst, book: h.health},
 		Discord:       &discordActions{inst: inst},
@@ -522,7 +570,6 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		h.revoke(inst)
 		return fmt.Errorf("Kimi module %s cannot start: core provided no %s port", hostkit.Repr(inst.name), joinComma(missing))
 	}
-	h.sched.attach(inst)
 	h.health.report(inst.name, sdk.HealthStarting, "", nil)
 	inst.starting.Store(true)
 	err, how := runBounded(inst.ctx, h.opts.StartTimeout, h.opts.CancelGrace, func(ctx context.Context) error { return inst.mod.Start(ctx, rt) })
@@ -535,6 +582,7 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		return errors.New(detail)
 	}
 	inst.runningFlag.Store(true)
+	inst.jobs.Activate() // handlers are registered: the module's jobs may run
 	h.mu.Lock()
 	h.started = append(h.started, inst)
 	h.entries[inst.name].inst = inst
@@ -587,7 +635,9 @@ func (h *Host) revoke(inst *instance) {
 	if inst.events != nil {
 		inst.events.Close(h.opts.CancelGrace)
 	}
-	h.sched.detach(inst)
+	if inst.jobs != nil {
+		inst.jobs.Close()
+	}
 	h.services.retireModule(inst.name)
 	if inst.storage != nil {
 		if err := inst.storage.Close(); err != nil {
@@ -631,6 +681,13 @@ func (h *Host) Close(ctx context.Context) error {
 	h.mu.Unlock()
 	if h.unsubscribe != nil {
 		h.unsubscribe()
+	}
+	// Running jobs are cancelled (with the grace period) and their leases
+	// released before the modules close; the jobs stay.
+	if h.ownSched != nil {
+		if err := h.ownSched.Close(ctx); err != nil {
+			h.log.Warn("closing the scheduler failed", "err", err)
+		}
 	}
 	h.closeAll()
 	if h.bus != nil {
@@ -870,6 +927,7 @@ type instance struct {
 	storage  storagePort
 	events   eventsPort
 	http     *revocableHTTP
+	jobs     *scheduler.Binding
 
 	closedFlag  atomic.Bool
 	runningFlag atomic.Bool
@@ -952,6 +1010,10 @@ func (c *loadContext) RegisterToolLabels(l map[string]string) { c.h.tools.labels
 func (c *loadContext) DeclareSurfaceTools(surface string, names []string) {
 	c.h.tools.declareSurface(c.inst.name, surface, names)
 }
+
+// Scheduler returns the durable scheduler the host made (nil when
+// Options.Scheduler was given): the admin's job controls and runner state.
+func (h *Host) Scheduler() *scheduler.Scheduler { return h.ownSched }
 
 // ctxBackground is the context of reads the read model makes on its own.
 func (h *Host) ctxBackground() context.Context { return context.Background() }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/modstore"
+	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -31,7 +32,7 @@ type ModuleStatus struct {
 	History  []HealthChange
 	Manifest Manifest
 	Tools    []ToolInfo
-	Jobs     []sdk.JobInfo
+	Jobs     []scheduler.Job
 	Settings []SettingStatus
 	// FieldErrors are the invalid settings that kept the module from starting.
 	FieldErrors []FieldError
@@ -138,7 +139,11 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 		})
 	}
 	st.Tools = h.tools.moduleTools(name)
-	st.Jobs = h.sched.jobs(name)
+	if jobs, err := h.sched.Jobs(h.ctxBackground(), name); err != nil {
+		h.log.Warn("listing scheduled jobs failed", "module", name, "err", err)
+	} else {
+		st.Jobs = jobs
+	}
 	st.Settings = h.settingStatus(e.spec, origins)
 	return st, true
 }

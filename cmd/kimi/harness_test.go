@@ -114,8 +114,14 @@ var readyRE = regexp.MustCompile(`msg=ready component=kimi addr=(\S+) url=(\S+)`
 // startServer runs `kimi serve` and waits for its ready line.
 func startServer(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
+	return startBinary(t, kimiBin, env, args...)
+}
+
+// startBinary runs `<bin> serve` (a custom build) and waits for its ready line.
+func startBinary(t *testing.T, bin string, env []string, args ...string) *server {
+	t.Helper()
 	s := &server{t: t, done: make(chan struct{})}
-	s.cmd = exec.Command(kimiBin, append([]string{"serve"}, args...)...)
+	s.cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	s.cmd.Env = env
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {

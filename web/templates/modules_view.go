@@ -87,9 +87,21 @@ type ModuleTool struct {
 	Name, Description, Tier, Where string
 }
 
-// ModuleJob is a scheduled job with its next run and last error.
+// ModuleJob is one row of a module's jobs table.
 type ModuleJob struct {
-	Key, Handler, Next, Every, LastError string
+	Key, Handler string
+	// Next is the next run relative to now ("in 5 minutes"), NextAt its
+	// <time datetime> (RFC 3339, UTC) and NextExact its tooltip.
+	Next, NextAt, NextExact string
+	// Every is the interval ("" for a one-shot job).
+	Every     string
+	Attempt   int
+	LastError string
+	// Holder is the process running it now ("" when none).
+	Holder string
+	// RunPath and CancelPath are the job's two controls (the key
+	// path-escaped); empty when the admin has no scheduler to ask.
+	RunPath, CancelPath string
 }
 
 // ModuleGuildLink links a guild's page, where the module's guild settings are.

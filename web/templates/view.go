@@ -137,9 +137,22 @@ type Overview struct {
 	Modules       []Module
 	// ModuleHealth, when the module host runs, replaces Modules: health at
 	// a glance, updated live.
-	ModuleHealth  *ModuleHealthView
+	ModuleHealth *ModuleHealthView
+	// Scheduler is the job runner's standing; nil without a scheduler.
+	Scheduler     *SchedulerView
 	SchemaVersion string
 	GoVersion     string
+}
+
+// SchedulerView is the overview's job-runner card.
+type SchedulerView struct {
+	// State is "active", "standby" or "starting"; Detail says what it means.
+	State, Detail string
+	Running       int
+	// Overdue counts jobs due (and not running) for over a second.
+	Overdue int
+	// Error is set when the overdue count could not be read.
+	Error string
 }
 
 // Module is a loaded module's name and version.

@@ -1,0 +1,853 @@
+// Package scheduler is the durable job scheduler behind the SDK's Scheduler
+// port (reference/kimi-agent-host.md §2.3): jobs are rows of
+// kimi_scheduler_jobs that survive restarts and kill -9, claimed under a
+// lease with a token, heartbeaten while they run and settled under that
+// token and the job's definition revision.
+//
+// It is event-driven, not polled: an enqueue or a completion signals the
+// one runner goroutine, which settles every completion that is waiting,
+// claims up to the free slots (at most one running job per module, four
+// overall) and renews its leases in a single write transaction, then arms
+// one timer for the earliest moment anything can change (the next due row,
+// a lease expiring, the lease renewal). A single-runner lease in
+// kimi_scheduler_runner makes a second process on the same database stand
+// by until the first one's lease expires.
+package scheduler
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	mrand "math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// Defaults (reference §2.3).
+const (
+	// DefaultLease is how long a claim or the runner lease lasts; both are
+	// renewed at half of it.
+	DefaultLease = 60 * time.Second
+	// DefaultMaxRunning bounds the jobs running at once across modules.
+	DefaultMaxRunning = 4
+	// DefaultCancelGrace is how long Close waits for cancelled jobs.
+	DefaultCancelGrace = 5 * time.Second
+	// UnhandledRetry is how long a job whose handler is not registered waits.
+	UnhandledRetry = 60 * time.Second
+)
+
+// Audit actions of the admin's job controls.
+const (
+	ActionJobRunNow = "scheduler.run_now"
+	ActionJobCancel = "scheduler.cancel"
+)
+
+// Health sources and details the scheduler reports on a module.
+const (
+	// SourceRunner is the constraint a standby runner puts on every bound module.
+	SourceRunner = "scheduler:runner"
+	// StandbyDetail is its detail.
+	StandbyDetail = "another scheduler runner holds the lease; jobs paused"
+)
+
+// ErrClosed is returned by calls on a closed scheduler.
+var ErrClosed = errors.New("scheduler: closed")
+
+// ErrInterrupted, wrapped in a Hooks.Invoke error, says the run was cut
+// short by its module's close: the job is released, not failed.
+var ErrInterrupted = errors.New("scheduler: run interrupted")
+
+// ErrNoJob reports a job that does not exist.
+var ErrNoJob = errors.New("scheduler: no such job")
+
+// Options configures New. The zero value (with a Store) is ready to use.
+type Options struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Lease, MaxRunning and CancelGrace default to the Default* constants.
+	Lease       time.Duration
+	MaxRunning  int
+	CancelGrace time.Duration
+	// Holder names this process in lease_holder (default "<host>:<pid>").
+	Holder string
+}
+
+// Scheduler runs the jobs of every bound module. Create it with New, bind
+// each module instance with Bind, Start it, and Close it before the store
+// closes.
+type Scheduler struct {
+	st     *store.Store
+	log    *slog.Logger
+	now    func() time.Time
+	lease  time.Duration
+	max    int
+	grace  time.Duration
+	holder string
+	token  string // this process's runner token
+
+	wake     chan struct{}
+	done     chan completion
+	stop     chan struct{}
+	loopDone chan struct{}
+	runCtx   context.Context
+	runStop  context.CancelFunc
+	execs    sync.WaitGroup
+	started  bool
+	stopOnce sync.Once
+
+	mu        sync.Mutex
+	mods      map[string]*Binding
+	running   map[string]*execution // by module
+	active    bool
+	known     bool   // active/standby decided at least once
+	other     string // the holder while standby
+	otherTill time.Time
+	renewed   time.Time // last runner-lease renewal
+	beat      time.Time // last job-lease heartbeat
+	closed    bool
+	pending   []completion
+
+	// stmts and unprepared: see stx (runner goroutine only).
+	stmts      map[string]*sql.Stmt
+	unprepared map[string]bool
+
+	steps   atomic.Int64 // finished steps, for tests that wait for the runner
+	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
+}
+
+type execution struct {
+	b                  *Binding
+	module, key, token string
+	revision           string
+	cancel             context.CancelFunc
+}
+
+type completion struct {
+	ex  *execution
+	err string // "" on success
+	// failed is true for a failure (err may still be "" for an empty message).
+	failed bool
+	at     time.Time
+	// interrupted: the run was cancelled by Close or the module's close.
+	interrupted bool
+}
+
+// New returns a stopped scheduler on opts.Store.
+func New(opts Options) (*Scheduler, error) {
+	if opts.Store == nil {
+		return nil, errors.New("scheduler: a store is required")
+	}
+	s := &Scheduler{
+		st: opts.Store, log: opts.Logger, now: opts.Now, lease: opts.Lease, max: opts.MaxRunning,
+		grace: opts.CancelGrace, holder: opts.Holder,
+		wake: make(chan struct{}, 1), done: make(chan completion, 64), stop: make(chan struct{}),
+		loopDone: make(chan struct{}), mods: map[string]*Binding{}, running: map[string]*execution{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.lease <= 0 {
+		s.lease = DefaultLease
+	}
+	if s.max <= 0 {
+		s.max = DefaultMaxRunning
+	}
+	if s.grace <= 0 {
+		s.grace = DefaultCancelGrace
+	}
+	if s.holder == "" {
+		host, _ := os.Hostname()
+		s.holder = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	s.token = newToken()
+	s.runCtx, s.runStop = context.WithCancel(context.Background())
+	return s, nil
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Start launches the runner goroutine.
+func (s *Scheduler) Start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return
+	}
+	s.started = true
+	go s.loop()
+}
+
+// write runs fn in one store write transaction and counts the commit.
+func (s *Scheduler) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.st.Write(ctx, fn); err != nil {
+		return err
+	}
+	s.commits.Add(1)
+	return nil
+}
+
+// stx is a runner transaction whose statements reuse the runner's
+// prepared statements: parsing the same few statements in every step
+// would otherwise cost as much as running them. A statement seen for the
+// first time runs unprepared and is prepared after the transaction (the
+// writer has one connection, so it cannot be prepared while the
+// transaction holds it). Only the runner goroutine (and Close, after it
+// has stopped) uses stx and s.stmts.
+type stx struct {
+	*sql.Tx
+	s *Scheduler
+}
+
+func (t stx) prepared(ctx context.Context, q string) *sql.Stmt {
+	if p := t.s.stmts[q]; p != nil {
+		return t.Tx.StmtContext(ctx, p)
+	}
+	if t.s.unprepared == nil {
+		t.s.unprepared = map[string]bool{}
+	}
+	t.s.unprepared[q] = true
+	return nil
+}
+
+// ExecContext runs q through its prepared statement when there is one.
+func (t stx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, q, args...)
+}
+
+// QueryContext runs q through its prepared statement when there is one.
+func (t stx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
+}
+
+// QueryRowContext runs q through its prepared statement when there is one.
+func (t stx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// prepareSeen prepares the statements the last runner transaction ran
+// unprepared; a failure only leaves them unprepared.
+func (s *Scheduler) prepareSeen(ctx context.Context) {
+	for q := range s.unprepared {
+		p, err := s.st.Writer().PrepareContext(ctx, q)
+		if err != nil {
+			s.log.Warn("scheduler statement not prepared", "err", err)
+			continue
+		}
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[q] = p
+	}
+	s.unprepared = nil
+}
+
+// closeStmts closes the prepared statements (at Close).
+func (s *Scheduler) closeStmts() {
+	for q, p := range s.stmts {
+		_ = p.Close()
+		delete(s.stmts, q)
+	}
+}
+
+// signal wakes the runner; it never blocks.
+func (s *Scheduler) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Scheduler) loop() {
+	defer close(s.loopDone)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		next := s.step()
+		timer.Stop()
+		if !next.IsZero() {
+			timer.Reset(max(next.Sub(s.now()), 0))
+		}
+		select {
+		case <-s.stop:
+			timer.Stop()
+			return
+		case <-s.wake:
+		case c := <-s.done:
+			s.mu.Lock()
+			s.pending = append(s.pending, c)
+			s.mu.Unlock()
+		case <-timer.C:
+		}
+	}
+}
+
+// drain moves every waiting completion to pending; s.mu held.
+func (s *Scheduler) drain() {
+	for {
+		select {
+		case c := <-s.done:
+			s.pending = append(s.pending, c)
+		default:
+			return
+		}
+	}
+}
+
+// claim is one job the step leased.
+type claim struct {
+	b   *Binding
+	run sdk.JobRun
+	h   string
+	ex  *execution
+}
+
+// unhandled is a job found without a handler.
+type unhandled struct {
+	b            *Binding
+	key, handler string
+}
+
+// step runs one transaction (settle, renew, claim) and returns when to run
+// the next one (zero: only on a signal).
+func (s *Scheduler) step() time.Time {
+	defer s.steps.Add(1)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return time.Time{}
+	}
+	s.drain()
+	settles := s.pending
+	s.pending = nil
+	settling := map[*execution]bool{}
+	for _, c := range settles {
+		settling[c.ex] = true
+	}
+	free := map[string]*Binding{}
+	busy := 0
+	for name, b := range s.mods {
+		if ex := s.running[name]; ex != nil && !settling[ex] {
+			continue
+		}
+		if b.isActive() {
+			free[name] = b
+		}
+	}
+	var tokens []string
+	for _, ex := range s.running {
+		if !settling[ex] {
+			busy++
+			tokens = append(tokens, ex.token)
+		}
+	}
+	slots := s.max - busy
+	beatDue := s.beat.IsZero() || !s.now().Before(s.beat.Add(s.lease/2))
+	s.mu.Unlock()
+
+	now := s.now()
+	nowMs := now.UnixMilli()
+	var (
+		claims      []claim
+		unhandledJs []unhandled
+		wakeAt      time.Time
+		active      bool
+		other       string
+		otherTill   time.Time
+	)
+	addWake := func(t time.Time) {
+		if wakeAt.IsZero() || t.Before(wakeAt) {
+			wakeAt = t
+		}
+	}
+	err := s.write(s.runCtx, func(raw *sql.Tx) error {
+		tx := stx{raw, s}
+		claims, unhandledJs, wakeAt = nil, nil, time.Time{}
+		for _, c := range settles {
+			if err := s.settle(s.runCtx, tx, c); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_runner SET token = ?, holder = ?, leased_until_ms = ?
+			WHERE id = 1 AND (token IS NULL OR token = ? OR leased_until_ms <= ?)`,
+			s.token, s.holder, now.Add(s.lease).UnixMilli(), s.token, nowMs)
+		if err != nil {
+			return fmt.Errorf("scheduler: runner lease: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		active = n == 1
+		if !active {
+			var till int64
+			var holder sql.NullString
+			if err := tx.QueryRowContext(s.runCtx, `SELECT holder, leased_until_ms FROM kimi_scheduler_runner WHERE id = 1`).Scan(&holder, &till); err != nil {
+				return fmt.Errorf("scheduler: read runner lease: %w", err)
+			}
+			other, otherTill = holder.String, time.UnixMilli(till)
+			return nil
+		}
+		if beatDue && len(tokens) > 0 {
+			for _, tok := range tokens {
+				if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = ? WHERE lease_token = ?`,
+					now.Add(s.lease).UnixMilli(), tok); err != nil {
+					return fmt.Errorf("scheduler: heartbeat: %w", err)
+				}
+			}
+		}
+		cands, wake, uh, err := s.scanModules(tx, free, nowMs)
+		if err != nil {
+			return err
+		}
+		unhandledJs = uh
+		if !wake.IsZero() {
+			addWake(wake)
+		}
+		// The earliest due first, up to the free slots.
+		sortClaims(cands)
+		for i, c := range cands {
+			if i >= slots {
+				// More were due: the completion that frees a slot signals
+				// the runner, so no timer (a timer at now would spin).
+				break
+			}
+			tok := newToken()
+			if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs
+				SET leased_until_ms = ?, lease_token = ?, lease_holder = ?, attempt = attempt + 1, updated_ms = ?
+				WHERE module = ? AND job_key = ?`,
+				now.Add(s.lease).UnixMilli(), tok, s.holder, nowMs, c.b.module, c.run.Key); err != nil {
+				return fmt.Errorf("scheduler: claim: %w", err)
+			}
+			c.ex.token = tok
+			c.run.Attempt++
+			claims = append(claims, c)
+		}
+		return nil
+	})
+	if len(s.unprepared) > 0 && s.runCtx.Err() == nil {
+		s.prepareSeen(s.runCtx)
+	}
+	if err != nil {
+		if s.runCtx.Err() == nil {
+			s.log.Error("scheduler step failed", "err", err)
+			// The completions are not lost: retry them on the next step.
+			s.mu.Lock()
+			s.pending = append(settles, s.pending...)
+			s.mu.Unlock()
+			return now.Add(time.Second)
+		}
+		return time.Time{}
+	}
+	s.mu.Lock()
+	for _, c := range settles {
+		s.forget(c.ex)
+	}
+	s.mu.Unlock()
+	s.setActive(active, other, otherTill, now)
+	if !active {
+		// Wait for the holder's lease to lapse (or a signal).
+		return otherTill.Add(10 * time.Millisecond)
+	}
+	s.mu.Lock()
+	if beatDue {
+		s.beat = now
+	}
+	s.renewed = now
+	launched := 0
+	for _, c := range claims {
+		if s.closed || s.running[c.b.module] != nil {
+			continue
+		}
+		s.running[c.b.module] = c.ex
+		launched++
+		s.launch(c)
+	}
+	s.mu.Unlock()
+	for _, u := range unhandledJs {
+		u.b.noHandler(u.key, u.handler)
+	}
+	// Renew the runner lease (and heartbeat running jobs) at half the lease.
+	addWake(now.Add(s.lease / 2))
+	return wakeAt
+}
+
+// scanQuery looks at every free module in one statement: per module (a
+// JSON array of names), the latest live lease (a crashed process's run,
+// which blocks the module until it expires), the earliest due row that is
+// not leased, and the earliest run_at_ms of any row (when the module next
+// needs a look). kimi_scheduler_jobs_due (module, run_at_ms, job_key)
+// serves each correlated lookup with an index walk.
+const scanQuery = `WITH mods(module) AS (SELECT value FROM json_each(?1))
+SELECT m.module,
+	(SELECT max(l.leased_until_ms) FROM kimi_scheduler_jobs l
+		WHERE l.module = m.module AND l.leased_until_ms IS NOT NULL AND l.leased_until_ms > ?2),
+	(SELECT min(n.run_at_ms) FROM kimi_scheduler_jobs n WHERE n.module = m.module),
+	d.job_key, d.handler, d.payload, d.revision, d.run_at_ms, d.attempt
+FROM mods m
+LEFT JOIN kimi_scheduler_jobs d ON d.rowid = (
+	SELECT x.rowid FROM kimi_scheduler_jobs x
+	WHERE x.module = m.module AND x.run_at_ms <= ?2 AND (x.leased_until_ms IS NULL OR x.leased_until_ms <= ?2)
+	ORDER BY x.run_at_ms, x.job_key LIMIT 1)`
+
+// scanModules finds each free module's next claimable job in one query
+// (rescanning only the modules whose due job had no handler, which it
+// marks), and returns when the modules next need a look.
+func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) ([]claim, time.Time, []unhandled, error) {
+	ctx := s.runCtx
+	var (
+		cands  []claim
+		uh     []unhandled
+		wakeAt time.Time
+	)
+	addWake := func(t time.Time) {
+		if wakeAt.IsZero() || t.Before(wakeAt) {
+			wakeAt = t
+		}
+	}
+	for len(free) > 0 {
+		names, err := json.Marshal(slices.Sorted(maps.Keys(free)))
+		if err != nil {
+			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan: %w", err)
+		}
+		rows, err := tx.QueryContext(ctx, scanQuery, string(names), nowMs)
+		if err != nil {
+			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+		}
+		type found struct {
+			module                          string
+			leased, next                    sql.NullInt64
+			key, handler, payload, revision sql.NullString
+			runAt                           sql.NullInt64
+			attempt                         sql.NullInt64
+		}
+		var all []found
+		for rows.Next() {
+			var f found
+			if err := rows.Scan(&f.module, &f.leased, &f.next, &f.key, &f.handler, &f.payload, &f.revision, &f.runAt, &f.attempt); err != nil {
+				rows.Close()
+				return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+			}
+			all = append(all, f)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+		}
+		again := map[string]*Binding{}
+		for _, f := range all {
+			b := free[f.module]
+			switch {
+			case f.leased.Valid:
+				// A live lease (a crashed process's run): at most one job
+				// per module, so wait for it to expire.
+				addWake(time.UnixMilli(f.leased.Int64))
+			case f.key.Valid:
+				if b.handler(f.handler.String) == nil {
+					msg := "no handler " + repr(f.handler.String)
+					if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?, updated_ms = ?
+						WHERE module = ? AND job_key = ?`, nowMs+UnhandledRetry.Milliseconds(), msg, nowMs, f.module, f.key.String); err != nil {
+						return nil, time.Time{}, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
+					}
+					uh = append(uh, unhandled{b: b, key: f.key.String, handler: f.handler.String})
+					again[f.module] = b
+					continue
+				}
+				key, runAt := f.key.String, time.UnixMilli(f.runAt.Int64)
+				run := sdk.JobRun{JobID: f.module + ":" + key, Key: key, Payload: []byte(f.payload.String), Attempt: int(f.attempt.Int64), ScheduledFor: runAt}
+				// No wake for a due job: claimed, its completion signals;
+				// left for want of a slot, another's completion does.
+				cands = append(cands, claim{b: b, run: run, h: f.handler.String,
+					ex: &execution{b: b, module: f.module, key: key, revision: f.revision.String}})
+			case f.next.Valid:
+				addWake(time.UnixMilli(f.next.Int64))
+			}
+		}
+		free = again
+	}
+	return cands, wakeAt, uh, nil
+}
+
+func sortClaims(c []claim) {
+	for i := 1; i < len(c); i++ {
+		for j := i; j > 0 && c[j].run.ScheduledFor.Before(c[j-1].run.ScheduledFor); j-- {
+			c[j], c[j-1] = c[j-1], c[j]
+		}
+	}
+}
+
+type tokenKey struct{}
+
+// LeaseToken returns the lease token of the run whose handler got ctx
+// ("" otherwise): tests and diagnostics record it to prove that no two
+// runs of a job overlapped.
+func LeaseToken(ctx context.Context) string {
+	tok, _ := ctx.Value(tokenKey{}).(string)
+	return tok
+}
+
+// launch runs a claimed job in its own goroutine; s.mu held.
+func (s *Scheduler) launch(c claim) {
+	ctx, cancel := context.WithCancel(context.WithValue(s.runCtx, tokenKey{}, c.ex.token))
+	c.ex.cancel = cancel
+	fn := c.b.handler(c.h)
+	s.execs.Add(1)
+	go func() {
+		defer s.execs.Done()
+		defer cancel()
+		var (
+			recMu    sync.Mutex
+			recorded string
+			failed   bool
+		)
+		handlerFn := func(ctx context.Context) (err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					recMu.Lock()
+					recorded, failed = fmt.Sprintf("panic: %v", v), true
+					recMu.Unlock()
+					panic(v) // the host's containment logs it with its stack
+				}
+			}()
+			err = fn(ctx, c.run)
+			if err != nil {
+				recMu.Lock()
+				recorded, failed = err.Error(), true
+				recMu.Unlock()
+			}
+			return err
+		}
+		err := c.b.invoke(ctx, c.run.Key, handlerFn)
+		recMu.Lock()
+		msg, bad := recorded, failed
+		recMu.Unlock()
+		if err != nil && !bad {
+			msg, bad = err.Error(), true
+		}
+		comp := completion{ex: c.ex, err: truncate(msg, sdk.MaxJobErrorLength), failed: bad, at: s.now()}
+		if bad && (ctx.Err() != nil || c.b.isClosed() || errors.Is(err, ErrInterrupted)) {
+			comp.interrupted = true
+		}
+		s.done <- comp
+	}()
+}
+
+// settle applies one completion, guarded by token and revision.
+func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
+	ex := c.ex
+	atMs := c.at.UnixMilli()
+	var (
+		res sql.Result
+		err error
+	)
+	switch {
+	case c.interrupted:
+		// Close or the module's close cut the run short: the job stays as it
+		// was, free to be claimed again at once.
+		_, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL
+			WHERE module = ? AND job_key = ? AND lease_token = ?`, ex.module, ex.key, ex.token)
+		if err != nil {
+			return fmt.Errorf("scheduler: release: %w", err)
+		}
+		return nil
+	case !c.failed:
+		// A one-shot job (the common case) is deleted in one statement.
+		res, err = tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ? AND interval_ns = 0`,
+			ex.module, ex.key, ex.token, ex.revision)
+		if err != nil {
+			return fmt.Errorf("scheduler: settle: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		res = nil
+		var interval, jitter int64
+		err = tx.QueryRowContext(ctx, `SELECT interval_ns, jitter_ns FROM kimi_scheduler_jobs
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`, ex.module, ex.key, ex.token, ex.revision).Scan(&interval, &jitter)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil // replaced or stale: release below
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("scheduler: settle: %w", err)
+		}
+		if interval == 0 {
+			res, err = tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
+				ex.module, ex.key, ex.token, ex.revision)
+		} else {
+			next := c.at.Add(time.Duration(interval) + jitterOf(time.Duration(jitter)))
+			res, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, attempt = 0, last_error = NULL,
+				leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL, updated_ms = ?
+				WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
+				next.UnixMilli(), atMs, ex.module, ex.key, ex.token, ex.revision)
+		}
+	default:
+		var base, maxB int64
+		var mult float64
+		var attempt int
+		err = tx.QueryRowContext(ctx, `SELECT backoff_base_ns, backoff_max_ns, backoff_mult, attempt FROM kimi_scheduler_jobs
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`, ex.module, ex.key, ex.token, ex.revision).Scan(&base, &maxB, &mult, &attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = nil // replaced or stale: release below
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("scheduler: settle: %w", err)
+		}
+		delay := sdk.Backoff{Base: time.Duration(base), Max: time.Duration(maxB), Multiplier: mult}.Delay(attempt)
+		res, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?,
+			leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL, updated_ms = ?
+			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
+			c.at.Add(delay).UnixMilli(), c.err, atMs, ex.module, ex.key, ex.token, ex.revision)
+	}
+	if err != nil {
+		return fmt.Errorf("scheduler: settle: %w", err)
+	}
+	if res != nil {
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+	}
+	// Stale token or replaced definition: only release our lease.
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL
+		WHERE module = ? AND job_key = ? AND lease_token = ?`, ex.module, ex.key, ex.token); err != nil {
+		return fmt.Errorf("scheduler: release stale lease: %w", err)
+	}
+	return nil
+}
+
+// forget frees the module slot of a settled execution; s.mu held.
+func (s *Scheduler) forget(ex *execution) {
+	if s.running[ex.module] == ex {
+		delete(s.running, ex.module)
+	}
+}
+
+// setActive records the runner's standing after a step and reports a
+// change (log, module health).
+func (s *Scheduler) setActive(active bool, other string, otherTill, now time.Time) {
+	s.mu.Lock()
+	changed := !s.known || s.active != active
+	s.known, s.active, s.other, s.otherTill = true, active, other, otherTill
+	var mods []*Binding
+	for _, b := range s.mods {
+		mods = append(mods, b)
+	}
+	var stopping []*execution
+	if !active {
+		for _, ex := range s.running {
+			stopping = append(stopping, ex)
+		}
+	}
+	s.mu.Unlock()
+	for _, ex := range stopping {
+		ex.cancel() // another runner took over: our runs are no longer leased to us
+	}
+	if !changed {
+		return
+	}
+	if active {
+		s.log.Info("scheduler runner active", "holder", s.holder)
+	} else {
+		s.log.Error("Module scheduler paused: another scheduler runner holds the lease; jobs paused until it is released",
+			"holder", other, "leased_until", otherTill)
+	}
+	for _, b := range mods {
+		b.reportRunner(active)
+	}
+}
+
+// jitterOf returns uniform(0, d).
+func jitterOf(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return mrand.N(d)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
+// Close stops the runner: running jobs are cancelled and given the grace
+// period, their leases released (the jobs stay), and the runner lease is
+// released (bounded by the grace period; otherwise it just expires).
+func (s *Scheduler) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	started := s.started
+	s.mu.Unlock()
+	// Stop claiming: the loop exits; then cancel the runs.
+	s.stopOnce.Do(func() { close(s.stop) })
+	if started {
+		<-s.loopDone
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.runStop()
+	waited := make(chan struct{})
+	go func() { s.execs.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(s.grace):
+		s.log.Warn("scheduled jobs ignored cancellation past the grace period; their leases will expire", "grace", s.grace)
+	}
+	s.mu.Lock()
+	s.drain()
+	settles := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace)
+	defer cancel()
+	defer s.closeStmts()
+	err := s.write(wctx, func(raw *sql.Tx) error {
+		tx := stx{raw, s}
+		for _, c := range settles {
+			if err := s.settle(wctx, tx, c); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(wctx, `UPDATE kimi_scheduler_runner SET token = NULL, holder = NULL, leased_until_ms = 0 WHERE id = 1 AND token = ?`, s.token)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("scheduler: close: release leases: %w", err)
+	}
+	return nil
+}
