@@ -70,7 +70,7 @@ type gwSession struct {
 	compress bool
 	seq      int64
 	replay   []replayed // the last frames sent, for Resume (bounded)
-	conn     *gwConn  // nil while disconnected
+	conn     *gwConn    // nil while disconnected
 }
 
 type replayed struct {

@@ -561,11 +561,11 @@ func (s *Server) patchChannel(c *call) (int, any, *apiError) {
 		return 0, nil, err
 	}
 	var b struct {
-		Name       *string                          `json:"name"`
-		Topic      *string                          `json:"topic"`
+		Name       *string                           `json:"name"`
+		Topic      *string                           `json:"topic"`
 		Overwrites *[]*discordgo.PermissionOverwrite `json:"permission_overwrites"`
-		ParentID   *string                          `json:"parent_id"`
-		Archived   *bool                            `json:"archived"`
+		ParentID   *string                           `json:"parent_id"`
+		Archived   *bool                             `json:"archived"`
 	}
 	if err := c.decode(&b); err != nil {
 		return 0, nil, err

@@ -3,7 +3,6 @@ package fakediscord
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -246,7 +245,9 @@ func TestRESTLimits(t *testing.T) {
 	w := newWorld(t, Options{})
 	s := w.rest()
 	long := strings.Repeat("x", 2001)
-	row := func(cs ...discordgo.MessageComponent) discordgo.MessageComponent { return discordgo.ActionsRow{Components: cs} }
+	row := func(cs ...discordgo.MessageComponent) discordgo.MessageComponent {
+		return discordgo.ActionsRow{Components: cs}
+	}
 	btn := func(id string) discordgo.MessageComponent {
 		return discordgo.Button{Label: "b", CustomID: id, Style: discordgo.PrimaryButton}
 	}
@@ -381,9 +382,7 @@ func TestRESTUnknownIDsAndPermissions(t *testing.T) {
 	bare, _ := discordgo.New(w.fake.Token()) // no "Bot " prefix
 	w.fake.Attach(bare)
 	_, err := bare.User("@me")
-	if !errors.Is(err, discordgo.ErrUnauthorized) {
-		t.Fatalf("token without Bot prefix: err = %v, want discordgo.ErrUnauthorized (the fake answered 401)", err)
-	}
+	wantAPIError(t, err, 401, CodeUnauthorized)
 }
 
 // TestRESTModeration: timeout, kick, ban with delete_message_seconds, unban — each with the
