@@ -188,7 +188,11 @@ func (s *Server) URL() string { return s.http.URL }
 func (s *Server) GatewayURL() string { return "ws" + strings.TrimPrefix(s.http.URL, "http") + "/gw" }
 
 // Token is the bot token the fake accepts (without the "Bot " prefix).
-func (s *Server) Token() string { return s.opts.Token }
+func (s *Server) Token() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.opts.Token
+}
 
 // AppID is the application's id.
 func (s *Server) AppID() string { return s.opts.AppID }
@@ -236,7 +240,7 @@ func (s *Server) Attach(sess *discordgo.Session) {
 // Session returns a new discordgo session attached to the fake, with the right token and
 // SyncEvents on (handlers run in order, as Kimi's adapter runs them).
 func (s *Server) Session() *discordgo.Session {
-	sess, _ := discordgo.New("Bot " + s.opts.Token) // New fails only on its deprecated login form
+	sess, _ := discordgo.New("Bot " + s.Token()) // New fails only on its deprecated login form
 	sess.SyncEvents = true
 	s.Attach(sess)
 	return sess
@@ -404,7 +408,10 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 	if c.version != "9" && c.version != "10" {
 		return 404, nil, &apiError{status: 404, Code: 0, Message: "404: Not Found"}
 	}
-	if c.r.Header.Get("Authorization") != "Bot "+s.opts.Token && !strings.HasPrefix(c.route, "POST /webhooks/") &&
+	s.mu.Lock()
+	token := s.opts.Token
+	s.mu.Unlock()
+	if c.r.Header.Get("Authorization") != "Bot "+token && c.route != "GET /gateway" && !strings.HasPrefix(c.route, "POST /webhooks/") &&
 		!strings.Contains(c.route, "/webhooks/{app}/{token}") && !strings.HasPrefix(c.route, "POST /interactions/") {
 		return 401, nil, &apiError{status: 401, Code: CodeUnauthorized, Message: "401: Unauthorized"}
 	}
