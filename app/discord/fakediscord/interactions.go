@@ -46,7 +46,7 @@ func (s *Server) Interaction(id string) *InteractionState {
 		return nil
 	}
 	st := &InteractionState{Interaction: *in}
-	st.Response = clone(in.Response)
+	st.Response = cloneResponse(in.Response)
 	st.FollowupIDs = slices.Clone(in.FollowupIDs)
 	st.ephemeral, st.raw = nil, nil
 	if m, _ := s.interMessage(in, in.OriginalID); m != nil {
@@ -107,9 +107,13 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 	if !slices.Contains(allowedResponses[in.Type], b.Type) {
 		return 0, nil, invalidForm("type", "INTERACTION_RESPONSE_TYPE_INVALID", "Interaction response type is invalid for this interaction")
 	}
-	var resp discordgo.InteractionResponse
-	if err := json.Unmarshal(c.body, &resp); err != nil {
-		return 0, nil, invalidForm("data", "MODEL_TYPE_CONVERT", "Could not interpret the body as JSON.")
+	resp := discordgo.InteractionResponse{Type: b.Type}
+	if len(b.Data) > 0 && string(b.Data) != "null" {
+		d, err := decodeResponseData(b.Data)
+		if err != nil {
+			return 0, nil, invalidForm("data", "MODEL_TYPE_CONVERT", "Could not interpret the body as JSON.")
+		}
+		resp.Data = d
 	}
 	sub := &call{r: c.r, body: b.Data, files: c.files, route: c.route}
 	switch b.Type {
@@ -184,6 +188,55 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 	}
 	in.Response = &resp
 	return 204, nil, nil
+}
+
+// cloneResponse deep-copies a callback, components included.
+func cloneResponse(r *discordgo.InteractionResponse) *discordgo.InteractionResponse {
+	if r == nil {
+		return nil
+	}
+	out := &discordgo.InteractionResponse{Type: r.Type}
+	if r.Data != nil {
+		b, err := json.Marshal(r.Data)
+		if err == nil {
+			out.Data, _ = decodeResponseData(b)
+		}
+	}
+	return out
+}
+
+// decodeResponseData decodes a callback's data, components included (discordgo's type has no
+// decoder for them).
+func decodeResponseData(raw json.RawMessage) (*discordgo.InteractionResponseData, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	comps := fields["components"]
+	delete(fields, "components")
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return nil, err
+	}
+	var d discordgo.InteractionResponseData
+	if err := json.Unmarshal(rest, &d); err != nil {
+		return nil, err
+	}
+	if len(comps) > 0 && string(comps) != "null" {
+		var list []json.RawMessage
+		if err := json.Unmarshal(comps, &list); err != nil {
+			return nil, err
+		}
+		d.Components = []discordgo.MessageComponent{}
+		for _, c := range list {
+			mc, err := discordgo.MessageComponentFromJSON(c)
+			if err != nil {
+				return nil, err
+			}
+			d.Components = append(d.Components, mc)
+		}
+	}
+	return &d, nil
 }
 
 // keepResponse stores a response message: ephemeral ones only on the interaction, others in
