@@ -493,6 +493,7 @@ func TestRESTCommandOverwrite(t *testing.T) {
 			{Name: "x", Description: "x", Type: 3}, {Name: "y", Description: "y", Type: 3, Required: true}}}}, "0.options.1.required", "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID"},
 		{"context menu description", []*discordgo.ApplicationCommand{{Name: "Report", Type: discordgo.UserApplicationCommand, Description: "no"}}, "0.description", "APPLICATION_COMMAND_CONTEXT_MENU_DESCRIPTION"},
 		{"101 commands", tooMany, "", "APPLICATION_COMMANDS_TOO_MANY"},
+		{"null command", []*discordgo.ApplicationCommand{nil}, "0", "BASE_TYPE_REQUIRED"},
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {

@@ -78,6 +78,10 @@ func validateMessage(b *messageBody, files int, create bool) *apiError {
 	total := 0
 	for i, e := range b.Embeds {
 		p := "embeds." + strconv.Itoa(i)
+		if e == nil {
+			f.add(p, "BASE_TYPE_REQUIRED", "This field is required")
+			continue
+		}
 		check := func(field, s string, limit int) {
 			total += runes(s)
 			if runes(s) > limit {
@@ -97,6 +101,10 @@ func validateMessage(b *messageBody, files int, create bool) *apiError {
 		}
 		for j, fl := range e.Fields {
 			fp := "fields." + strconv.Itoa(j)
+			if fl == nil {
+				f.add(p+"."+fp, "BASE_TYPE_REQUIRED", "This field is required")
+				continue
+			}
 			check(fp+".name", fl.Name, 256)
 			check(fp+".value", fl.Value, 1024)
 		}
@@ -186,6 +194,10 @@ func validateCommands(cmds []*discordgo.ApplicationCommand) *apiError {
 	seen := map[string]int{}
 	for i, c := range cmds {
 		p := strconv.Itoa(i)
+		if c == nil {
+			f.add(p, "BASE_TYPE_REQUIRED", "This field is required")
+			continue
+		}
 		t := c.Type
 		if t == 0 {
 			t = discordgo.ChatApplicationCommand
@@ -236,6 +248,10 @@ func validateOptions(f fieldErrors, p string, opts []*discordgo.ApplicationComma
 	names := map[string]bool{}
 	for i, o := range opts {
 		op := p + "." + strconv.Itoa(i)
+		if o == nil {
+			f.add(op, "BASE_TYPE_REQUIRED", "This field is required")
+			continue
+		}
 		if !chatNameRe.MatchString(o.Name) {
 			f.add(op+".name", "APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
 		}
@@ -259,4 +275,13 @@ func validateOptions(f fieldErrors, p string, opts []*discordgo.ApplicationComma
 			validateOptions(f, op+".options", o.Options)
 		}
 	}
+}
+
+// decodeCommands decodes a bulk-overwrite body; false when it is not a command list.
+func decodeCommands(b []byte) ([]*discordgo.ApplicationCommand, bool) {
+	var cmds []*discordgo.ApplicationCommand
+	if err := json.Unmarshal(b, &cmds); err != nil {
+		return nil, false
+	}
+	return cmds, true
 }
