@@ -2,6 +2,7 @@ package fakediscord
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -370,5 +371,30 @@ func TestGatewayCompressedFrames(t *testing.T) {
 	w.fake.mu.Unlock()
 	if !compressed {
 		t.Fatal("the session did not ask for compression")
+	}
+}
+
+// TestGatewayShards: each shard's session gets the GUILD_CREATEs and events of its guilds only,
+// by (guild_id >> 22) % num_shards.
+func TestGatewayShards(t *testing.T) {
+	t.Parallel()
+	f := New(Options{})
+	t.Cleanup(f.Close)
+	// ids whose shard under 2 shards is 0 and 1
+	even, odd := strconv.FormatUint(2<<22, 10), strconv.FormatUint(3<<22, 10)
+	f.AddGuild(GuildSpec{ID: even, Name: "even"})
+	f.AddGuild(GuildSpec{ID: odd, Name: "odd"})
+	for shard, want := range []string{even, odd} {
+		s := f.Session()
+		s.ShardID, s.ShardCount = shard, 2
+		ev := events(s)
+		open(t, s)
+		r := next(t, ev, "READY").Struct.(*discordgo.Ready)
+		if len(r.Guilds) != 1 || r.Guilds[0].ID != want {
+			t.Fatalf("shard %d READY guilds = %+v", shard, r.Guilds)
+		}
+		if g := next(t, ev, "GUILD_CREATE").Struct.(*discordgo.GuildCreate); g.ID != want {
+			t.Fatalf("shard %d got guild %s", shard, g.ID)
+		}
 	}
 }
