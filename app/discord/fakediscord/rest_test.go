@@ -541,3 +541,19 @@ func TestRESTVersionsAndUnknownRoutes(t *testing.T) {
 		t.Fatalf("recorded = %+v", reqs)
 	}
 }
+
+// TestRecorderBound: with MaxRecorded the recorder keeps only the newest requests.
+func TestRecorderBound(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, Options{MaxRecorded: 2})
+	s := w.rest()
+	for _, id := range []string{"@me", w.alice, w.bob} {
+		if _, err := s.User(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := w.fake.Requests()
+	if len(reqs) != 2 || !strings.HasSuffix(reqs[0].Path, w.alice) || !strings.HasSuffix(reqs[1].Path, w.bob) {
+		t.Fatalf("recorded = %+v", reqs)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -44,6 +43,9 @@ type Options struct {
 	RouteWindow time.Duration
 	// GlobalLimit is the global limit in requests per second across every route (0: none).
 	GlobalLimit int
+	// MaxRecorded bounds the request recorder (the oldest are dropped); 0 keeps every request,
+	// as tests want. A long-running fake (demo mode) sets it.
+	MaxRecorded int
 	// Now is the fake's clock (rate-limit windows, snowflakes, timestamps). Default time.Now.
 	Now func() time.Time
 }
@@ -51,7 +53,9 @@ type Options struct {
 // Server is one fake Discord. Its methods are safe for concurrent use.
 type Server struct {
 	opts Options
-	http *httptest.Server
+	ln   net.Listener
+	srv  *http.Server
+	url  string
 	mux  *http.ServeMux
 
 	mu       sync.Mutex
@@ -143,7 +147,13 @@ func New(opts Options) *Server {
 	s.routes()
 	s.mux.HandleFunc("/gw", s.serveGateway)
 	s.mux.HandleFunc("/gw/", s.serveGateway)
-	s.http = httptest.NewServer(s.mux)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic("fakediscord: listen on a loopback port: " + err.Error()) // as httptest.NewServer does
+	}
+	s.ln, s.url = ln, "http://"+ln.Addr().String()
+	s.srv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }()
 	return s
 }
 
@@ -177,15 +187,14 @@ func (s *Server) Close() {
 	for _, c := range conns {
 		c.kill()
 	}
-	s.http.CloseClientConnections()
-	s.http.Close()
+	_ = s.srv.Close() // the listener and every HTTP connection (websockets were hijacked: killed above)
 }
 
 // URL is the fake's base URL (http://127.0.0.1:port).
-func (s *Server) URL() string { return s.http.URL }
+func (s *Server) URL() string { return s.url }
 
 // GatewayURL is the websocket URL GET /gateway answers.
-func (s *Server) GatewayURL() string { return "ws" + strings.TrimPrefix(s.http.URL, "http") + "/gw" }
+func (s *Server) GatewayURL() string { return "ws" + strings.TrimPrefix(s.url, "http") + "/gw" }
 
 // Token is the bot token the fake accepts (without the "Bot " prefix).
 func (s *Server) Token() string {
@@ -202,7 +211,7 @@ func (s *Server) BotID() string { return s.opts.BotID }
 
 // Transport is an http.RoundTripper that sends every request, whatever its host (discord.com,
 // cdn.discordapp.com, ...), to the fake.
-func (s *Server) Transport() http.RoundTripper { return rewriteTransport{target: s.http.URL} }
+func (s *Server) Transport() http.RoundTripper { return rewriteTransport{target: s.url} }
 
 type rewriteTransport struct{ target string }
 
@@ -220,7 +229,7 @@ func (t rewriteTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Dialer is a websocket dialer that connects to the fake whatever host the URL names.
 func (s *Server) Dialer() *websocket.Dialer {
-	addr := s.http.Listener.Addr().String()
+	addr := s.ln.Addr().String()
 	return &websocket.Dialer{
 		HandshakeTimeout: 10 * time.Second,
 		NetDialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -390,6 +399,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, h h
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Route: route, Version: c.version,
 		Query: r.URL.Query(), Header: r.Header.Clone(), Body: raw, Status: status})
+	if n := s.opts.MaxRecorded; n > 0 && len(s.requests) > n {
+		s.requests = append(s.requests[:0:0], s.requests[len(s.requests)-n:]...)
+	}
 	s.mu.Unlock()
 	if aerr != nil {
 		writeJSON(w, aerr.status, aerr)
