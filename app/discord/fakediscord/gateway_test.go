@@ -160,7 +160,11 @@ func TestGatewayDispatchesKimiEvents(t *testing.T) {
 		{"GUILD_MEMBER_ADD", func() error { _, err := w.fake.JoinGuild(w.guild, carol); return err }},
 		{"GUILD_MEMBER_UPDATE", func() error { return rest.GuildMemberRoleAdd(w.guild, carol, w.modRole) }},
 		{"GUILD_MEMBER_REMOVE", func() error { return w.fake.LeaveGuild(w.guild, carol) }},
-		{"INVITE_CREATE", func() error { inv, err := rest.ChannelInviteCreate(w.text, discordgo.Invite{}); inviteCode = inv.Code; return err }},
+		{"INVITE_CREATE", func() error {
+			inv, err := rest.ChannelInviteCreate(w.text, discordgo.Invite{})
+			inviteCode = inv.Code
+			return err
+		}},
 		{"INVITE_DELETE", func() error { _, err := rest.InviteDelete(inviteCode); return err }},
 		{"GUILD_BAN_ADD", func() error { return rest.GuildBanCreate(w.guild, w.alice, 0) }},
 		{"GUILD_AUDIT_LOG_ENTRY_CREATE", func() error { return rest.GuildBanDelete(w.guild, w.alice) }},
