@@ -160,7 +160,7 @@ func (s *Server) LeaveGuild(guildID, userID string) error {
 func (s *Server) newInteraction(t discordgo.InteractionType, ch *channel, g *guild, u *discordgo.User, data discordgo.InteractionData, msg *discordgo.Message) *Interaction {
 	id := s.newID()
 	in := &Interaction{ID: id, Token: "fake-interaction-token-" + id, Type: t, GuildID: g.g.ID, ChannelID: ch.c.ID, UserID: u.ID,
-		ephemeral: map[string]*discordgo.Message{}}
+		ephemeral: map[string]*discordgo.Message{}, Created: s.now()}
 	if msg != nil {
 		in.SourceMessageID = msg.ID
 	}

@@ -3,6 +3,7 @@ package fakediscord
 import (
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -25,6 +26,9 @@ type Interaction struct {
 	// FollowupIDs are the follow-up messages, in order.
 	FollowupIDs []string
 
+	// Created is when the user started it (the fake's clock).
+	Created time.Time
+
 	ephemeral map[string]*discordgo.Message // messages only the user sees: not in the channel
 	raw       *discordgo.Interaction
 }
@@ -36,6 +40,14 @@ type InteractionState struct {
 	Original  *discordgo.Message
 	Followups []*discordgo.Message
 }
+
+// Discord's interaction timing.
+const (
+	// DiscordInteractionDeadline is how long Discord waits for an interaction's first callback.
+	DiscordInteractionDeadline = 3 * time.Second
+	// InteractionTokenLifetime is how long the interaction token serves follow-ups and edits.
+	InteractionTokenLifetime = 15 * time.Minute
+)
 
 // Interaction returns the state of an interaction by id, or nil.
 func (s *Server) Interaction(id string) *InteractionState {
@@ -94,6 +106,9 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 		return 0, nil, unknown(CodeUnknownInteraction, "interaction")
 	}
 	in.Callbacks++
+	if d := s.opts.InteractionDeadline; d > 0 && in.Response == nil && s.now().Sub(in.Created) > d {
+		return 0, nil, unknown(CodeUnknownInteraction, "interaction")
+	}
 	if in.Response != nil {
 		return 0, nil, &apiError{status: 400, Code: CodeAlreadyAcknowledged, Message: "Interaction has already been acknowledged."}
 	}
@@ -253,6 +268,9 @@ func (s *Server) webhookInteraction(c *call) (*Interaction, *apiError) {
 	in := s.byToken[c.param("token")]
 	if in == nil || c.param("app") != s.opts.AppID || in.Response == nil {
 		return nil, unknown(CodeUnknownWebhook, "Webhook")
+	}
+	if s.now().Sub(in.Created) > InteractionTokenLifetime {
+		return nil, &apiError{status: 401, Code: 50027, Message: "Invalid Webhook Token"}
 	}
 	return in, nil
 }

@@ -3,6 +3,7 @@ package fakediscord
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -170,4 +171,43 @@ func TestInteractionValidation(t *testing.T) {
 	if st := w.fake.Interaction(i.ID); st.Original == nil || st.Original.Content != "pong" {
 		t.Fatalf("ephemeral original = %+v", st.Original)
 	}
+}
+
+// TestInteractionTiming: with Discord's 3 s deadline a late first callback is 10062 Unknown
+// interaction; a deferred answer in time keeps the token for follow-ups for 15 minutes, then
+// 50027.
+func TestInteractionTiming(t *testing.T) {
+	t.Parallel()
+	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	w := newWorld(t, Options{Now: c.now, InteractionDeadline: DiscordInteractionDeadline})
+	s := w.rest()
+	if _, err := s.ApplicationCommandBulkOverwrite(w.fake.AppID(), w.guild, []*discordgo.ApplicationCommand{{Name: "ping", Description: "p"}}); err != nil {
+		t.Fatal(err)
+	}
+	interaction := func() *discordgo.Interaction {
+		id, err := w.fake.RunCommand(w.text, w.alice, "ping")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := w.fake.Interaction(id)
+		return &discordgo.Interaction{ID: st.ID, Token: st.Token, AppID: w.fake.AppID()}
+	}
+	late := interaction()
+	c.add(DiscordInteractionDeadline + time.Millisecond)
+	err := s.InteractionRespond(late, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Content: "too late"}})
+	wantAPIError(t, err, 404, CodeUnknownInteraction)
+
+	deferred := interaction()
+	c.add(DiscordInteractionDeadline)
+	if err := s.InteractionRespond(deferred, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}); err != nil {
+		t.Fatalf("deferred in time: %v", err)
+	}
+	c.add(14 * time.Minute)
+	if _, err := s.FollowupMessageCreate(deferred, true, &discordgo.WebhookParams{Content: "still in time"}); err != nil {
+		t.Fatalf("follow-up within 15 minutes: %v", err)
+	}
+	c.add(time.Minute)
+	_, err = s.FollowupMessageCreate(deferred, true, &discordgo.WebhookParams{Content: "expired"})
+	wantAPIError(t, err, 401, 50027)
 }

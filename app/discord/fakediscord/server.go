@@ -46,6 +46,11 @@ type Options struct {
 	// MaxRecorded bounds the request recorder (the oldest are dropped); 0 keeps every request,
 	// as tests want. A long-running fake (demo mode) sets it.
 	MaxRecorded int
+	// InteractionDeadline, when set, is how long after an interaction its first callback is
+	// accepted (Discord's is DiscordInteractionDeadline, 3 s): later, the callback answers 404
+	// 10062 as Discord does. 0 (the default) accepts a callback at any time, so a slow machine
+	// cannot fail a test; a test of the deadline sets it and moves Now.
+	InteractionDeadline time.Duration
 	// Now is the fake's clock (rate-limit windows, snowflakes, timestamps). Default time.Now.
 	Now func() time.Time
 }
