@@ -1,6 +1,7 @@
 package fakediscord
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"testing"
@@ -29,6 +30,17 @@ func next(t *testing.T, ch <-chan *discordgo.Event, want string) *discordgo.Even
 		t.Fatalf("event %s (%s), want %s", e.Type, e.RawData, want)
 	}
 	return e
+}
+
+// decoded decodes a dispatch's raw data afresh: the structs discordgo hands to handlers are
+// shared with its State, which keeps changing them on its own goroutine.
+func decoded[T any](t *testing.T, e *discordgo.Event) *T {
+	t.Helper()
+	v := new(T)
+	if err := json.Unmarshal(e.RawData, v); err != nil {
+		t.Fatalf("%s: %v", e.Type, err)
+	}
+	return v
 }
 
 // until skips dispatches until one of type want.
@@ -63,15 +75,15 @@ func TestGatewayIdentifyReadyGuildCreate(t *testing.T) {
 			ev := events(s)
 			open(t, s)
 			ready := next(t, ev, "READY")
-			r := ready.Struct.(*discordgo.Ready)
+			r := decoded[discordgo.Ready](t, ready)
 			if r.SessionID == "" || r.User.ID != w.fake.BotID() || len(r.Guilds) != 2 || r.Application.ID != w.fake.AppID() {
 				t.Fatalf("READY = %+v", r)
 			}
 			if !contains(string(ready.RawData), `"resume_gateway_url":"`+w.fake.GatewayURL()+`"`) {
 				t.Fatalf("READY lacks resume_gateway_url: %s", ready.RawData)
 			}
-			g1 := next(t, ev, "GUILD_CREATE").Struct.(*discordgo.GuildCreate)
-			g2 := next(t, ev, "GUILD_CREATE").Struct.(*discordgo.GuildCreate)
+			g1 := decoded[discordgo.GuildCreate](t, next(t, ev, "GUILD_CREATE"))
+			g2 := decoded[discordgo.GuildCreate](t, next(t, ev, "GUILD_CREATE"))
 			if g1.ID != w.guild || g2.ID != second || len(g1.Channels) != 2 || len(g1.Roles) != 3 {
 				t.Fatalf("GUILD_CREATE = %+v / %+v", g1.Guild, g2.Guild)
 			}
@@ -182,7 +194,7 @@ func TestGatewayDispatchesKimiEvents(t *testing.T) {
 	}
 	third := w.fake.Guild(w.fake.gorderLast())
 	w.fake.RemoveGuild(third.ID)
-	if del := until(t, ev, "GUILD_DELETE").Struct.(*discordgo.GuildDelete); del.ID != third.ID {
+	if del := decoded[discordgo.GuildDelete](t, until(t, ev, "GUILD_DELETE")); del.ID != third.ID {
 		t.Fatalf("GUILD_DELETE = %+v", del.Guild)
 	}
 
@@ -274,9 +286,9 @@ func TestGatewayInvalidSessionAndReconnect(t *testing.T) {
 	resumed := make(chan struct{}, 4)
 	s.AddHandler(func(*discordgo.Session, *discordgo.Resumed) { resumed <- struct{}{} })
 	open(t, s)
-	first := next(t, ev, "READY").Struct.(*discordgo.Ready).SessionID
+	first := decoded[discordgo.Ready](t, next(t, ev, "READY")).SessionID
 	w.fake.InvalidateSessions(false)
-	again := until(t, ev, "READY").Struct.(*discordgo.Ready).SessionID
+	again := decoded[discordgo.Ready](t, until(t, ev, "READY")).SessionID
 	if again == first {
 		t.Fatal("a new Identify got the old session")
 	}
@@ -393,11 +405,11 @@ func TestGatewayShards(t *testing.T) {
 		s.ShardID, s.ShardCount = shard, 2
 		ev := events(s)
 		open(t, s)
-		r := next(t, ev, "READY").Struct.(*discordgo.Ready)
+		r := decoded[discordgo.Ready](t, next(t, ev, "READY"))
 		if len(r.Guilds) != 1 || r.Guilds[0].ID != want {
 			t.Fatalf("shard %d READY guilds = %+v", shard, r.Guilds)
 		}
-		if g := next(t, ev, "GUILD_CREATE").Struct.(*discordgo.GuildCreate); g.ID != want {
+		if g := decoded[discordgo.GuildCreate](t, next(t, ev, "GUILD_CREATE")); g.ID != want {
 			t.Fatalf("shard %d got guild %s", shard, g.ID)
 		}
 	}
