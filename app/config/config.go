@@ -28,7 +28,10 @@ import (
 
 // Defaults of the deployment settings.
 const (
-	DefaultDataDir       = "./kimi-data"
+	DefaultDataDir = "./kimi-data"
+	// DefaultDemoDataDir is the data directory of demo mode when none is set, so a demo never
+	// shares the real appliance's database.
+	DefaultDemoDataDir   = "./kimi-demo-data"
 	DefaultAddr          = "127.0.0.1:8080"
 	DefaultLogFormat     = "text"
 	DefaultLogLevel      = "info"
@@ -58,6 +61,8 @@ const (
 	KeyOwnerUserID    = "owner-user-id"
 
 	KeyModules = "modules"
+
+	KeyDemo = "demo"
 )
 
 // MaxModules bounds the names KIMI_MODULES may list.
@@ -73,6 +78,7 @@ type Setting struct {
 	Env     string // environment variable
 	Default string // default value ("" = none)
 	Secret  bool   // also read from Env+"_FILE"; the flag takes a file path
+	Bool    bool   // a switch: the flag takes no value (--demo), the variable true or false
 	Usage   string // one-line description
 }
 
@@ -107,6 +113,7 @@ var settings = []Setting{
 	{Key: KeyRegularRoleIDs, Env: "KIMI_REGULAR_ROLE_IDS", Usage: "Discord role ids whose members are regulars in every guild (comma-separated)"},
 	{Key: KeyOwnerUserID, Env: "KIMI_OWNER_USER_ID", Usage: "Discord user id of the bot owner (not implicitly staff)"},
 	{Key: KeyModules, Env: "KIMI_MODULES", Usage: "comma-separated names of the modules to run, overriding the selection saved on /modules"},
+	{Key: KeyDemo, Env: "KIMI_DEMO", Default: "false", Bool: true, Usage: "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in " + DefaultDemoDataDir + " unless the data directory is set)"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -176,6 +183,9 @@ type Config struct {
 	Modules    []string
 	ModulesSet bool
 
+	// Demo is demo mode (--demo, KIMI_DEMO=true): a built-in fake Discord, never the real one.
+	Demo bool
+
 	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
 	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
 	Origins map[string]string
@@ -203,9 +213,9 @@ func (c Config) ResolveBaseURL(listenAddr string) string {
 
 // String renders the settings with secrets redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d modules=%s",
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d modules=%s demo=%t",
 		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.trustedProxies(), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String(),
-		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID, c.modules())
+		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID, c.modules(), c.Demo)
 }
 
 // LogValue renders the settings as a slog group with secrets redacted.
@@ -225,6 +235,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("regular_role_ids", formatIDs(c.RegularRoleIDs)),
 		slog.Uint64("owner_user_id", c.OwnerUserID),
 		slog.String("modules", c.modules()),
+		slog.Bool("demo", c.Demo),
 	)
 }
 
@@ -307,10 +318,37 @@ func Bind(fs *flag.FlagSet, keys ...string) *Flags {
 		if s.Secret {
 			def = ""
 		}
+		if s.Bool {
+			v := def
+			f.vals[k] = &v
+			fs.Var((*boolFlag)(&v), s.Flag(), usage)
+			continue
+		}
 		f.vals[k] = fs.String(s.Flag(), def, usage)
 	}
 	return f
 }
+
+// boolFlag is a switch flag (--demo, --demo=false) stored as the string Load parses.
+type boolFlag string
+
+func (b *boolFlag) String() string {
+	if b == nil {
+		return ""
+	}
+	return string(*b)
+}
+
+func (b *boolFlag) Set(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return errors.New("not true or false")
+	}
+	*b = boolFlag(v)
+	return nil
+}
+
+// IsBoolFlag lets the flag be given without a value.
+func (b *boolFlag) IsBoolFlag() bool { return true }
 
 // Load resolves every setting (flags > environment > defaults) and validates
 // it. All problems are reported together, one line each.
@@ -400,11 +438,21 @@ func (r *resolver) resolve() {
 		return v, src
 	}
 
+	if v, src := get(KeyDemo); v != "" {
+		if on, err := strconv.ParseBool(v); err != nil {
+			r.fail(src, "%q is not true or false", v)
+		} else {
+			c.Demo = on
+		}
+	}
 	if v, src := get(KeyDataDir); strings.TrimSpace(v) == "" {
 		r.fail(src, "must not be empty")
 	} else if strings.ContainsRune(v, 0) {
 		r.fail(src, "must not contain NUL bytes")
 	} else {
+		if c.Demo && src == "default" {
+			v = DefaultDemoDataDir
+		}
 		c.DataDir = filepath.Clean(v)
 	}
 

@@ -26,6 +26,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"regular-role-ids":    "Discord role ids whose members are regulars in every guild (comma-separated) (env KIMI_REGULAR_ROLE_IDS)",
 		"owner-user-id":       "Discord user id of the bot owner (not implicitly staff) (env KIMI_OWNER_USER_ID)",
 		"modules":             "comma-separated names of the modules to run, overriding the selection saved on /modules (env KIMI_MODULES)",
+		"demo":                "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in ./kimi-demo-data unless the data directory is set) (env KIMI_DEMO)",
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
