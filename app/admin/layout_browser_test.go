@@ -33,7 +33,7 @@ type layoutPage struct {
 // control's border is 3:1 against its background as the browser computes
 // it. It saves <page>-phone-<theme>.png for every page in $KIMI_ARTIFACTS.
 func TestBrowserLayout(t *testing.T) {
-	h := newHarness(t, withModules(nil, false))
+	h := newHarness(t, withModules(nil, false), withDemo) // demo mode: every page carries its banner
 	wt := newFakeWorldtree(t)
 	tb := newTab(t)
 	ctx := context.Background()
@@ -78,6 +78,12 @@ func TestBrowserLayout(t *testing.T) {
 	h.writeDocument(kudosT, "---\ngiver_min_tier: staff\n---\n")
 	h.storeInvalid(allT, "---\nlimit: many\n---\n")
 
+	// The demo guild's #general with a long message (the chat view wraps it).
+	demoVars(t, h)
+	if err := h.srv.opts.Demo.PostAsMember(ctx, h.vars["general"], h.vars["ada"], "a long message "+strings.Repeat("without-any-spaces-", 12)); err != nil {
+		t.Fatal(err)
+	}
+
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
 		{"guilds", "/guilds", `[data-testid=guild-list]`, true},
@@ -92,6 +98,7 @@ func TestBrowserLayout(t *testing.T) {
 		{"worldtree", "/worldtree", `[data-testid=worldtree-agents]`, true},
 		{"audit", "/audit", `[data-testid=audit-table]`, true},
 		{"settings", "/settings", `[data-testid=worldtree-form]`, true},
+		{"demo", "/demo?channel=" + demoChannel(t, h, "general"), `[data-testid=demo-messages]`, true},
 		{"not-found", "/nope", `[data-testid=error-page]`, true},
 	}
 	for _, theme := range []string{"light", "dark"} {

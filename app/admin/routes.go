@@ -75,6 +75,8 @@ func (s *Server) buildEcho() *echo.Echo {
 	gm.POST("/:name/enabled", s.toggleModule)
 	gm.POST("/:name/restart", s.restartModule)
 	gm.POST("/:name/settings", s.saveModuleSettings)
+	g.GET("/demo", s.demoShow)
+	g.POST("/demo/messages", s.postDemoMessage)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}
