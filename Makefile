@@ -15,7 +15,7 @@ DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 STAMP   := github.com/kimiapp/kimi/app/buildinfo
 LDFLAGS := -s -w -X $(STAMP).Version=$(VERSION) -X $(STAMP).Commit=$(COMMIT) -X $(STAMP).Date=$(DATE)
 
-.PHONY: help build run test test-race lint generate bench bench-report e2e check-libc clean
+.PHONY: help build run demo test test-race lint generate bench bench-report e2e check-libc clean
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z0-9-]+:.*## / {printf "  %-11s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,6 +25,9 @@ build: ## static CGO-free binary with version stamp -> bin/kimi
 
 run: build ## build and run `kimi serve` with data in ./kimi-data
 	KIMI_DATA_DIR="$${KIMI_DATA_DIR:-$(DATA_DIR)}" ./$(BIN) serve
+
+demo: build ## build and run `kimi serve --demo`: a built-in fake Discord with a demo guild, data in ./kimi-demo-data
+	./$(BIN) serve --demo
 
 test: ## all tests (unit, HTTP, browser when chromium is present, built binary)
 	$(GO) test -count=1 $(TESTFLAGS) ./...

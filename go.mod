@@ -6,8 +6,10 @@ toolchain go1.26.8
 
 require (
 	github.com/a-h/templ v0.3.1118
+	github.com/bwmarrin/discordgo v0.29.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/gorilla/websocket v1.4.2
 	github.com/labstack/echo/v4 v4.16.4
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/prometheus/client_golang v1.25.0

@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/store"
@@ -161,12 +162,22 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		logger.Warn("the admin UI is reachable from the network over plain HTTP; put a TLS reverse proxy in front and set KIMI_BASE_URL=https://...",
 			"addr", ln.Addr().String())
 	}
+	var demo admin.DemoChat
+	if cfg.Demo {
+		// Demo mode: a built-in fake Discord on a loopback port with a seeded demo guild; the
+		// real Discord is never contacted. The Discord adapter connects to it (issue: the
+		// Discord adapter); until then the /demo page posts into it.
+		fake := fakediscord.New(fakediscord.Options{MaxRecorded: 1000})
+		defer fake.Close()
+		demo = admin.NewDemoChat(fake, fake.SeedDemo())
+		logger.Warn("running in demo mode against a built-in fake Discord with a demo guild, never the real Discord; try /demo", "data_dir", cfg.DataDir)
+	}
 	adminSrv, err := admin.New(admin.Options{
 		Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		Scheduler:      modHost.Scheduler(),
-		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()),
+		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo,
 	})
 	if err != nil {
 		ln.Close()

@@ -109,6 +109,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Signed out other sessions", true
 	case ActionBackupDownload:
 		return "Downloaded a backup", true
+	case ActionDemoMessagePost:
+		return "Posted in the demo guild", true
 	case store.ActionRestore:
 		return "Restored a backup", true
 	case guildcfg.ActionDocumentSave:

@@ -16,7 +16,7 @@ import (
 // TestEveryRouteRequiresAuth walks echo's registered routes, so a route added
 // later is covered without editing this test.
 func TestEveryRouteRequiresAuth(t *testing.T) {
-	h := newHarness(t, withModules(nil, false))
+	h := newHarness(t, withModules(nil, false), withDemo)
 	h.createAdmin()
 
 	wantPublic := []string{

@@ -114,6 +114,9 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
+		if cl, ok := opts.Demo.(io.Closer); ok {
+			_ = cl.Close()
+		}
 		if h.modHost != nil {
 			_ = h.modHost.Close(context.Background())
 		}

@@ -35,7 +35,7 @@ type layoutPage struct {
 // it. It saves <page>-phone-<theme>.png for every page in $KIMI_ARTIFACTS.
 func TestBrowserLayout(t *testing.T) {
 	jp := &probe{slow: make(chan string, 1)}
-	h := newHarness(t, withModules(jp, false))
+	h := newHarness(t, withModules(jp, false), withDemo) // demo mode: every page carries its banner
 	wt := newFakeWorldtree(t)
 	tb := newTab(t)
 	ctx := context.Background()
@@ -83,6 +83,11 @@ func TestBrowserLayout(t *testing.T) {
 	// The probe's jobs table: a long key, a failed job's error, a running
 	// job's lease holder.
 	scheduleLayoutJobs(t, h, jp)
+	// The demo guild's #general with a long message (the chat view wraps it).
+	demoVars(t, h)
+	if err := h.srv.opts.Demo.PostAsMember(ctx, h.vars["general"], h.vars["ada"], "a long message "+strings.Repeat("without-any-spaces-", 12)); err != nil {
+		t.Fatal(err)
+	}
 
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
@@ -98,6 +103,7 @@ func TestBrowserLayout(t *testing.T) {
 		{"worldtree", "/worldtree", `[data-testid=worldtree-agents]`, true},
 		{"audit", "/audit", `[data-testid=audit-table]`, true},
 		{"settings", "/settings", `[data-testid=worldtree-form]`, true},
+		{"demo", "/demo?channel=" + demoChannel(t, h, "general"), `[data-testid=demo-messages]`, true},
 		{"not-found", "/nope", `[data-testid=error-page]`, true},
 	}
 	for _, theme := range []string{"light", "dark"} {

@@ -101,10 +101,14 @@ func (s *Server) chrome(c echo.Context, title, active string) templates.Chrome {
 		Version: s.opts.Version,
 		Flashes: s.takeFlash(c),
 	}
+	ch.Demo = s.opts.Demo != nil
 	if sess := sessionOf(c); sess != nil {
 		ch.User = sess.Username
 		if s.worldtreeConfigured(c.Request().Context()) {
 			ch.ShowOptional = []string{"worldtree"}
+		}
+		if ch.Demo {
+			ch.ShowOptional = append(ch.ShowOptional, "demo")
 		}
 	}
 	return ch

@@ -77,6 +77,8 @@ func (s *Server) buildEcho() *echo.Echo {
 	gm.POST("/:name/settings", s.saveModuleSettings)
 	gm.POST("/:name/jobs/:key/run", s.runModuleJob)
 	gm.POST("/:name/jobs/:key/cancel", s.cancelModuleJob)
+	g.GET("/demo", s.demoShow)
+	g.POST("/demo/messages", s.postDemoMessage)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}

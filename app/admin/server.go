@@ -70,6 +70,9 @@ type Options struct {
 	// Scheduler is the durable job scheduler (app/serve.go passes the
 	// host's); nil: /readyz says nothing of it.
 	Scheduler JobScheduler
+	// Demo is demo mode's guild (`kimi serve --demo`): the /demo page reads and posts into it
+	// and every page is labelled as a demo. Nil: not demo mode, /demo answers 404.
+	Demo DemoChat
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

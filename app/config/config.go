@@ -29,7 +29,10 @@ import (
 
 // Defaults of the deployment settings.
 const (
-	DefaultDataDir       = "./kimi-data"
+	DefaultDataDir = "./kimi-data"
+	// DefaultDemoDataDir is the data directory of demo mode when none is set, so a demo never
+	// shares the real appliance's database.
+	DefaultDemoDataDir   = "./kimi-demo-data"
 	DefaultAddr          = "127.0.0.1:8080"
 	DefaultLogFormat     = "text"
 	DefaultLogLevel      = "info"
@@ -60,6 +63,7 @@ const (
 
 	KeyModules = "modules"
 
+	KeyDemo           = "demo"
 	KeySchedulerLease = "scheduler-lease"
 )
 
@@ -83,6 +87,7 @@ type Setting struct {
 	Env     string // environment variable
 	Default string // default value ("" = none)
 	Secret  bool   // also read from Env+"_FILE"; the flag takes a file path
+	Bool    bool   // a switch: the flag takes no value (--demo), the variable true or false
 	Usage   string // one-line description
 }
 
@@ -118,6 +123,7 @@ var settings = []Setting{
 	{Key: KeyOwnerUserID, Env: "KIMI_OWNER_USER_ID", Usage: "Discord user id of the bot owner (not implicitly staff)"},
 	{Key: KeyModules, Env: "KIMI_MODULES", Usage: "comma-separated names of the modules to run, overriding the selection saved on /modules"},
 	{Key: KeySchedulerLease, Env: "KIMI_SCHEDULER_LEASE", Default: "60s", Usage: "lease of a running scheduled job and of the scheduler runner (1s..1h): how long a killed process's jobs, or a second process, wait"},
+	{Key: KeyDemo, Env: "KIMI_DEMO", Default: "false", Bool: true, Usage: "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in " + DefaultDemoDataDir + " unless the data directory is set)"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -190,6 +196,8 @@ type Config struct {
 	// SchedulerLease is KIMI_SCHEDULER_LEASE: how long a job claim and the
 	// single-runner lease last (renewed at half of it).
 	SchedulerLease time.Duration
+	// Demo is demo mode (--demo, KIMI_DEMO=true): a built-in fake Discord, never the real one.
+	Demo bool
 
 	// Origins records where each setting came from ("--addr", "KIMI_ADDR",
 	// "KIMI_ADDR_FILE" or "default"), keyed by Setting.Key.
@@ -218,9 +226,9 @@ func (c Config) ResolveBaseURL(listenAddr string) string {
 
 // String renders the settings with secrets redacted.
 func (c Config) String() string {
-	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d modules=%s",
+	return fmt.Sprintf("data-dir=%q addr=%q base-url=%q log-format=%s log-level=%s trusted-proxies=%q metrics-token=%q admin-username=%q admin-password=%q staff-user-ids=%s staff-role-ids=%s regular-role-ids=%s owner-user-id=%d modules=%s demo=%t",
 		c.DataDir, c.Addr, c.BaseURL, c.LogFormat, levelName(c.LogLevel), c.trustedProxies(), c.MetricsToken.String(), c.AdminUsername, c.AdminPassword.String(),
-		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID, c.modules())
+		formatIDs(c.StaffUserIDs), formatIDs(c.StaffRoleIDs), formatIDs(c.RegularRoleIDs), c.OwnerUserID, c.modules(), c.Demo)
 }
 
 // LogValue renders the settings as a slog group with secrets redacted.
@@ -240,6 +248,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("regular_role_ids", formatIDs(c.RegularRoleIDs)),
 		slog.Uint64("owner_user_id", c.OwnerUserID),
 		slog.String("modules", c.modules()),
+		slog.Bool("demo", c.Demo),
 	)
 }
 
@@ -322,10 +331,37 @@ func Bind(fs *flag.FlagSet, keys ...string) *Flags {
 		if s.Secret {
 			def = ""
 		}
+		if s.Bool {
+			v := def
+			f.vals[k] = &v
+			fs.Var((*boolFlag)(&v), s.Flag(), usage)
+			continue
+		}
 		f.vals[k] = fs.String(s.Flag(), def, usage)
 	}
 	return f
 }
+
+// boolFlag is a switch flag (--demo, --demo=false) stored as the string Load parses.
+type boolFlag string
+
+func (b *boolFlag) String() string {
+	if b == nil {
+		return ""
+	}
+	return string(*b)
+}
+
+func (b *boolFlag) Set(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return errors.New("not true or false")
+	}
+	*b = boolFlag(v)
+	return nil
+}
+
+// IsBoolFlag lets the flag be given without a value.
+func (b *boolFlag) IsBoolFlag() bool { return true }
 
 // Load resolves every setting (flags > environment > defaults) and validates
 // it. All problems are reported together, one line each.
@@ -415,11 +451,21 @@ func (r *resolver) resolve() {
 		return v, src
 	}
 
+	if v, src := get(KeyDemo); v != "" {
+		if on, err := strconv.ParseBool(v); err != nil {
+			r.fail(src, "%q is not true or false", v)
+		} else {
+			c.Demo = on
+		}
+	}
 	if v, src := get(KeyDataDir); strings.TrimSpace(v) == "" {
 		r.fail(src, "must not be empty")
 	} else if strings.ContainsRune(v, 0) {
 		r.fail(src, "must not contain NUL bytes")
 	} else {
+		if c.Demo && src == "default" {
+			v = DefaultDemoDataDir
+		}
 		c.DataDir = filepath.Clean(v)
 	}
 

@@ -408,7 +408,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 15 {
-		t.Fatalf("%d settings, want 15", len(seen))
+	if len(seen) != 16 {
+		t.Fatalf("%d settings, want 16", len(seen))
 	}
 }

@@ -27,6 +27,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"owner-user-id":       "Discord user id of the bot owner (not implicitly staff) (env KIMI_OWNER_USER_ID)",
 		"modules":             "comma-separated names of the modules to run, overriding the selection saved on /modules (env KIMI_MODULES)",
 		"scheduler-lease":     "lease of a running scheduled job and of the scheduler runner (1s..1h): how long a killed process's jobs, or a second process, wait (env KIMI_SCHEDULER_LEASE)",
+		"demo":                "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in ./kimi-demo-data unless the data directory is set) (env KIMI_DEMO)",
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

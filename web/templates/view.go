@@ -24,6 +24,8 @@ type Chrome struct {
 	// ShowOptional lists the keys of optional navigation items to show
 	// (Worldtree once it is configured).
 	ShowOptional []string
+	// Demo labels every page as demo mode (a built-in fake Discord, never the real one).
+	Demo bool
 }
 
 // Assets holds content-hashed URLs of the static files.
@@ -64,6 +66,7 @@ type NavItem struct {
 // layout pre-renders it once, at the first page render.
 var Nav = []NavItem{
 	{Key: "overview", Label: "Overview", Href: "/"},
+	{Key: "demo", Label: "Demo", Href: "/demo", Optional: true},
 	{Key: "guilds", Label: "Guilds", Href: "/guilds"},
 	{Key: "modules", Label: "Modules", Href: "/modules"},
 	{Key: "proposals", Label: "Proposals", Href: "/proposals", Soon: true},

@@ -1,0 +1,48 @@
+package admin
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// ActionDemoMessagePost is the audit action of a message posted in the demo guild from /demo.
+const ActionDemoMessagePost = "demo.message.post"
+
+// postDemoMessage posts a message into the demo guild as the chosen demo member, then shows
+// the channel again. A refused form is shown again with its text kept.
+func (s *Server) postDemoMessage(c echo.Context) error {
+	if s.opts.Demo == nil {
+		return echo.ErrNotFound
+	}
+	f := form.ParseDemoMessage(c.Request())
+	if errs := f.Validate(); !errs.OK() {
+		return s.renderDemo(c, http.StatusUnprocessableEntity, f.Channel, f, errs)
+	}
+	ctx, cancel := withTimeout(c, 5*time.Second)
+	defer cancel()
+	err := s.opts.Demo.PostAsMember(ctx, f.Channel, f.Member, f.Content)
+	if errors.Is(err, ErrDemoUnknown) {
+		return s.renderDemo(c, http.StatusUnprocessableEntity, f.Channel, f,
+			form.Errors{form.FieldForm: "That channel or member is not in the demo guild; choose again."})
+	}
+	if err != nil {
+		return fmt.Errorf("admin: demo post: %w", err)
+	}
+	if err := s.opts.Store.Audit(ctx, store.AuditEntry{
+		At: time.Now(), Actor: sessionOf(c).Username, Action: ActionDemoMessagePost, Target: f.Channel,
+		Detail: "as member " + f.Member + ", " + strconv.Itoa(utf8.RuneCountInString(f.Content)) + " characters", IP: c.RealIP(),
+	}); err != nil {
+		return fmt.Errorf("admin: demo post: audit: %w", err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/demo?"+url.Values{form.FieldDemoChannel: {f.Channel}}.Encode())
+}

@@ -1,0 +1,314 @@
+package fakediscord
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Errors of the user-action helpers.
+var (
+	ErrUnknownGuild     = errors.New("fakediscord: unknown guild")
+	ErrUnknownChannel   = errors.New("fakediscord: unknown channel")
+	ErrUnknownUser      = errors.New("fakediscord: unknown user")
+	ErrNotMember        = errors.New("fakediscord: user is not a member of the guild")
+	ErrUnknownMessage   = errors.New("fakediscord: unknown message")
+	ErrUnknownComponent = errors.New("fakediscord: the message has no component with that custom id")
+	ErrUnknownCommand   = errors.New("fakediscord: no such command is registered")
+	ErrBadOptions       = errors.New("fakediscord: the options do not match the command")
+	ErrNoModal          = errors.New("fakediscord: the interaction was not answered with a modal")
+)
+
+// actor checks that userID may act in channelID: the channel exists, the user is known and a
+// member of its guild. s.mu held.
+func (s *Server) actor(channelID, userID string) (*channel, *guild, *discordgo.User, error) {
+	ch := s.channels[channelID]
+	if ch == nil {
+		return nil, nil, nil, fmt.Errorf("%w %s", ErrUnknownChannel, channelID)
+	}
+	u := s.users[userID]
+	if u == nil {
+		return nil, nil, nil, fmt.Errorf("%w %s", ErrUnknownUser, userID)
+	}
+	g := s.guilds[ch.c.GuildID]
+	if g == nil || g.members[userID] == nil {
+		return nil, nil, nil, ErrNotMember
+	}
+	return ch, g, u, nil
+}
+
+// PostMessage posts content in a channel as a user: MESSAGE_CREATE (content stripped for
+// sessions without the message-content intent, unless it mentions the bot).
+func (s *Server) PostMessage(channelID, userID, content string) (*discordgo.Message, error) {
+	return s.PostReply(channelID, userID, content, "")
+}
+
+// PostReply posts content as a user, replying to replyTo ("" for none).
+func (s *Server) PostReply(channelID, userID, content, replyTo string) (*discordgo.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, _, u, err := s.actor(channelID, userID)
+	if err != nil {
+		return nil, err
+	}
+	m := &discordgo.Message{ID: s.newID(), ChannelID: ch.c.ID, GuildID: ch.c.GuildID, Author: u, Content: content,
+		Timestamp: s.now().UTC(), Embeds: []*discordgo.MessageEmbed{}, Attachments: []*discordgo.MessageAttachment{}}
+	if replyTo != "" {
+		_, ref := ch.message(replyTo)
+		if ref == nil {
+			return nil, ErrUnknownMessage
+		}
+		m.Type = discordgo.MessageTypeReply
+		m.ReferencedMessage = ref
+		m.MessageReference = &discordgo.MessageReference{MessageID: ref.ID, ChannelID: ref.ChannelID, GuildID: ref.GuildID}
+	}
+	if g := s.guilds[ch.c.GuildID]; g != nil {
+		m.Member = &discordgo.Member{Roles: g.members[userID].Roles, JoinedAt: g.members[userID].JoinedAt, Nick: g.members[userID].Nick}
+	}
+	s.resolveMentions(m, nil)
+	s.storeMessage(ch, m)
+	return cloneMessage(m), nil
+}
+
+// EditAsUser edits a user's own message: MESSAGE_UPDATE.
+func (s *Server) EditAsUser(channelID, messageID, content string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.channels[channelID]
+	if ch == nil {
+		return ErrUnknownChannel
+	}
+	_, m := ch.message(messageID)
+	if m == nil {
+		return ErrUnknownMessage
+	}
+	m.Content = content
+	m.EditedTimestamp = ptrTime(s.now().UTC())
+	s.resolveMentions(m, nil)
+	s.dispatchMessage("MESSAGE_UPDATE", m)
+	return nil
+}
+
+// DeleteAsUser deletes a message as its author: MESSAGE_DELETE.
+func (s *Server) DeleteAsUser(channelID, messageID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.channels[channelID]
+	if ch == nil {
+		return ErrUnknownChannel
+	}
+	i, m := ch.message(messageID)
+	if m == nil {
+		return ErrUnknownMessage
+	}
+	ch.msgs = slices.Delete(ch.msgs, i, i+1)
+	s.dispatchGuild(ch.c.GuildID, "MESSAGE_DELETE", &discordgo.MessageDelete{Message: &discordgo.Message{ID: m.ID, ChannelID: ch.c.ID, GuildID: ch.c.GuildID}})
+	return nil
+}
+
+// React adds a user's reaction (a unicode emoji, or name:id): MESSAGE_REACTION_ADD.
+func (s *Server) React(channelID, messageID, userID, emoji string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, _, _, err := s.actor(channelID, userID)
+	if err != nil {
+		return err
+	}
+	_, m := ch.message(messageID)
+	if m == nil {
+		return ErrUnknownMessage
+	}
+	s.setReaction(m, emoji, userID, true)
+	return nil
+}
+
+// JoinGuild makes a known user join a guild: GUILD_MEMBER_ADD.
+func (s *Server) JoinGuild(guildID, userID string) (*discordgo.Member, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.guilds[guildID]
+	if g == nil {
+		return nil, ErrUnknownGuild
+	}
+	u := s.users[userID]
+	if u == nil {
+		return nil, ErrUnknownUser
+	}
+	m := s.addMemberLocked(g, u, nil)
+	s.dispatchGuild(guildID, "GUILD_MEMBER_ADD", m)
+	return clone(m), nil
+}
+
+// LeaveGuild makes a member leave: GUILD_MEMBER_REMOVE.
+func (s *Server) LeaveGuild(guildID, userID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.guilds[guildID]
+	if g == nil {
+		return ErrUnknownGuild
+	}
+	if g.members[userID] == nil {
+		return ErrNotMember
+	}
+	s.removeMember(g, userID)
+	return nil
+}
+
+// newInteraction records and dispatches an INTERACTION_CREATE. s.mu held.
+func (s *Server) newInteraction(t discordgo.InteractionType, ch *channel, g *guild, u *discordgo.User, data discordgo.InteractionData, msg *discordgo.Message) *Interaction {
+	id := s.newID()
+	in := &Interaction{ID: id, Token: "fake-interaction-token-" + id, Type: t, GuildID: g.g.ID, ChannelID: ch.c.ID, UserID: u.ID,
+		ephemeral: map[string]*discordgo.Message{}, Created: s.now()}
+	if msg != nil {
+		in.SourceMessageID = msg.ID
+	}
+	member := *g.members[u.ID]
+	member.Permissions = s.permissions(g, u.ID, ch.c)
+	raw := &discordgo.Interaction{ID: id, AppID: s.opts.AppID, Type: t, Data: data, GuildID: g.g.ID, ChannelID: ch.c.ID,
+		Message: msg, Member: &member, Token: in.Token, Version: 1, Locale: discordgo.EnglishUS,
+		AppPermissions: s.permissions(g, s.opts.BotID, ch.c)}
+	in.raw = raw
+	s.inters[id] = in
+	s.byToken[in.Token] = in
+	s.dispatchGuild(g.g.ID, "INTERACTION_CREATE", wireInter(raw))
+	return in
+}
+
+// findComponent reports whether a component tree holds customID, and its type.
+func findComponent(cs []discordgo.MessageComponent, customID string) (discordgo.ComponentType, bool) {
+	for _, c := range cs {
+		switch v := c.(type) {
+		case *discordgo.ActionsRow:
+			if t, ok := findComponent(v.Components, customID); ok {
+				return t, true
+			}
+		case *discordgo.Button:
+			if v.CustomID == customID {
+				return v.Type(), true
+			}
+		case *discordgo.SelectMenu:
+			if v.CustomID == customID {
+				return v.Type(), true
+			}
+		case *discordgo.Container:
+			if t, ok := findComponent(v.Components, customID); ok {
+				return t, true
+			}
+		case *discordgo.Section:
+			if v.Accessory != nil {
+				if t, ok := findComponent([]discordgo.MessageComponent{v.Accessory}, customID); ok {
+					return t, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// ClickButton clicks a button (or picks select values) on a message as a user:
+// INTERACTION_CREATE of type 3. It returns the interaction's id for Interaction.
+func (s *Server) ClickButton(channelID, messageID, userID, customID string, values ...string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, g, u, err := s.actor(channelID, userID)
+	if err != nil {
+		return "", err
+	}
+	_, m := ch.message(messageID)
+	if m == nil {
+		return "", ErrUnknownMessage
+	}
+	t, ok := findComponent(m.Components, customID)
+	if !ok {
+		return "", ErrUnknownComponent
+	}
+	data := discordgo.MessageComponentInteractionData{CustomID: customID, ComponentType: t, Values: values}
+	return s.newInteraction(discordgo.InteractionMessageComponent, ch, g, u, data, m).ID, nil
+}
+
+// RunCommand runs a slash command (guild or global) as a user: INTERACTION_CREATE of type 2.
+// Options are checked against the registered command (known names, required present).
+func (s *Server) RunCommand(channelID, userID, name string, options ...*discordgo.ApplicationCommandInteractionDataOption) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, g, u, err := s.actor(channelID, userID)
+	if err != nil {
+		return "", err
+	}
+	var cmd *discordgo.ApplicationCommand
+	for _, c := range append(slices.Clone(g.commands), s.global...) {
+		if c.Name == name && (c.Type == discordgo.ChatApplicationCommand || c.Type == 0) {
+			cmd = c
+			break
+		}
+	}
+	if cmd == nil {
+		return "", fmt.Errorf("%w: /%s", ErrUnknownCommand, name)
+	}
+	if err := checkOptions(cmd.Options, options); err != nil {
+		return "", err
+	}
+	data := discordgo.ApplicationCommandInteractionData{ID: cmd.ID, Name: cmd.Name, CommandType: discordgo.ChatApplicationCommand, Options: options}
+	return s.newInteraction(discordgo.InteractionApplicationCommand, ch, g, u, data, nil).ID, nil
+}
+
+func checkOptions(decl []*discordgo.ApplicationCommandOption, given []*discordgo.ApplicationCommandInteractionDataOption) error {
+	for _, o := range given {
+		i := slices.IndexFunc(decl, func(d *discordgo.ApplicationCommandOption) bool { return d.Name == o.Name })
+		if i < 0 {
+			return fmt.Errorf("%w: unknown option %q", ErrBadOptions, o.Name)
+		}
+		if o.Type == 0 {
+			o.Type = decl[i].Type
+		}
+		if len(o.Options) > 0 {
+			if err := checkOptions(decl[i].Options, o.Options); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range decl {
+		if d.Required && !slices.ContainsFunc(given, func(o *discordgo.ApplicationCommandInteractionDataOption) bool { return o.Name == d.Name }) {
+			return fmt.Errorf("%w: option %q is required", ErrBadOptions, d.Name)
+		}
+	}
+	return nil
+}
+
+// SubmitModal submits the modal an interaction was answered with, as its user, with a value
+// per text input custom id: INTERACTION_CREATE of type 5.
+func (s *Server) SubmitModal(interactionID string, values map[string]string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev := s.inters[interactionID]
+	if prev == nil || prev.Response == nil || prev.Response.Type != discordgo.InteractionResponseModal || prev.Response.Data == nil {
+		return "", ErrNoModal
+	}
+	ch, g, u, err := s.actor(prev.ChannelID, prev.UserID)
+	if err != nil {
+		return "", err
+	}
+	data := discordgo.ModalSubmitInteractionData{CustomID: prev.Response.Data.CustomID}
+	for _, row := range prev.Response.Data.Components {
+		ar, ok := row.(*discordgo.ActionsRow)
+		if !ok {
+			continue
+		}
+		out := &discordgo.ActionsRow{}
+		for _, c := range ar.Components {
+			if ti, ok := c.(*discordgo.TextInput); ok {
+				out.Components = append(out.Components, &discordgo.TextInput{CustomID: ti.CustomID, Value: values[ti.CustomID]})
+			}
+		}
+		data.Components = append(data.Components, out)
+	}
+	var msg *discordgo.Message
+	if prev.SourceMessageID != "" {
+		msg, _ = s.interMessage(prev, prev.SourceMessageID)
+	}
+	in := s.newInteraction(discordgo.InteractionModalSubmit, ch, g, u, data, msg)
+	in.SourceMessageID = prev.SourceMessageID
+	return in.ID, nil
+}

@@ -1,0 +1,33 @@
+package fakediscord
+
+import (
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// TestSeedDemo: the demo guild as a discordgo session sees it — labelled, three channels in
+// their category, two roles, the three demo members who can post.
+func TestSeedDemo(t *testing.T) {
+	t.Parallel()
+	f := New(Options{})
+	t.Cleanup(f.Close)
+	d := f.SeedDemo()
+	s := f.Session()
+	s.Identify.Intents = discordgo.IntentsAll
+	got := make(chan *discordgo.GuildCreate, 1)
+	s.AddHandler(func(_ *discordgo.Session, g *discordgo.GuildCreate) { got <- g })
+	open(t, s)
+	g := recv(t, got, "GUILD_CREATE")
+	if g.Name != DemoGuildName || len(g.Channels) != 4 || len(g.Roles) != 4 || len(g.Members) != 5 {
+		t.Fatalf("demo guild = %q, %d channels, %d roles, %d members", g.Name, len(g.Channels), len(g.Roles), len(g.Members))
+	}
+	for _, id := range d.Channels {
+		if _, err := f.PostMessage(id, d.Members[0], "hi"); err != nil {
+			t.Fatalf("post in %s: %v", id, err)
+		}
+	}
+	if len(f.Messages(d.Channels[1])) != 1 {
+		t.Fatal("the demo post is not in its channel")
+	}
+}
