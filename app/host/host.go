@@ -72,6 +72,10 @@ type Options struct {
 	HasFileReader bool
 	// Bounds; zero values take the Default* constants.
 	StartTimeout, CloseTimeout, CancelGrace, CallbackTimeout time.Duration
+	// MigrateTimeout bounds one module's pending migrations together
+	// (zero: StartTimeout, so 60 s by default): on expiry the running step
+	// is rolled back, the writer released, and the module fails.
+	MigrateTimeout time.Duration
 	// HistorySize bounds each module's health history (0: DefaultHistorySize).
 	HistorySize int
 	// Now is the clock (nil: time.Now).
@@ -172,7 +176,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	for _, d := range []*time.Duration{&h.opts.StartTimeout, &h.opts.CloseTimeout, &h.opts.CancelGrace, &h.opts.CallbackTimeout} {
+	for _, d := range []*time.Duration{&h.opts.StartTimeout, &h.opts.CloseTimeout, &h.opts.CancelGrace, &h.opts.CallbackTimeout, &h.opts.MigrateTimeout} {
 		if *d < 0 {
 			return nil, fmt.Errorf("host: negative timeout %s", *d)
 		}
@@ -188,6 +192,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if h.opts.CallbackTimeout == 0 {
 		h.opts.CallbackTimeout = DefaultCallbackTimeout
+	}
+	if h.opts.MigrateTimeout == 0 {
+		h.opts.MigrateTimeout = h.opts.StartTimeout
 	}
 	h.caps = Advertised()
 	if opts.caps != nil {
@@ -215,7 +222,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		if opts.Store == nil {
 			return nil, errors.New("host: a store is required")
 		}
-		m, err := modstore.New(opts.Store, modstore.Options{Logger: opts.Logger.With("component", "modstore")})
+		m, err := modstore.New(opts.Store, modstore.Options{Logger: opts.Logger.With("component", "modstore"), MaxMigrateStep: h.opts.MigrateTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("host: module storage: %w", err)
 		}
@@ -461,12 +468,19 @@ func (h *Host) migrate(ctx context.Context, inst *instance) error {
 	if err := hostkit.ValidateMigrations(inst.name, migs); err != nil {
 		return fmt.Errorf("migrate failed: %w", err)
 	}
+	// Bounded like start(): the storage rolls the running step back and
+	// releases the writer when the ctx ends, so Migrate returns promptly.
 	var applied []string
-	err := call(ctx, func(ctx context.Context) error {
+	err, how := runBounded(ctx, h.opts.MigrateTimeout, h.opts.CancelGrace, func(ctx context.Context) error {
 		var err error
 		applied, err = h.storage.Migrate(ctx, inst.name, inst.spec.Permissions, migs)
 		return err
 	})
+	if how != finished {
+		detail := lifecycleDetail("migrate", h.opts.MigrateTimeout, err, how)
+		inst.log.Error("migrate stopped; the running step was rolled back", "detail", detail, "err", err)
+		return fmt.Errorf("migrate failed: %s", detail)
+	}
 	if err != nil {
 		h.logFailure(inst, "migrate", err)
 		return fmt.Errorf("migrate failed: %w", err)

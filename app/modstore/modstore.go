@@ -58,6 +58,10 @@ type Options struct {
 	// MaxWriteHold rolls back a module write transaction held longer
 	// (default 5 s).
 	MaxWriteHold time.Duration
+	// MaxMigrateStep rolls back one migration step (one Up and its
+	// ledger row) held longer, releasing the writer (default 60 s).
+	// Migrate's ctx deadline bounds the steps too.
+	MaxMigrateStep time.Duration
 }
 
 // Manager hands out module storage ports over one store.
@@ -115,6 +119,9 @@ func New(st *store.Store, opts Options) (*Manager, error) {
 	}
 	if opts.MaxWriteHold <= 0 {
 		opts.MaxWriteHold = 5 * time.Second
+	}
+	if opts.MaxMigrateStep <= 0 {
+		opts.MaxMigrateStep = 60 * time.Second
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -208,15 +215,24 @@ func (m *Manager) ledger(ctx context.Context, module string) ([]ledgerRow, error
 	return out, nil
 }
 
+// ErrMigrationTooLong reports a module migration step rolled back after
+// Options.MaxMigrateStep (or the deadline of Migrate's ctx).
+var ErrMigrationTooLong = errors.New("modstore: migration step took too long")
+
 // applyStep runs one migration, confined, and writes its ledger row in the
-// same transaction.
+// same transaction. The step is bounded by Options.MaxMigrateStep and by
+// ctx: when either ends first the transaction is rolled back and the
+// writer released at once, whether or not Up returns (its later statements
+// fail with sql.ErrTxDone).
 func (m *Manager) applyStep(ctx context.Context, module string, position int, mg sdk.Migration) error {
-	conn, err := m.st.Writer().Conn(ctx)
+	stepCtx, cancel := context.WithTimeoutCause(ctx, m.opts.MaxMigrateStep, ErrMigrationTooLong)
+	defer cancel()
+	conn, err := m.st.Writer().Conn(stepCtx)
 	if err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := conn.BeginTx(stepCtx, nil)
 	if err != nil {
 		return fmt.Errorf("modstore: migrate %s: begin: %w", module, err)
 	}
@@ -224,14 +240,39 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 	if err := setAuthorizer(conn, confined(hostkit.TablePrefix(module), true, m.existing)); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
-	stepErr := runStep(store.MarkWrite(ctx, module), mg, sdk.MigrationContext{Tx: tx, Module: module})
+	done := make(chan error, 1)
+	upCtx := store.MarkWrite(stepCtx, module)
+	go func() { done <- runStep(upCtx, mg, sdk.MigrationContext{Tx: tx, Module: module}) }()
+	var stepErr error
+	select {
+	case stepErr = <-done:
+	case <-stepCtx.Done():
+		// Roll back now (this waits only for a statement running under
+		// a ctx that is not stepCtx's) and release the writer below.
+		_ = tx.Rollback()
+		why := context.Cause(stepCtx)
+		if err := setAuthorizer(conn, nil); err != nil {
+			why = errors.Join(why, err)
+		}
+		go func() {
+			if late := <-done; late != nil {
+				m.log.Warn("migration returned after it was rolled back", "module", module, "migration", mg.Name, "err", late)
+			}
+		}()
+		if errors.Is(why, ErrMigrationTooLong) {
+			return fmt.Errorf("modstore: module %s migration %s exceeded %s; rolled back: %w",
+				hostkit.Repr(module), hostkit.Repr(mg.Name), m.opts.MaxMigrateStep, why)
+		}
+		return fmt.Errorf("modstore: module %s migration %s stopped; rolled back: %w",
+			hostkit.Repr(module), hostkit.Repr(mg.Name), why)
+	}
 	if err := setAuthorizer(conn, nil); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	if stepErr != nil {
 		return fmt.Errorf("modstore: module %s migration %s failed: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), stepErr)
 	}
-	if _, err := tx.ExecContext(ctx,
+	if _, err := tx.ExecContext(stepCtx,
 		`INSERT INTO kimi_module_migrations (module, position, name, applied_ms) VALUES (?, ?, ?, ?)`,
 		module, position, mg.Name, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("modstore: migrate %s: ledger row for %s: %w", module, mg.Name, err)
