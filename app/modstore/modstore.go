@@ -639,15 +639,76 @@ var introspection = map[string]bool{
 // (the writer's transaction, a migration), no transaction control but
 // ROLLBACK on the writer. existing reports the database's other tables and
 // views, for the one read SQLite presents without a column.
+//
+// Dropping a table or view: SQLite's sqlite3DropTable asks for
+// SQLITE_DROP_TABLE (or _VIEW) of the object, then, in the same prepare
+// and in this order, compiles nested statements of its own: the drop of
+// the table's triggers (reads of sqlite_master.name and .type), for an
+// AUTOINCREMENT table `DELETE FROM sqlite_sequence WHERE name=…`, for an
+// analyzed one deletes from sqlite_stat1..4, then the delete from
+// sqlite_master by tbl_name and the root-page moves. Those reads and
+// deletes of SQLite's own tables are allowed only inside that window,
+// opened by the drop of an own object and closed by the first action that
+// is not part of it (or a refusal); the sqlite_sequence delete at most
+// once and only before the sqlite_master delete by tbl_name. A module's
+// own `DELETE FROM sqlite_sequence` is always refused: on the writer
+// connection a statement's first action cannot be part of a drop's window
+// unless that drop's prepare ended in its window, which SQLite's order
+// rules out (its last actions are the sqlite_master reads, after which the
+// sequence delete is closed).
 func confined(prefix string, write bool, existing func(string) bool) sqlite.AuthorizerFn {
 	own := func(name string) bool { return strings.HasPrefix(name, prefix+"_") }
 	reserved := func(name string) bool {
 		lower := strings.ToLower(name)
 		return strings.HasPrefix(lower, store.ReservedTablePrefix+"_") || strings.HasPrefix(lower, "sqlite_")
 	}
+	stat := func(name string) bool {
+		switch name {
+		case "sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4":
+			return true
+		}
+		return false
+	}
+	// The drop window (write authorizers only: each is one connection's,
+	// called by one prepare at a time).
+	var mu sync.Mutex
+	// early: before the sqlite_master delete by tbl_name (the stat and
+	// counter deletes come first); seqOK: the counter delete not yet seen.
+	inDrop, early, seqOK := false, false, false
+	dropStep := func(action sqlite.AuthorizerActionCode, a1, a2 string) bool {
+		switch action {
+		case sqlite.AuthRead:
+			if a1 == "sqlite_master" && a2 == "tbl_name" {
+				early, seqOK = false, false
+			}
+			return a1 == "sqlite_master" || early && (stat(a1) || a1 == "sqlite_sequence" && a2 == "name")
+		case sqlite.AuthDelete:
+			if a1 == "sqlite_sequence" {
+				ok := early && seqOK
+				seqOK = false
+				return ok
+			}
+			return a1 == "sqlite_master" || early && stat(a1) || own(a1)
+		case sqlite.AuthUpdate:
+			return a1 == "sqlite_master"
+		case sqlite.AuthDropTrigger:
+			return own(a1) && own(a2)
+		}
+		return false
+	}
 	return func(action sqlite.AuthorizerActionCode, a1, a2, dbName, _ string) sqlite.AuthorizerReturnCode {
 		if dbName != "" && dbName != "main" {
 			return sqlite.AuthorizerDeny
+		}
+		if write {
+			mu.Lock()
+			defer mu.Unlock()
+			if inDrop {
+				if dropStep(action, a1, a2) {
+					return sqlite.AuthorizerOK
+				}
+				inDrop, early, seqOK = false, false, false
+			}
 		}
 		ok := false
 		switch action {
@@ -673,14 +734,18 @@ func confined(prefix string, write bool, existing func(string) bool) sqlite.Auth
 		case sqlite.AuthInsert, sqlite.AuthUpdate, sqlite.AuthDelete:
 			// CREATE, DROP and ALTER first ask to change sqlite_master; a
 			// statement of the module's own cannot (SQLite refuses it
-			// without writable_schema, a pragma refused here).
-			// DROP of an AUTOINCREMENT table deletes its counter row (the
-			// one allowance on SQLite's own sqlite_sequence).
-			ok = write && (own(a1) || a1 == "sqlite_master" || action == sqlite.AuthDelete && a1 == "sqlite_sequence")
+			// without writable_schema, a pragma refused here). SQLite's
+			// sqlite_sequence is reachable only in a drop's window (above).
+			ok = write && (own(a1) || a1 == "sqlite_master")
 		case sqlite.AuthCreateTable:
 			// The first AUTOINCREMENT table creates SQLite's own counter table.
 			ok = write && (own(a1) || a1 == "sqlite_sequence")
-		case sqlite.AuthDropTable, sqlite.AuthCreateView, sqlite.AuthDropView:
+		case sqlite.AuthDropTable, sqlite.AuthDropView:
+			ok = write && own(a1)
+			if ok {
+				inDrop, early, seqOK = true, true, action == sqlite.AuthDropTable
+			}
+		case sqlite.AuthCreateView:
 			ok = write && own(a1)
 		case sqlite.AuthCreateIndex, sqlite.AuthDropIndex:
 			// A PRIMARY KEY or UNIQUE constraint on a non-integer column

@@ -633,3 +633,81 @@ func TestConfinedMigrationMayDeclareKeysAndUniques(t *testing.T) {
 		t.Fatal("a module created an index on another module's table")
 	}
 }
+
+// TestSequenceOnlyThroughOwnDrop: SQLite's own sqlite_sequence holds the
+// AUTOINCREMENT counters of the core tables too. A confined module may drop
+// its own tables (plain, AUTOINCREMENT, with a trigger and an index, with
+// sqlite_stat1 present; the counter row goes with the table) and views,
+// but never delete from sqlite_sequence (or sqlite_stat1) itself — bare,
+// with a WHERE, or right after dropping one of its tables.
+func TestSequenceOnlyThroughOwnDrop(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	write := func(stmts ...string) error {
+		return bounded(t, "WriteTx", func() error {
+			return f.kudos.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				for _, q := range stmts {
+					if _, err := tx.ExecContext(ctx, q); err != nil {
+						return fmt.Errorf("%s: %w", q, err)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	counters := func(like string) int {
+		var n int
+		if err := f.st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_sequence WHERE name LIKE ? ESCAPE '\'`, like).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The core's ANALYZE creates sqlite_stat1: every DROP TABLE then also
+	// deletes the dropped table's statistics.
+	if _, err := f.st.Writer().ExecContext(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	core := counters(`kimi\_%`)
+	if core == 0 {
+		t.Fatal("the fixture has no core AUTOINCREMENT counters: the attacks below would prove nothing")
+	}
+	for _, tt := range []struct {
+		name   string
+		create []string
+		drop   []string
+		ok     bool
+	}{
+		{"drop own plain table", []string{`CREATE TABLE kudos_plain (v)`}, []string{`DROP TABLE kudos_plain`}, true},
+		{"drop own AUTOINCREMENT table", []string{`CREATE TABLE kudos_ai (id INTEGER PRIMARY KEY AUTOINCREMENT, v)`, `INSERT INTO kudos_ai (v) VALUES (1)`}, []string{`DROP TABLE kudos_ai`}, true},
+		{"drop own table with trigger and index", []string{`CREATE TABLE kudos_tr (id INTEGER PRIMARY KEY AUTOINCREMENT, v)`, `CREATE INDEX kudos_tr_v ON kudos_tr (v)`, `CREATE TRIGGER kudos_tr_t AFTER INSERT ON kudos_tr BEGIN UPDATE kudos_tr SET v = 1 WHERE id = new.id; END`, `INSERT INTO kudos_tr (v) VALUES (1)`}, []string{`DROP TABLE kudos_tr`}, true},
+		{"drop own view", []string{`CREATE VIEW kudos_vw AS SELECT v FROM kudos_points`}, []string{`DROP VIEW kudos_vw`}, true},
+		{"bare delete", nil, []string{`DELETE FROM sqlite_sequence`}, false},
+		{"delete a core counter", nil, []string{`DELETE FROM sqlite_sequence WHERE name = 'kimi_audit_log'`}, false},
+		{"update a core counter", nil, []string{`UPDATE sqlite_sequence SET seq = 0`}, false},
+		{"delete after an own drop", []string{`CREATE TABLE kudos_d (v)`}, []string{`DROP TABLE kudos_d`, `DELETE FROM sqlite_sequence`}, false},
+		{"delete after an own AUTOINCREMENT drop", []string{`CREATE TABLE kudos_d2 (id INTEGER PRIMARY KEY AUTOINCREMENT, v)`, `INSERT INTO kudos_d2 (v) VALUES (1)`}, []string{`DROP TABLE kudos_d2`, `DELETE FROM sqlite_sequence`}, false},
+		{"stat delete after an own drop", []string{`CREATE TABLE kudos_d4 (v)`}, []string{`DROP TABLE kudos_d4`, `DELETE FROM sqlite_stat1`}, false},
+		{"delete after a refused drop", []string{`CREATE TABLE kudos_d3 (v)`}, []string{`DROP TABLE IF EXISTS kimi_settings`, `DELETE FROM sqlite_sequence`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.create) > 0 {
+				if err := write(tt.create...); err != nil {
+					t.Fatalf("create: %v", err)
+				}
+			}
+			err := write(tt.drop...)
+			if tt.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tt.ok && err == nil {
+				t.Fatalf("allowed: %q", tt.drop)
+			}
+			if got := counters(`kimi\_%`); got != core {
+				t.Fatalf("core counters %d → %d", core, got)
+			}
+			if tt.ok && counters(`kudos\_%`) != 0 {
+				t.Errorf("the dropped table's counter row is left")
+			}
+		})
+	}
+}
