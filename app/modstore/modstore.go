@@ -727,9 +727,12 @@ func confined(prefix string, write bool, existing func(string) bool) sqlite.Auth
 			case a2 == "":
 				// A FROM whose columns are unused (count(*)), or a CTE:
 				// SQLite names a CTE the same way, so only a name that is
-				// neither reserved nor another object of the database
-				// passes.
-				ok = !reserved(a1) && !existing(a1)
+				// neither reserved, nor another object of the database as
+				// of the last snapshot, nor shaped like a module's table
+				// (any "_": a table created since the snapshot, by
+				// another module's WriteTx, has one) passes. A module's
+				// CTE names are its own `<prefix>_…` or have no "_".
+				ok = !reserved(a1) && !existing(a1) && !strings.Contains(a1, "_")
 			}
 		case sqlite.AuthInsert, sqlite.AuthUpdate, sqlite.AuthDelete:
 			// CREATE, DROP and ALTER first ask to change sqlite_master; a

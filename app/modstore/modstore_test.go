@@ -711,3 +711,46 @@ func TestSequenceOnlyThroughOwnDrop(t *testing.T) {
 		})
 	}
 }
+
+// TestLateTablesAreNotCounted: a table created after the module's port
+// took its name snapshot (by another module's WriteTx, or the core) is not
+// readable through a count(*) either, while the module's own CTEs — named
+// with its prefix or without "_" — still work.
+func TestLateTablesAreNotCounted(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	if err := f.other.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE other_late (v); INSERT INTO other_late VALUES (1), (2)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Writer().ExecContext(ctx, `CREATE TABLE latecomer_data (v); INSERT INTO latecomer_data VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		q  string
+		ok bool
+	}{
+		{`SELECT count(*) FROM other_late`, false},
+		{`SELECT count(*) FROM latecomer_data`, false},
+		{`SELECT 1 FROM other_late`, false},
+		{`SELECT EXISTS (SELECT 1 FROM latecomer_data)`, false},
+		{`WITH recent AS (SELECT v FROM kudos_points) SELECT count(*) FROM recent`, true},
+		{`WITH kudos_recent AS (SELECT v FROM kudos_points) SELECT count(*) FROM kudos_recent`, true},
+		{`WITH recent(x) AS (SELECT 1) SELECT x FROM recent`, true},
+		{`WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 3) SELECT count(*) FROM n`, true},
+		{`SELECT count(*) FROM kudos_points`, true},
+	} {
+		t.Run(tt.q, func(t *testing.T) {
+			var n int
+			err := f.kudos.Reader().QueryRowContext(ctx, tt.q).Scan(&n)
+			if tt.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tt.ok && err == nil {
+				t.Fatalf("allowed (%d)", n)
+			}
+		})
+	}
+}
