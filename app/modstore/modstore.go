@@ -15,7 +15,7 @@
 // ATTACH, read sqlite_schema or run any PRAGMA but the introspection of its
 // own tables. Triggers and views are checked statement by statement, so a
 // module's view over kimi_sessions is refused when it is read. Raw (the
-// escape hatch of RawStorage) is the store's unconfined writer.
+// escape hatch of RawStorage) is an unconfined pool of the port's own.
 //
 // A module's write transaction is held at most Options.MaxWriteHold: then
 // its context is cancelled (which interrupts a statement running under it),
@@ -320,12 +320,22 @@ func (m *Manager) Open(ctx context.Context, module string, perms sdk.Permissions
 	if err != nil {
 		return nil, fmt.Errorf("modstore: open %s: %w", module, err)
 	}
-	p := &Port{m: m, module: module, prefix: prefix, perms: perms, reader: reader,
+	var raw *sql.DB
+	if perms.RawStorage {
+		if raw, err = m.st.OpenRawPool(ctx, 1); err != nil {
+			reader.Close()
+			return nil, fmt.Errorf("modstore: open %s: %w", module, err)
+		}
+	}
+	p := &Port{m: m, module: module, prefix: prefix, perms: perms, reader: reader, raw: raw,
 		log: m.log.With("module", module)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		reader.Close()
+		if raw != nil {
+			raw.Close()
+		}
 		return nil, ErrClosed
 	}
 	m.ports[p] = struct{}{}
@@ -369,6 +379,7 @@ type Port struct {
 	prefix string
 	perms  sdk.Permissions
 	reader *sql.DB
+	raw    *sql.DB // RawStorage's own unconfined pool (nil without it)
 	log    *slog.Logger
 	closed atomic.Bool
 
@@ -518,13 +529,17 @@ func (p *Port) record(wait, hold time.Duration, overlong bool) {
 }
 
 // Raw is the unconfined handle for a module that declared RawStorage (nil
-// otherwise), for sdk.Runtime.RawStorage: the store's single writer, so a
-// transaction begun on it holds every other write back.
+// otherwise), for sdk.Runtime.RawStorage: a pool of its own (one
+// read-write connection), not the store's writer, closed with the port,
+// so closing it or changing its limits touches nothing of the core. Its
+// writes still serialize with every other write on SQLite's database lock
+// (busy_timeout): a transaction held open on it holds the core's writes
+// back, and a write on it from inside a WriteTx waits out the busy_timeout.
 func (p *Port) Raw() *sql.DB {
 	if !p.perms.RawStorage || p.closed.Load() {
 		return nil
 	}
-	return p.m.st.Writer()
+	return p.raw
 }
 
 // Tables lists the module's tables with their row counts.
@@ -590,7 +605,11 @@ func (p *Port) Close() error {
 	p.m.mu.Lock()
 	delete(p.m.ports, p)
 	p.m.mu.Unlock()
-	if err := p.reader.Close(); err != nil {
+	err := p.reader.Close()
+	if p.raw != nil {
+		err = errors.Join(err, p.raw.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("modstore: close %s: %w", p.module, err)
 	}
 	return nil

@@ -754,3 +754,54 @@ func TestLateTablesAreNotCounted(t *testing.T) {
 		})
 	}
 }
+
+// TestRawIsAPoolOfItsOwn: RawStorage's handle is not the store's writer: a
+// module that closes it or changes its limits leaves the core's writes and
+// the other modules' WriteTx working; a write through it serializes with
+// them on SQLite's lock; the port closes it.
+func TestRawIsAPoolOfItsOwn(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name  string
+		abuse func(*sql.DB)
+	}{
+		{"closed by the module", func(db *sql.DB) { db.Close() }},
+		{"limits changed by the module", func(db *sql.DB) { db.SetMaxOpenConns(1); db.SetConnMaxLifetime(time.Nanosecond) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := f.m.Open(ctx, "rawmod", sdk.Permissions{RawStorage: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := p.Raw()
+			if raw == nil {
+				t.Fatal("Raw is nil with RawStorage")
+			}
+			if raw == f.st.Writer() || raw == f.st.Reader() {
+				t.Errorf("Raw = %p, the store's writer is %p: not a pool of its own", raw, f.st.Writer())
+			}
+			if _, err := raw.ExecContext(ctx, `INSERT INTO other_data (v) VALUES ('raw')`); err != nil {
+				t.Fatalf("raw write: %v", err)
+			}
+			tt.abuse(raw)
+			if err := bounded(t, "core write", func() error { return f.st.SetSetting(ctx, "after.raw", "ok") }); err != nil {
+				t.Fatalf("core write after the module's abuse: %v", err)
+			}
+			if err := bounded(t, "WriteTx", func() error {
+				return f.kudos.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, `INSERT INTO kudos_points (v) VALUES ('after raw')`)
+					return err
+				})
+			}); err != nil {
+				t.Fatalf("module write after the abuse: %v", err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := raw.PingContext(ctx); err == nil {
+				t.Error("the raw pool still answers after the port closed")
+			}
+		})
+	}
+}

@@ -61,6 +61,30 @@ func (s *Store) OpenReadPool(ctx context.Context, conns int, setup func(driver.C
 	return db, nil
 }
 
+// OpenRawPool opens a pool of conns read-write connections on the
+// database, unconfined and separate from the store's own single writer,
+// for a module that declared RawStorage: closing it or changing its limits
+// cannot touch the store's pools. Its writes still serialize with every
+// other write on SQLite's database lock (busy_timeout 10 s, BEGIN
+// IMMEDIATE), outside the store's writer queue: a transaction held open on
+// it holds every other write back. The caller closes it.
+func (s *Store) OpenRawPool(ctx context.Context, conns int) (*sql.DB, error) {
+	if s.closed.Load() {
+		return nil, errors.New("store: open raw pool: store closed")
+	}
+	db, err := sql.Open("sqlite", DSN(s.path, false))
+	if err != nil {
+		return nil, fmt.Errorf("store: open raw pool: %w", err)
+	}
+	db.SetMaxOpenConns(max(conns, 1))
+	db.SetMaxIdleConns(max(conns, 1))
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open raw pool: %w", err)
+	}
+	return db, nil
+}
+
 // hookConnector runs setup on each connection it opens and hands out the
 // driver's own connection (no wrapper hides its optional interfaces).
 type hookConnector struct {
