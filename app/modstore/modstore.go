@@ -11,7 +11,7 @@
 // span of the module's transaction only (after BEGIN, removed before
 // COMMIT, so core writes never see it; a connection whose authorizer cannot
 // be removed is discarded). Under it a module may read, write, create and
-// drop only objects named with its prefix, may not BEGIN or COMMIT itself,
+// drop only objects named with its prefix, may not BEGIN, COMMIT or ROLLBACK,
 // ATTACH, read sqlite_schema or run any PRAGMA but the introspection of its
 // own tables. Triggers and views are checked statement by statement, so a
 // module's view over kimi_sessions is refused when it is read. Raw (the
@@ -232,12 +232,16 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(stepCtx, nil)
+	// Not bound to stepCtx: database/sql would roll back on its own when
+	// it ends, under the authorizer, which refuses any ROLLBACK but the
+	// host's (hostRollback); the select below rolls back instead.
+	tx, err := conn.BeginTx(context.WithoutCancel(stepCtx), nil)
 	if err != nil {
 		return fmt.Errorf("modstore: migrate %s: begin: %w", module, err)
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if err := setAuthorizer(conn, confined(hostkit.TablePrefix(module), true, m.existing)); err != nil {
+	var hostRollback atomic.Bool
+	defer func() { hostRollback.Store(true); _ = tx.Rollback() }() // no-op after Commit
+	if err := setAuthorizer(conn, confined(hostkit.TablePrefix(module), true, m.existing, &hostRollback)); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	done := make(chan error, 1)
@@ -249,6 +253,7 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 	case <-stepCtx.Done():
 		// Roll back now (this waits only for a statement running under
 		// a ctx that is not stepCtx's) and release the writer below.
+		hostRollback.Store(true)
 		_ = tx.Rollback()
 		why := context.Cause(stepCtx)
 		if err := setAuthorizer(conn, nil); err != nil {
@@ -309,7 +314,7 @@ func (m *Manager) Open(ctx context.Context, module string, perms sdk.Permissions
 		return nil, err
 	}
 	prefix := hostkit.TablePrefix(module)
-	policy := confined(prefix, false, m.existing)
+	policy := confined(prefix, false, m.existing, nil)
 	reader, err := m.st.OpenReadPool(ctx, m.opts.ReadConns, func(c driver.Conn) error {
 		r, ok := c.(sqlite.AuthorizerRegisterer)
 		if !ok {
@@ -414,14 +419,17 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	hold := p.m.opts.MaxWriteHold
 	txCtx, cancel := context.WithTimeoutCause(ctx, hold, ErrWriteHeldTooLong)
 	defer cancel()
-	tx, err := conn.BeginTx(txCtx, nil)
+	// Not bound to txCtx (see applyStep): the select below rolls back.
+	tx, err := conn.BeginTx(context.WithoutCancel(txCtx), nil)
 	if err != nil {
 		conn.Close()
 		return fmt.Errorf("modstore: %s write: begin: %w", p.module, err)
 	}
 	begun := time.Now()
-	if err := setAuthorizer(conn, confined(p.prefix, true, p.m.existing)); err != nil {
-		_ = tx.Rollback()
+	var hostRollback atomic.Bool
+	rollback := func() { hostRollback.Store(true); _ = tx.Rollback() }
+	if err := setAuthorizer(conn, confined(p.prefix, true, p.m.existing, &hostRollback)); err != nil {
+		rollback()
 		conn.Close()
 		return fmt.Errorf("modstore: %s write: %w", p.module, err)
 	}
@@ -462,7 +470,7 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	}
 	finish := func() error {
 		if err := setAuthorizer(conn, nil); err != nil {
-			_ = tx.Rollback()
+			rollback()
 			conn.Close()
 			return fmt.Errorf("modstore: %s write: %w", p.module, err)
 		}
@@ -471,7 +479,7 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	var out error
 	switch {
 	case !returned:
-		_ = tx.Rollback()
+		rollback()
 		if err := finish(); err != nil {
 			out = err
 		} else if overlong {
@@ -481,10 +489,10 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 			out = fmt.Errorf("modstore: %s write: %w", p.module, context.Cause(txCtx))
 		}
 	case r.panicked:
-		_ = tx.Rollback()
+		rollback()
 		_ = finish()
 	case r.err != nil:
-		_ = tx.Rollback()
+		rollback()
 		out = r.err
 		if err := finish(); err != nil {
 			out = errors.Join(r.err, err)
@@ -655,8 +663,8 @@ var introspection = map[string]bool{
 
 // confined is the authorizer of a module whose prefix is prefix: only
 // objects named `<prefix>_…` in the main database, writes only when write
-// (the writer's transaction, a migration), no transaction control but
-// ROLLBACK on the writer. existing reports the database's other tables and
+// (the writer's transaction, a migration), no transaction control on the
+// writer (but the host's own ROLLBACK, once hostRollback is set). existing reports the database's other tables and
 // views, for the one read SQLite presents without a column.
 //
 // Dropping a table or view: SQLite's sqlite3DropTable asks for
@@ -675,7 +683,7 @@ var introspection = map[string]bool{
 // unless that drop's prepare ended in its window, which SQLite's order
 // rules out (its last actions are the sqlite_master reads, after which the
 // sequence delete is closed).
-func confined(prefix string, write bool, existing func(string) bool) sqlite.AuthorizerFn {
+func confined(prefix string, write bool, existing func(string) bool, hostRollback *atomic.Bool) sqlite.AuthorizerFn {
 	own := func(name string) bool { return strings.HasPrefix(name, prefix+"_") }
 	reserved := func(name string) bool {
 		lower := strings.ToLower(name)
@@ -782,9 +790,12 @@ func confined(prefix string, write bool, existing func(string) bool) sqlite.Auth
 		case sqlite.AuthPragma:
 			ok = introspection[strings.ToLower(a1)] && own(a2)
 		case sqlite.AuthTransaction:
-			// The reader's own read transactions; on the writer only a
-			// ROLLBACK (the host begins and commits).
-			ok = !write || strings.EqualFold(a1, "ROLLBACK")
+			// The reader's own read transactions; on the writer none: the
+			// host begins, commits and rolls back (hostRollback is set
+			// just before its own ROLLBACK while the authorizer is still
+			// installed — fn may still be running). A module's ROLLBACK
+			// would leave it running statements outside the transaction.
+			ok = !write || hostRollback != nil && hostRollback.Load() && strings.EqualFold(a1, "ROLLBACK")
 		case sqlite.AuthSavepoint:
 			ok = write
 		}

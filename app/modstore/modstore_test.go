@@ -141,6 +141,8 @@ func TestConfinement(t *testing.T) {
 	}{
 		{"read own table", read(`SELECT id, v FROM kudos_points`), true},
 		{"read own table in a WriteTx", write(`SELECT count(*) FROM kudos_points`), true},
+		{"rollback of the host's transaction", write(`ROLLBACK`), false},
+		{"rollback, then write in autocommit", write(`ROLLBACK`, `INSERT INTO kudos_points (v) VALUES ('outside')`), false},
 		{"write own table", write(`INSERT INTO kudos_points (v) VALUES ('a')`, `UPDATE kudos_points SET v = 'b'`, `DELETE FROM kudos_points WHERE v = 'zz'`), true},
 		{"pragma table_info of own table", read(`PRAGMA table_info(kudos_points)`), true},
 		{"common table expression", read(`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) SELECT count(*) FROM c`), true},
