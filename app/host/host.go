@@ -102,6 +102,17 @@ const (
 // ErrUnknownModule is returned for a module name that is not compiled in.
 var ErrUnknownModule = errors.New("host: unknown module")
 
+// ErrClosed is returned by Restart and SetEnabled after Close: a closed
+// host starts nothing again.
+var ErrClosed = errors.New("host: closed")
+
+// isClosed reports whether Close has begun.
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
+
 // Advertised is the capability set the appliance honours today: none of
 // the Discord capabilities (Discord is not connected yet), no proposals
 // (proposals.v2), no scheduled results and no tool files. Each appears here
@@ -246,6 +257,9 @@ func (h *Host) moduleLogger(name string) *slog.Logger { return h.root.With("modu
 func (h *Host) Start(ctx context.Context) error {
 	h.op.Lock()
 	defer h.op.Unlock()
+	if h.isClosed() {
+		return fmt.Errorf("host: start: %w", ErrClosed)
+	}
 	return h.boot(ctx)
 }
 
@@ -664,6 +678,9 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 	}
 	h.op.Lock()
 	defer h.op.Unlock()
+	if h.isClosed() {
+		return fmt.Errorf("host: restart: %w", ErrClosed)
+	}
 	if h.store != nil {
 		target := name
 		if target == "" {
@@ -746,6 +763,9 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool, actor 
 	}
 	h.op.Lock()
 	defer h.op.Unlock()
+	if h.isClosed() {
+		return fmt.Errorf("host: set enabled: %w", ErrClosed)
+	}
 	if err := h.writeSelection(ctx, name, enabled, actor); err != nil {
 		return err
 	}
