@@ -143,11 +143,17 @@ func preflight(installed map[string]sdk.Spec, requested []string, caps sdk.Capab
 
 	for _, n := range p.order {
 		spec := installed[n]
-		if err := spec.Validate(); err != nil { // API version, then declarations
-			p.fail(n, err.Error())
+		// The reference's order: API version, capabilities, declarations
+		// (Validate checks the API version first, then the declarations).
+		if spec.APIVersion != sdk.APIVersion {
+			p.fail(n, spec.Validate().Error())
 			continue
 		}
 		if err := hostkit.CheckCapabilities(spec, caps); err != nil {
+			p.fail(n, err.Error())
+			continue
+		}
+		if err := spec.Validate(); err != nil {
 			p.fail(n, err.Error())
 			continue
 		}

@@ -59,6 +59,14 @@ func TestPreflightMessages(t *testing.T) {
 			failed: map[string]string{"a": "Kimi module 'a' requires module API 3; core provides 2"}, order: []string{"a"}},
 		{name: "required capability", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.RequiresCapabilities = []string{"have.v1", "nope.v1"} })},
 			requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' requires unavailable capability 'nope.v1'"}, order: []string{"a"}},
+		{name: "capabilities before declarations", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) {
+			s.RequiresCapabilities = []string{"nope.v1"}
+			s.Permissions.DiscordActions = []sdk.DiscordAction{"explode"}
+		})}, requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' requires unavailable capability 'nope.v1'"}, order: []string{"a"}},
+		{name: "api version before capabilities", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) {
+			s.APIVersion = 3
+			s.RequiresCapabilities = []string{"nope.v1"}
+		})}, requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' requires module API 3; core provides 2"}, order: []string{"a"}},
 		{name: "invalid declaration", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.Permissions.DiscordActions = []sdk.DiscordAction{"explode"} })},
 			requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' has an invalid declaration: module 'a' declares unknown Discord actions ['explode']"},
 			order: []string{"a"}},
