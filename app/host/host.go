@@ -880,7 +880,9 @@ func (h *Host) deliverChange(inst *instance, guilds []uint64) {
 		detail := fmt.Sprintf("guild settings change exceeded %s; %d guilds not notified", seconds(h.opts.CallbackTimeout), skipped)
 		inst.log.Error(detail)
 		h.health.constrain(inst.name, "guild_settings:batch", sdk.HealthDegraded, detail)
-	} else {
+	} else if len(guilds) > 0 {
+		// A later change that reached all its guilds clears the report
+		// (one that names no guild, a server-setup change, does not).
 		h.health.constrain(inst.name, "guild_settings:batch", sdk.HealthHealthy, "")
 	}
 	h.checkGuildSettings(inst.ctx, inst)
