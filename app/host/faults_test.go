@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -222,5 +223,85 @@ func runFault(t *testing.T, kind string, b behaviour) {
 	}
 	if out, err := r.h.RunTool(ctx, "bystander_ping", sdk.ToolContext{GuildID: 1, UserID: 3}, nil); err != nil || out != "pong" {
 		t.Errorf("bystander tool = %q, %v", out, err)
+	}
+}
+
+// TestMigrateFaultsAreContained runs a module's migration that panics,
+// fails, hangs (honouring its ctx) and ignores cancellation, on the real
+// module storage: Start returns, the module fails in its migration with
+// the step rolled back (no table, no ledger row), its dependent is
+// disabled, the bystander runs and the single writer is free.
+func TestMigrateFaultsAreContained(t *testing.T) {
+	for _, tt := range []struct {
+		b    behaviour
+		want string
+	}{
+		{doPanic, "panic: boom"},
+		{doError, "boom"},
+		{doHang, "migrate() exceeded 0.3s"},
+		{doIgnore, "migrate() exceeded 0.3s"},
+	} {
+		t.Run(string(tt.b), func(t *testing.T) {
+			release := make(chan struct{})
+			faulty := &testModule{migrations: []sdk.Migration{{Name: "001_faulty", Up: func(ctx context.Context, mc sdk.MigrationContext) error {
+				if _, err := mc.Tx.ExecContext(ctx, `CREATE TABLE faulty_half (x)`); err != nil {
+					return err
+				}
+				return misbehave(ctx, tt.b, release)
+			}}}}
+			h, _, coreWrite := realRig(t, []sdk.Spec{
+				spec("faulty", faulty),
+				spec("dependent", &testModule{}, func(s *sdk.Spec) { s.Dependencies = []string{"faulty"} }),
+				bystander(),
+			})
+			t.Cleanup(func() { h.Close(context.Background()) })
+			t.Cleanup(func() { close(release) })
+			done := make(chan error, 1)
+			go func() { done <- h.Start(context.Background()) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Start: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("Start has not returned 30 s after the migration misbehaved")
+			}
+			for name, want := range map[string]struct {
+				state  State
+				reason string
+			}{
+				"faulty":    {StateFailed, "migrate failed: "},
+				"dependent": {StateDisabled, "dependency failed: faulty"},
+				"bystander": {StateRunning, ""},
+			} {
+				st, _ := h.Module(name)
+				if st.State != want.state || !strings.Contains(st.Reason, want.reason) {
+					t.Errorf("%s = %s %q, want %s %q", name, st.State, st.Reason, want.state, want.reason)
+				}
+			}
+			if st, _ := h.Module("faulty"); !strings.Contains(st.Reason, tt.want) {
+				t.Errorf("faulty reason %q, want it to contain %q", st.Reason, tt.want)
+			}
+			w := make(chan error, 1)
+			go func() { w <- coreWrite() }()
+			select {
+			case err := <-w:
+				if err != nil {
+					t.Fatalf("core write: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the failed migration still holds the single writer")
+			}
+			var tables, ledger int
+			if err := h.store.Reader().QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'faulty_half'`).Scan(&tables); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.store.Reader().QueryRow(`SELECT count(*) FROM kimi_module_migrations WHERE module = 'faulty'`).Scan(&ledger); err != nil {
+				t.Fatal(err)
+			}
+			if tables != 0 || ledger != 0 {
+				t.Errorf("the failed step left %d tables and %d ledger rows, want it rolled back", tables, ledger)
+			}
+		})
 	}
 }

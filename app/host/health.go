@@ -109,13 +109,32 @@ func (b *healthBook) constrain(module, source string, state sdk.HealthState, det
 	b.settle(module, e)
 }
 
-// mergeMetrics updates metrics without changing state or detail.
+// mergeMetrics updates the core's counters (the event bus's, the
+// storage's) in a module's health metrics without changing its state,
+// detail or age. It runs when the health is read, not per event.
 func (b *healthBook) mergeMetrics(module string, metrics map[string]float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e := b.entry(module)
+	e := b.mods[module]
+	if e == nil || !e.seen {
+		return // never reported: nothing to carry the counters yet
+	}
+	same := true
+	for k, v := range metrics {
+		if old, ok := e.merged[k]; !ok || old != v {
+			same = false
+			break
+		}
+	}
+	if same {
+		return
+	}
 	maps.Copy(e.merged, metrics)
+	prev := e.visible
 	b.settle(module, e)
+	if e.visible.State == prev.State && e.visible.Detail == prev.Detail {
+		e.visible.UpdatedAt = prev.UpdatedAt // counters do not make the health newer
+	}
 }
 
 // settleStarted is the lifecycle's report after a clean start: healthy
@@ -151,12 +170,13 @@ func (b *healthBook) settle(module string, e *healthEntry) {
 	for _, k := range slices.Sorted(maps.Keys(e.core)) {
 		inputs = append(inputs, e.core[k])
 	}
-	if len(e.merged) > 0 {
-		// Counters carry no state: healthy, the best, never wins the state.
-		inputs = append(inputs, sdk.ModuleHealth{State: sdk.HealthHealthy, Metrics: e.merged})
-	}
 	next := hostkit.AggregateHealth(inputs...)
 	next.UpdatedAt = b.now()
+	if len(e.merged) > 0 {
+		// The core's counters always show: the module's own metrics get
+		// what is left of sdk.MaxHealthMetrics (the first in name order).
+		next.Metrics = withCounters(next.Metrics, e.merged)
+	}
 	changed := !e.seen || next.State != e.visible.State || next.Detail != e.visible.Detail
 	e.visible, e.seen = next, true
 	if !changed {
@@ -180,6 +200,24 @@ func (b *healthBook) settle(module string, e *healthEntry) {
 		}
 		b.log(module).Log(context.Background(), level, msg)
 	}
+}
+
+// withCounters returns the module's metrics, cut to what the counters
+// leave of sdk.MaxHealthMetrics, plus the counters.
+func withCounters(own, counters map[string]float64) map[string]float64 {
+	room := sdk.MaxHealthMetrics - len(counters)
+	out := make(map[string]float64, sdk.MaxHealthMetrics)
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		if _, core := counters[k]; core {
+			continue
+		}
+		if len(out) >= room {
+			break
+		}
+		out[k] = own[k]
+	}
+	maps.Copy(out, hostkit.BoundHealthMetrics(counters))
+	return out
 }
 
 // snapshot returns a module's visible health and history (copies).

@@ -75,6 +75,10 @@ type Options struct {
 	HasFileReader bool
 	// Bounds; zero values take the Default* constants.
 	StartTimeout, CloseTimeout, CancelGrace, CallbackTimeout time.Duration
+	// MigrateTimeout bounds one module's pending migrations together
+	// (zero: StartTimeout, so 60 s by default): on expiry the running step
+	// is rolled back, the writer released, and the module fails.
+	MigrateTimeout time.Duration
 	// HistorySize bounds each module's health history (0: DefaultHistorySize).
 	HistorySize int
 	// Now is the clock (nil: time.Now).
@@ -114,6 +118,17 @@ const (
 
 // ErrUnknownModule is returned for a module name that is not compiled in.
 var ErrUnknownModule = errors.New("host: unknown module")
+
+// ErrClosed is returned by Restart and SetEnabled after Close: a closed
+// host starts nothing again.
+var ErrClosed = errors.New("host: closed")
+
+// isClosed reports whether Close has begun.
+func (h *Host) isClosed() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closed
+}
 
 // Advertised is the capability set the appliance honours today: none of
 // the Discord capabilities (Discord is not connected yet), no proposals
@@ -190,7 +205,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
-	for _, d := range []*time.Duration{&h.opts.StartTimeout, &h.opts.CloseTimeout, &h.opts.CancelGrace, &h.opts.CallbackTimeout} {
+	for _, d := range []*time.Duration{&h.opts.StartTimeout, &h.opts.CloseTimeout, &h.opts.CancelGrace, &h.opts.CallbackTimeout, &h.opts.MigrateTimeout} {
 		if *d < 0 {
 			return nil, fmt.Errorf("host: negative timeout %s", *d)
 		}
@@ -206,6 +221,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	if h.opts.CallbackTimeout == 0 {
 		h.opts.CallbackTimeout = DefaultCallbackTimeout
+	}
+	if h.opts.MigrateTimeout == 0 {
+		h.opts.MigrateTimeout = h.opts.StartTimeout
 	}
 	h.caps = Advertised()
 	if opts.caps != nil {
@@ -245,7 +263,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		if opts.Store == nil {
 			return nil, errors.New("host: a store is required")
 		}
-		m, err := modstore.New(opts.Store, modstore.Options{Logger: opts.Logger.With("component", "modstore")})
+		m, err := modstore.New(opts.Store, modstore.Options{Logger: opts.Logger.With("component", "modstore"), MaxMigrateStep: h.opts.MigrateTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("host: module storage: %w", err)
 		}
@@ -269,6 +287,9 @@ func (h *Host) moduleLogger(name string) *slog.Logger { return h.root.With("modu
 func (h *Host) Start(ctx context.Context) error {
 	h.op.Lock()
 	defer h.op.Unlock()
+	if h.isClosed() {
+		return fmt.Errorf("host: start: %w", ErrClosed)
+	}
 	return h.boot(ctx)
 }
 
@@ -491,12 +512,19 @@ func (h *Host) migrate(ctx context.Context, inst *instance) error {
 	if err := hostkit.ValidateMigrations(inst.name, migs); err != nil {
 		return fmt.Errorf("migrate failed: %w", err)
 	}
+	// Bounded like start(): the storage rolls the running step back and
+	// releases the writer when the ctx ends, so Migrate returns promptly.
 	var applied []string
-	err := call(ctx, func(ctx context.Context) error {
+	err, how := runBounded(ctx, h.opts.MigrateTimeout, h.opts.CancelGrace, func(ctx context.Context) error {
 		var err error
 		applied, err = h.storage.Migrate(ctx, inst.name, inst.spec.Permissions, migs)
 		return err
 	})
+	if how != finished {
+		detail := lifecycleDetail("migrate", h.opts.MigrateTimeout, err, how)
+		inst.log.Error("migrate stopped; the running step was rolled back", "detail", detail, "err", err)
+		return fmt.Errorf("migrate failed: %s", detail)
+	}
 	if err != nil {
 		h.logFailure(inst, "migrate", err)
 		return fmt.Errorf("migrate failed: %w", err)
@@ -712,6 +740,9 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 	}
 	h.op.Lock()
 	defer h.op.Unlock()
+	if h.isClosed() {
+		return fmt.Errorf("host: restart: %w", ErrClosed)
+	}
 	if h.store != nil {
 		target := name
 		if target == "" {
@@ -794,6 +825,9 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool, actor 
 	}
 	h.op.Lock()
 	defer h.op.Unlock()
+	if h.isClosed() {
+		return fmt.Errorf("host: set enabled: %w", ErrClosed)
+	}
 	if err := h.writeSelection(ctx, name, enabled, actor); err != nil {
 		return err
 	}
@@ -856,7 +890,11 @@ func (h *Host) callback(ctx context.Context, inst *instance, kind, what string, 
 
 // onGuildChange fans a guild-configuration change out to the OnChange
 // callbacks of each affected running module, contained and with the
-// module's lifetime, then re-checks its invalid-guild health.
+// module's lifetime, then re-checks its invalid-guild health. Each module
+// gets its changes on a queue of its own (in order), so a module whose
+// callbacks hang delays only itself; one change's callbacks over all its
+// guilds share one CallbackTimeout bound, the guilds left when it expires
+// are skipped and reported in the module's health.
 func (h *Host) onGuildChange(c guildcfg.Change) {
 	h.mu.Lock()
 	running := slices.Clone(h.started)
@@ -876,16 +914,40 @@ func (h *Host) onGuildChange(c guildcfg.Change) {
 		default:
 			continue
 		}
-		for _, g := range guilds {
-			for _, fn := range inst.onChangeFuncs() {
-				_ = h.callback(inst.ctx, inst, "guild_settings", "change in "+uintString(g), func(ctx context.Context) error {
-					fn(ctx, g)
-					return nil
-				})
-			}
-		}
-		h.checkGuildSettings(inst.ctx, inst)
+		inst.enqueueChange(func() { h.deliverChange(inst, guilds) })
 	}
+}
+
+// deliverChange runs inst's OnChange callbacks for guilds under one bound.
+func (h *Host) deliverChange(inst *instance, guilds []uint64) {
+	if !inst.running() {
+		return
+	}
+	batch, cancel := context.WithTimeout(inst.ctx, h.opts.CallbackTimeout)
+	defer cancel()
+	skipped := 0
+	for i, g := range guilds {
+		if batch.Err() != nil {
+			skipped = len(guilds) - i
+			break
+		}
+		for _, fn := range inst.onChangeFuncs() {
+			_ = h.callback(batch, inst, "guild_settings", "change in "+uintString(g), func(ctx context.Context) error {
+				fn(ctx, g)
+				return nil
+			})
+		}
+	}
+	if skipped > 0 && inst.running() {
+		detail := fmt.Sprintf("guild settings change exceeded %s; %d guilds not notified", seconds(h.opts.CallbackTimeout), skipped)
+		inst.log.Error(detail)
+		h.health.constrain(inst.name, "guild_settings:batch", sdk.HealthDegraded, detail)
+	} else if len(guilds) > 0 {
+		// A later change that reached all its guilds clears the report
+		// (one that names no guild, a server-setup change, does not).
+		h.health.constrain(inst.name, "guild_settings:batch", sdk.HealthHealthy, "")
+	}
+	h.checkGuildSettings(inst.ctx, inst)
 }
 
 // checkGuildSettings reports (or clears) "invalid guild settings in …".
@@ -936,6 +998,46 @@ type instance struct {
 	cbMu     sync.Mutex
 	cbNext   int
 	onChange map[int]func(context.Context, uint64)
+
+	changeMu      sync.Mutex
+	changeQueue   []func()
+	changeRunning bool
+}
+
+// maxQueuedChanges bounds a module's queue of guild changes: past it the
+// backlog collapses into one delivery for every guild (like guildcfg's
+// Resync), so a slow module costs bounded memory.
+const maxQueuedChanges = 64
+
+// enqueueChange runs fn after the module's earlier guild changes, on a
+// goroutine of the module's own (started when the queue fills, ended when
+// it empties).
+func (i *instance) enqueueChange(fn func()) {
+	i.changeMu.Lock()
+	defer i.changeMu.Unlock()
+	i.changeQueue = append(i.changeQueue, fn)
+	if len(i.changeQueue) > maxQueuedChanges {
+		h := i.h
+		i.changeQueue = append(i.changeQueue[:0], func() { h.deliverChange(i, h.guilds.GuildIDs()) })
+	}
+	if i.changeRunning {
+		return
+	}
+	i.changeRunning = true
+	go func() {
+		for {
+			i.changeMu.Lock()
+			if len(i.changeQueue) == 0 || i.revoked() {
+				i.changeQueue, i.changeRunning = nil, false
+				i.changeMu.Unlock()
+				return
+			}
+			next := i.changeQueue[0]
+			i.changeQueue = i.changeQueue[1:]
+			i.changeMu.Unlock()
+			next()
+		}
+	}()
 }
 
 func (h *Host) newInstance(spec sdk.Spec, settings sdk.Settings) *instance {

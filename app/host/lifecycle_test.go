@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -141,5 +142,42 @@ func TestPortsRevokedAtClose(t *testing.T) {
 	}
 	if mod.runtime() == rt {
 		t.Error("restart reused the old runtime")
+	}
+}
+
+// TestClosedHostStartsNothing: after Close, Start, Restart (all or one)
+// and SetEnabled refuse with ErrClosed and no module starts again on the
+// closed storage.
+func TestClosedHostStartsNothing(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		call func(*Host) error
+	}{
+		{"start", func(h *Host) error { return h.Start(context.Background()) }},
+		{"restart all", func(h *Host) error { return h.Restart(context.Background(), "", "admin") }},
+		{"restart one", func(h *Host) error { return h.Restart(context.Background(), "m", "admin") }},
+		{"enable", func(h *Host) error { return h.SetEnabled(context.Background(), "m", true, "admin") }},
+		{"disable", func(h *Host) error { return h.SetEnabled(context.Background(), "m", false, "admin") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var starts atomic.Int32
+			mod := &testModule{start: func(context.Context, *sdk.Runtime) error { starts.Add(1); return nil }}
+			// the stored selection (empty: m is off), so SetEnabled restarts
+			r := newRig(t, []sdk.Spec{spec("m", mod)}, func(o *Options) { o.Selection, o.SelectionSet = nil, false })
+			r.start(t)
+			if err := r.h.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			before := starts.Load()
+			if err := tt.call(r.h); !errors.Is(err, ErrClosed) {
+				t.Errorf("after Close: %v, want ErrClosed", err)
+			}
+			if starts.Load() != before {
+				t.Errorf("a module started on the closed host")
+			}
+			if st := r.status(t, "m"); st.State == StateRunning {
+				t.Errorf("m = %s after Close", st.State)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -124,15 +125,35 @@ func preflight(installed map[string]sdk.Spec, requested []string, caps sdk.Capab
 			}
 		}
 		seen = append(seen, n)
+		// A compiled-in module that is not requested keeps its tables
+		// (disabled modules' tables stay): a requested module whose prefix
+		// overlaps it could read and write them.
+		for _, o := range slices.Sorted(maps.Keys(installed)) {
+			if o == n || slices.Contains(present, o) {
+				continue
+			}
+			op := hostkit.TablePrefix(o)
+			if op == prefix || strings.HasPrefix(prefix+"_", op+"_") || strings.HasPrefix(op+"_", prefix+"_") {
+				p.fail(n, fmt.Sprintf("Kimi module %s has a table prefix overlapping that of compiled-in module %s (%s and %s): it could reach the kept tables of %s",
+					hostkit.Repr(n), hostkit.Repr(o), hostkit.Repr(prefix+"_"), hostkit.Repr(op+"_"), hostkit.Repr(o)))
+				break
+			}
+		}
 	}
 
 	for _, n := range p.order {
 		spec := installed[n]
-		if err := spec.Validate(); err != nil { // API version, then declarations
-			p.fail(n, err.Error())
+		// The reference's order: API version, capabilities, declarations
+		// (Validate checks the API version first, then the declarations).
+		if spec.APIVersion != sdk.APIVersion {
+			p.fail(n, spec.Validate().Error())
 			continue
 		}
 		if err := hostkit.CheckCapabilities(spec, caps); err != nil {
+			p.fail(n, err.Error())
+			continue
+		}
+		if err := spec.Validate(); err != nil {
 			p.fail(n, err.Error())
 			continue
 		}

@@ -43,6 +43,12 @@ func TestPreflightMessages(t *testing.T) {
 		{name: "prefix of a prefix, longer first", specs: []sdk.Spec{pspec("a-b"), pspec("a")}, requested: []string{"a-b", "a"},
 			failed: map[string]string{"a": "Kimi modules 'a-b' and 'a' have overlapping table prefixes: 'a_' tables can take 'a_b_' tables' names"},
 			order:  []string{"a-b", "a"}},
+		{name: "overlap with a compiled-in module not requested", specs: []sdk.Spec{pspec("a"), pspec("a_b")}, requested: []string{"a_b"},
+			failed: map[string]string{"a_b": "Kimi module 'a_b' has a table prefix overlapping that of compiled-in module 'a' ('a_b_' and 'a_'): it could reach the kept tables of 'a'"},
+			order:  []string{"a_b"}},
+		{name: "covering a compiled-in module not requested", specs: []sdk.Spec{pspec("a-b"), pspec("a"), pspec("c")}, requested: []string{"a", "c"},
+			failed: map[string]string{"a": "Kimi module 'a' has a table prefix overlapping that of compiled-in module 'a-b' ('a_' and 'a_b_'): it could reach the kept tables of 'a-b'"},
+			order:  []string{"a", "c"}},
 		{name: "not a prefix at a boundary", specs: []sdk.Spec{pspec("ab"), pspec("a")}, requested: []string{"ab", "a"}, order: []string{"ab", "a"}},
 		{name: "reserved core prefix", specs: []sdk.Spec{pspec("kimi"), pspec("kimi-x"), pspec("kimix")}, requested: []string{"kimi", "kimi-x", "kimix"},
 			failed: map[string]string{
@@ -53,6 +59,14 @@ func TestPreflightMessages(t *testing.T) {
 			failed: map[string]string{"a": "Kimi module 'a' requires module API 3; core provides 2"}, order: []string{"a"}},
 		{name: "required capability", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.RequiresCapabilities = []string{"have.v1", "nope.v1"} })},
 			requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' requires unavailable capability 'nope.v1'"}, order: []string{"a"}},
+		{name: "capabilities before declarations", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) {
+			s.RequiresCapabilities = []string{"nope.v1"}
+			s.Permissions.DiscordActions = []sdk.DiscordAction{"explode"}
+		})}, requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' requires unavailable capability 'nope.v1'"}, order: []string{"a"}},
+		{name: "api version before capabilities", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) {
+			s.APIVersion = 3
+			s.RequiresCapabilities = []string{"nope.v1"}
+		})}, requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' requires module API 3; core provides 2"}, order: []string{"a"}},
 		{name: "invalid declaration", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.Permissions.DiscordActions = []sdk.DiscordAction{"explode"} })},
 			requested: []string{"a"}, failed: map[string]string{"a": "Kimi module 'a' has an invalid declaration: module 'a' declares unknown Discord actions ['explode']"},
 			order: []string{"a"}},

@@ -89,6 +89,13 @@ func (s *services) Provide(name string, version int, impl any) (sdk.Registration
 	}
 	k := serviceKey{name, version}
 	s.book.mu.Lock()
+	// Checked again under the book's lock: revoke sets the flag before
+	// retireModule takes the lock, so a provision inserted here is either
+	// seen by retireModule or refused.
+	if s.inst.revoked() {
+		s.book.mu.Unlock()
+		return nil, s.inst.revokedErr("services")
+	}
 	if cur := s.book.live[k]; cur != nil {
 		s.book.mu.Unlock()
 		return nil, hostkit.NewServiceAlreadyProvided(name, version, cur.provider)

@@ -26,7 +26,8 @@ type ModuleStatus struct {
 	Health    sdk.ModuleHealth
 	HasHealth bool
 	HealthAge time.Duration
-	// Metrics are the health metrics plus the event-bus counters.
+	// Metrics are the health metrics, which carry the event-bus and
+	// storage counters (at most sdk.MaxHealthMetrics in all).
 	Metrics map[string]float64
 	// History is the bounded record of health changes, oldest first.
 	History  []HealthChange
@@ -115,6 +116,9 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 	inst, origins := e.inst, maps.Clone(e.origins)
 	h.mu.Unlock()
 
+	if inst != nil {
+		h.health.mergeMetrics(name, counters(inst))
+	}
 	health, history, ok := h.health.snapshot(name)
 	st.History = history
 	if ok {
@@ -123,20 +127,6 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 	st.Metrics = maps.Clone(health.Metrics)
 	if st.Metrics == nil {
 		st.Metrics = map[string]float64{}
-	}
-	if inst != nil && inst.events != nil {
-		s := inst.events.Stats()
-		maps.Copy(st.Metrics, map[string]float64{
-			"events_published": float64(s.Published), "events_handled": float64(s.Delivered),
-			"events_failed": float64(s.Failed), "events_dropped": float64(s.Dropped), "events_pending": float64(s.Queued),
-		})
-	}
-	if inst != nil && inst.storage != nil {
-		w := inst.storage.Stats()
-		maps.Copy(st.Metrics, map[string]float64{
-			"storage_writes": float64(w.Writes), "storage_write_wait_max_ms": ms(w.WaitMax),
-			"storage_write_hold_max_ms": ms(w.HoldMax), "storage_writes_rolled_back": float64(w.RolledBackOverlong),
-		})
 	}
 	st.Tools = h.tools.moduleTools(name)
 	if jobs, err := h.sched.Jobs(h.ctxBackground(), name); err != nil {
@@ -209,6 +199,30 @@ func manifest(s sdk.Spec) Manifest {
 		m.InvalidPolicy = string(s.GuildSettings.EffectivePolicy())
 	}
 	return m
+}
+
+// counters are a running module's event-bus and storage counters, merged
+// into its health metrics when its health is read. events_dropped counts
+// queue drops only; events the guild predicate refused are events_filtered.
+func counters(inst *instance) map[string]float64 {
+	out := map[string]float64{}
+	if inst.events != nil {
+		s := inst.events.Stats()
+		maps.Copy(out, map[string]float64{
+			"events_published": float64(s.Published), "events_handled": float64(s.Delivered),
+			"events_failed": float64(s.Failed), "events_timed_out": float64(s.TimedOut),
+			"events_dropped": float64(s.Dropped - s.Filtered), "events_filtered": float64(s.Filtered),
+			"events_pending": float64(s.Queued),
+		})
+	}
+	if inst.storage != nil {
+		w := inst.storage.Stats()
+		maps.Copy(out, map[string]float64{
+			"storage_writes": float64(w.Writes), "storage_write_wait_max_ms": ms(w.WaitMax),
+			"storage_write_hold_max_ms": ms(w.HoldMax), "storage_writes_rolled_back": float64(w.RolledBackOverlong),
+		})
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -11,11 +11,11 @@
 // span of the module's transaction only (after BEGIN, removed before
 // COMMIT, so core writes never see it; a connection whose authorizer cannot
 // be removed is discarded). Under it a module may read, write, create and
-// drop only objects named with its prefix, may not BEGIN or COMMIT itself,
+// drop only objects named with its prefix, may not BEGIN, COMMIT or ROLLBACK,
 // ATTACH, read sqlite_schema or run any PRAGMA but the introspection of its
 // own tables. Triggers and views are checked statement by statement, so a
 // module's view over kimi_sessions is refused when it is read. Raw (the
-// escape hatch of RawStorage) is the store's unconfined writer.
+// escape hatch of RawStorage) is an unconfined pool of the port's own.
 //
 // A module's write transaction is held at most Options.MaxWriteHold: then
 // its context is cancelled (which interrupts a statement running under it),
@@ -58,6 +58,10 @@ type Options struct {
 	// MaxWriteHold rolls back a module write transaction held longer
 	// (default 5 s).
 	MaxWriteHold time.Duration
+	// MaxMigrateStep rolls back one migration step (one Up and its
+	// ledger row) held longer, releasing the writer (default 60 s).
+	// Migrate's ctx deadline bounds the steps too.
+	MaxMigrateStep time.Duration
 }
 
 // Manager hands out module storage ports over one store.
@@ -115,6 +119,9 @@ func New(st *store.Store, opts Options) (*Manager, error) {
 	}
 	if opts.MaxWriteHold <= 0 {
 		opts.MaxWriteHold = 5 * time.Second
+	}
+	if opts.MaxMigrateStep <= 0 {
+		opts.MaxMigrateStep = 60 * time.Second
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -208,30 +215,69 @@ func (m *Manager) ledger(ctx context.Context, module string) ([]ledgerRow, error
 	return out, nil
 }
 
+// ErrMigrationTooLong reports a module migration step rolled back after
+// Options.MaxMigrateStep (or the deadline of Migrate's ctx).
+var ErrMigrationTooLong = errors.New("modstore: migration step took too long")
+
 // applyStep runs one migration, confined, and writes its ledger row in the
-// same transaction.
+// same transaction. The step is bounded by Options.MaxMigrateStep and by
+// ctx: when either ends first the transaction is rolled back and the
+// writer released at once, whether or not Up returns (its later statements
+// fail with sql.ErrTxDone).
 func (m *Manager) applyStep(ctx context.Context, module string, position int, mg sdk.Migration) error {
-	conn, err := m.st.Writer().Conn(ctx)
+	stepCtx, cancel := context.WithTimeoutCause(ctx, m.opts.MaxMigrateStep, ErrMigrationTooLong)
+	defer cancel()
+	conn, err := m.st.Writer().Conn(stepCtx)
 	if err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
+	// Not bound to stepCtx: database/sql would roll back on its own when
+	// it ends, under the authorizer, which refuses any ROLLBACK but the
+	// host's (hostRollback); the select below rolls back instead.
+	tx, err := conn.BeginTx(context.WithoutCancel(stepCtx), nil)
 	if err != nil {
 		return fmt.Errorf("modstore: migrate %s: begin: %w", module, err)
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if err := setAuthorizer(conn, confined(hostkit.TablePrefix(module), true, m.existing)); err != nil {
+	var hostRollback atomic.Bool
+	defer func() { hostRollback.Store(true); _ = tx.Rollback() }() // no-op after Commit
+	if err := setAuthorizer(conn, confined(hostkit.TablePrefix(module), true, m.existing, &hostRollback)); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
-	stepErr := runStep(store.MarkWrite(ctx, module), mg, sdk.MigrationContext{Tx: tx, Module: module})
+	done := make(chan error, 1)
+	upCtx := store.MarkWrite(stepCtx, module)
+	go func() { done <- runStep(upCtx, mg, sdk.MigrationContext{Tx: tx, Module: module}) }()
+	var stepErr error
+	select {
+	case stepErr = <-done:
+	case <-stepCtx.Done():
+		// Roll back now (this waits only for a statement running under
+		// a ctx that is not stepCtx's) and release the writer below.
+		hostRollback.Store(true)
+		_ = tx.Rollback()
+		why := context.Cause(stepCtx)
+		if err := setAuthorizer(conn, nil); err != nil {
+			why = errors.Join(why, err)
+		}
+		go func() {
+			if late := <-done; late != nil {
+				m.log.Warn("migration returned after it was rolled back", "module", module, "migration", mg.Name, "err", late)
+			}
+		}()
+		if errors.Is(why, ErrMigrationTooLong) {
+			return fmt.Errorf("modstore: module %s migration %s exceeded %s; rolled back: %w",
+				hostkit.Repr(module), hostkit.Repr(mg.Name), m.opts.MaxMigrateStep, why)
+		}
+		return fmt.Errorf("modstore: module %s migration %s stopped; rolled back: %w",
+			hostkit.Repr(module), hostkit.Repr(mg.Name), why)
+	}
 	if err := setAuthorizer(conn, nil); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	if stepErr != nil {
 		return fmt.Errorf("modstore: module %s migration %s failed: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), stepErr)
 	}
-	if _, err := tx.ExecContext(ctx,
+	if _, err := tx.ExecContext(stepCtx,
 		`INSERT INTO kimi_module_migrations (module, position, name, applied_ms) VALUES (?, ?, ?, ?)`,
 		module, position, mg.Name, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("modstore: migrate %s: ledger row for %s: %w", module, mg.Name, err)
@@ -268,7 +314,7 @@ func (m *Manager) Open(ctx context.Context, module string, perms sdk.Permissions
 		return nil, err
 	}
 	prefix := hostkit.TablePrefix(module)
-	policy := confined(prefix, false, m.existing)
+	policy := confined(prefix, false, m.existing, nil)
 	reader, err := m.st.OpenReadPool(ctx, m.opts.ReadConns, func(c driver.Conn) error {
 		r, ok := c.(sqlite.AuthorizerRegisterer)
 		if !ok {
@@ -279,12 +325,22 @@ func (m *Manager) Open(ctx context.Context, module string, perms sdk.Permissions
 	if err != nil {
 		return nil, fmt.Errorf("modstore: open %s: %w", module, err)
 	}
-	p := &Port{m: m, module: module, prefix: prefix, perms: perms, reader: reader,
+	var raw *sql.DB
+	if perms.RawStorage {
+		if raw, err = m.st.OpenRawPool(ctx, 1); err != nil {
+			reader.Close()
+			return nil, fmt.Errorf("modstore: open %s: %w", module, err)
+		}
+	}
+	p := &Port{m: m, module: module, prefix: prefix, perms: perms, reader: reader, raw: raw,
 		log: m.log.With("module", module)}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
 		reader.Close()
+		if raw != nil {
+			raw.Close()
+		}
 		return nil, ErrClosed
 	}
 	m.ports[p] = struct{}{}
@@ -328,6 +384,7 @@ type Port struct {
 	prefix string
 	perms  sdk.Permissions
 	reader *sql.DB
+	raw    *sql.DB // RawStorage's own unconfined pool (nil without it)
 	log    *slog.Logger
 	closed atomic.Bool
 
@@ -362,14 +419,17 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	hold := p.m.opts.MaxWriteHold
 	txCtx, cancel := context.WithTimeoutCause(ctx, hold, ErrWriteHeldTooLong)
 	defer cancel()
-	tx, err := conn.BeginTx(txCtx, nil)
+	// Not bound to txCtx (see applyStep): the select below rolls back.
+	tx, err := conn.BeginTx(context.WithoutCancel(txCtx), nil)
 	if err != nil {
 		conn.Close()
 		return fmt.Errorf("modstore: %s write: begin: %w", p.module, err)
 	}
 	begun := time.Now()
-	if err := setAuthorizer(conn, confined(p.prefix, true, p.m.existing)); err != nil {
-		_ = tx.Rollback()
+	var hostRollback atomic.Bool
+	rollback := func() { hostRollback.Store(true); _ = tx.Rollback() }
+	if err := setAuthorizer(conn, confined(p.prefix, true, p.m.existing, &hostRollback)); err != nil {
+		rollback()
 		conn.Close()
 		return fmt.Errorf("modstore: %s write: %w", p.module, err)
 	}
@@ -410,7 +470,7 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	}
 	finish := func() error {
 		if err := setAuthorizer(conn, nil); err != nil {
-			_ = tx.Rollback()
+			rollback()
 			conn.Close()
 			return fmt.Errorf("modstore: %s write: %w", p.module, err)
 		}
@@ -419,7 +479,7 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	var out error
 	switch {
 	case !returned:
-		_ = tx.Rollback()
+		rollback()
 		if err := finish(); err != nil {
 			out = err
 		} else if overlong {
@@ -429,10 +489,10 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 			out = fmt.Errorf("modstore: %s write: %w", p.module, context.Cause(txCtx))
 		}
 	case r.panicked:
-		_ = tx.Rollback()
+		rollback()
 		_ = finish()
 	case r.err != nil:
-		_ = tx.Rollback()
+		rollback()
 		out = r.err
 		if err := finish(); err != nil {
 			out = errors.Join(r.err, err)
@@ -477,13 +537,17 @@ func (p *Port) record(wait, hold time.Duration, overlong bool) {
 }
 
 // Raw is the unconfined handle for a module that declared RawStorage (nil
-// otherwise), for sdk.Runtime.RawStorage: the store's single writer, so a
-// transaction begun on it holds every other write back.
+// otherwise), for sdk.Runtime.RawStorage: a pool of its own (one
+// read-write connection), not the store's writer, closed with the port,
+// so closing it or changing its limits touches nothing of the core. Its
+// writes still serialize with every other write on SQLite's database lock
+// (busy_timeout): a transaction held open on it holds the core's writes
+// back, and a write on it from inside a WriteTx waits out the busy_timeout.
 func (p *Port) Raw() *sql.DB {
 	if !p.perms.RawStorage || p.closed.Load() {
 		return nil
 	}
-	return p.m.st.Writer()
+	return p.raw
 }
 
 // Tables lists the module's tables with their row counts.
@@ -549,7 +613,11 @@ func (p *Port) Close() error {
 	p.m.mu.Lock()
 	delete(p.m.ports, p)
 	p.m.mu.Unlock()
-	if err := p.reader.Close(); err != nil {
+	err := p.reader.Close()
+	if p.raw != nil {
+		err = errors.Join(err, p.raw.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("modstore: close %s: %w", p.module, err)
 	}
 	return nil
@@ -595,18 +663,79 @@ var introspection = map[string]bool{
 
 // confined is the authorizer of a module whose prefix is prefix: only
 // objects named `<prefix>_…` in the main database, writes only when write
-// (the writer's transaction, a migration), no transaction control but
-// ROLLBACK on the writer. existing reports the database's other tables and
+// (the writer's transaction, a migration), no transaction control on the
+// writer (but the host's own ROLLBACK, once hostRollback is set). existing reports the database's other tables and
 // views, for the one read SQLite presents without a column.
-func confined(prefix string, write bool, existing func(string) bool) sqlite.AuthorizerFn {
+//
+// Dropping a table or view: SQLite's sqlite3DropTable asks for
+// SQLITE_DROP_TABLE (or _VIEW) of the object, then, in the same prepare
+// and in this order, compiles nested statements of its own: the drop of
+// the table's triggers (reads of sqlite_master.name and .type), for an
+// AUTOINCREMENT table `DELETE FROM sqlite_sequence WHERE name=…`, for an
+// analyzed one deletes from sqlite_stat1..4, then the delete from
+// sqlite_master by tbl_name and the root-page moves. Those reads and
+// deletes of SQLite's own tables are allowed only inside that window,
+// opened by the drop of an own object and closed by the first action that
+// is not part of it (or a refusal); the sqlite_sequence delete at most
+// once and only before the sqlite_master delete by tbl_name. A module's
+// own `DELETE FROM sqlite_sequence` is always refused: on the writer
+// connection a statement's first action cannot be part of a drop's window
+// unless that drop's prepare ended in its window, which SQLite's order
+// rules out (its last actions are the sqlite_master reads, after which the
+// sequence delete is closed).
+func confined(prefix string, write bool, existing func(string) bool, hostRollback *atomic.Bool) sqlite.AuthorizerFn {
 	own := func(name string) bool { return strings.HasPrefix(name, prefix+"_") }
 	reserved := func(name string) bool {
 		lower := strings.ToLower(name)
 		return strings.HasPrefix(lower, store.ReservedTablePrefix+"_") || strings.HasPrefix(lower, "sqlite_")
 	}
+	stat := func(name string) bool {
+		switch name {
+		case "sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4":
+			return true
+		}
+		return false
+	}
+	// The drop window (write authorizers only: each is one connection's,
+	// called by one prepare at a time).
+	var mu sync.Mutex
+	// early: before the sqlite_master delete by tbl_name (the stat and
+	// counter deletes come first); seqOK: the counter delete not yet seen.
+	inDrop, early, seqOK := false, false, false
+	dropStep := func(action sqlite.AuthorizerActionCode, a1, a2 string) bool {
+		switch action {
+		case sqlite.AuthRead:
+			if a1 == "sqlite_master" && a2 == "tbl_name" {
+				early, seqOK = false, false
+			}
+			return a1 == "sqlite_master" || early && (stat(a1) || a1 == "sqlite_sequence" && a2 == "name")
+		case sqlite.AuthDelete:
+			if a1 == "sqlite_sequence" {
+				ok := early && seqOK
+				seqOK = false
+				return ok
+			}
+			return a1 == "sqlite_master" || early && stat(a1) || own(a1)
+		case sqlite.AuthUpdate:
+			return a1 == "sqlite_master"
+		case sqlite.AuthDropTrigger:
+			return own(a1) && own(a2)
+		}
+		return false
+	}
 	return func(action sqlite.AuthorizerActionCode, a1, a2, dbName, _ string) sqlite.AuthorizerReturnCode {
 		if dbName != "" && dbName != "main" {
 			return sqlite.AuthorizerDeny
+		}
+		if write {
+			mu.Lock()
+			defer mu.Unlock()
+			if inDrop {
+				if dropStep(action, a1, a2) {
+					return sqlite.AuthorizerOK
+				}
+				inDrop, early, seqOK = false, false, false
+			}
 		}
 		ok := false
 		switch action {
@@ -625,21 +754,28 @@ func confined(prefix string, write bool, existing func(string) bool) sqlite.Auth
 			case a2 == "":
 				// A FROM whose columns are unused (count(*)), or a CTE:
 				// SQLite names a CTE the same way, so only a name that is
-				// neither reserved nor another object of the database
-				// passes.
-				ok = !reserved(a1) && !existing(a1)
+				// neither reserved, nor another object of the database as
+				// of the last snapshot, nor shaped like a module's table
+				// (any "_": a table created since the snapshot, by
+				// another module's WriteTx, has one) passes. A module's
+				// CTE names are its own `<prefix>_…` or have no "_".
+				ok = !reserved(a1) && !existing(a1) && !strings.Contains(a1, "_")
 			}
 		case sqlite.AuthInsert, sqlite.AuthUpdate, sqlite.AuthDelete:
 			// CREATE, DROP and ALTER first ask to change sqlite_master; a
 			// statement of the module's own cannot (SQLite refuses it
-			// without writable_schema, a pragma refused here).
-			// DROP of an AUTOINCREMENT table deletes its counter row (the
-			// one allowance on SQLite's own sqlite_sequence).
-			ok = write && (own(a1) || a1 == "sqlite_master" || action == sqlite.AuthDelete && a1 == "sqlite_sequence")
+			// without writable_schema, a pragma refused here). SQLite's
+			// sqlite_sequence is reachable only in a drop's window (above).
+			ok = write && (own(a1) || a1 == "sqlite_master")
 		case sqlite.AuthCreateTable:
 			// The first AUTOINCREMENT table creates SQLite's own counter table.
 			ok = write && (own(a1) || a1 == "sqlite_sequence")
-		case sqlite.AuthDropTable, sqlite.AuthCreateView, sqlite.AuthDropView:
+		case sqlite.AuthDropTable, sqlite.AuthDropView:
+			ok = write && own(a1)
+			if ok {
+				inDrop, early, seqOK = true, true, action == sqlite.AuthDropTable
+			}
+		case sqlite.AuthCreateView:
 			ok = write && own(a1)
 		case sqlite.AuthCreateIndex, sqlite.AuthDropIndex:
 			// A PRIMARY KEY or UNIQUE constraint on a non-integer column
@@ -654,9 +790,12 @@ func confined(prefix string, write bool, existing func(string) bool) sqlite.Auth
 		case sqlite.AuthPragma:
 			ok = introspection[strings.ToLower(a1)] && own(a2)
 		case sqlite.AuthTransaction:
-			// The reader's own read transactions; on the writer only a
-			// ROLLBACK (the host begins and commits).
-			ok = !write || strings.EqualFold(a1, "ROLLBACK")
+			// The reader's own read transactions; on the writer none: the
+			// host begins, commits and rolls back (hostRollback is set
+			// just before its own ROLLBACK while the authorizer is still
+			// installed — fn may still be running). A module's ROLLBACK
+			// would leave it running statements outside the transaction.
+			ok = !write || hostRollback != nil && hostRollback.Load() && strings.EqualFold(a1, "ROLLBACK")
 		case sqlite.AuthSavepoint:
 			ok = write
 		}

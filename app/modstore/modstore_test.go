@@ -141,6 +141,8 @@ func TestConfinement(t *testing.T) {
 	}{
 		{"read own table", read(`SELECT id, v FROM kudos_points`), true},
 		{"read own table in a WriteTx", write(`SELECT count(*) FROM kudos_points`), true},
+		{"rollback of the host's transaction", write(`ROLLBACK`), false},
+		{"rollback, then write in autocommit", write(`ROLLBACK`, `INSERT INTO kudos_points (v) VALUES ('outside')`), false},
 		{"write own table", write(`INSERT INTO kudos_points (v) VALUES ('a')`, `UPDATE kudos_points SET v = 'b'`, `DELETE FROM kudos_points WHERE v = 'zz'`), true},
 		{"pragma table_info of own table", read(`PRAGMA table_info(kudos_points)`), true},
 		{"common table expression", read(`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) SELECT count(*) FROM c`), true},
@@ -631,5 +633,177 @@ func TestConfinedMigrationMayDeclareKeysAndUniques(t *testing.T) {
 	if _, err := f.m.Migrate(ctx, "other", sdk.Permissions{},
 		[]sdk.Migration{exec(`CREATE TABLE %s (x); CREATE UNIQUE INDEX other_x ON keys_receipts (code)`)}); err == nil {
 		t.Fatal("a module created an index on another module's table")
+	}
+}
+
+// TestSequenceOnlyThroughOwnDrop: SQLite's own sqlite_sequence holds the
+// AUTOINCREMENT counters of the core tables too. A confined module may drop
+// its own tables (plain, AUTOINCREMENT, with a trigger and an index, with
+// sqlite_stat1 present; the counter row goes with the table) and views,
+// but never delete from sqlite_sequence (or sqlite_stat1) itself — bare,
+// with a WHERE, or right after dropping one of its tables.
+func TestSequenceOnlyThroughOwnDrop(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	write := func(stmts ...string) error {
+		return bounded(t, "WriteTx", func() error {
+			return f.kudos.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+				for _, q := range stmts {
+					if _, err := tx.ExecContext(ctx, q); err != nil {
+						return fmt.Errorf("%s: %w", q, err)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	counters := func(like string) int {
+		var n int
+		if err := f.st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM sqlite_sequence WHERE name LIKE ? ESCAPE '\'`, like).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The core's ANALYZE creates sqlite_stat1: every DROP TABLE then also
+	// deletes the dropped table's statistics.
+	if _, err := f.st.Writer().ExecContext(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	core := counters(`kimi\_%`)
+	if core == 0 {
+		t.Fatal("the fixture has no core AUTOINCREMENT counters: the attacks below would prove nothing")
+	}
+	for _, tt := range []struct {
+		name   string
+		create []string
+		drop   []string
+		ok     bool
+	}{
+		{"drop own plain table", []string{`CREATE TABLE kudos_plain (v)`}, []string{`DROP TABLE kudos_plain`}, true},
+		{"drop own AUTOINCREMENT table", []string{`CREATE TABLE kudos_ai (id INTEGER PRIMARY KEY AUTOINCREMENT, v)`, `INSERT INTO kudos_ai (v) VALUES (1)`}, []string{`DROP TABLE kudos_ai`}, true},
+		{"drop own table with trigger and index", []string{`CREATE TABLE kudos_tr (id INTEGER PRIMARY KEY AUTOINCREMENT, v)`, `CREATE INDEX kudos_tr_v ON kudos_tr (v)`, `CREATE TRIGGER kudos_tr_t AFTER INSERT ON kudos_tr BEGIN UPDATE kudos_tr SET v = 1 WHERE id = new.id; END`, `INSERT INTO kudos_tr (v) VALUES (1)`}, []string{`DROP TABLE kudos_tr`}, true},
+		{"drop own view", []string{`CREATE VIEW kudos_vw AS SELECT v FROM kudos_points`}, []string{`DROP VIEW kudos_vw`}, true},
+		{"bare delete", nil, []string{`DELETE FROM sqlite_sequence`}, false},
+		{"delete a core counter", nil, []string{`DELETE FROM sqlite_sequence WHERE name = 'kimi_audit_log'`}, false},
+		{"update a core counter", nil, []string{`UPDATE sqlite_sequence SET seq = 0`}, false},
+		{"delete after an own drop", []string{`CREATE TABLE kudos_d (v)`}, []string{`DROP TABLE kudos_d`, `DELETE FROM sqlite_sequence`}, false},
+		{"delete after an own AUTOINCREMENT drop", []string{`CREATE TABLE kudos_d2 (id INTEGER PRIMARY KEY AUTOINCREMENT, v)`, `INSERT INTO kudos_d2 (v) VALUES (1)`}, []string{`DROP TABLE kudos_d2`, `DELETE FROM sqlite_sequence`}, false},
+		{"stat delete after an own drop", []string{`CREATE TABLE kudos_d4 (v)`}, []string{`DROP TABLE kudos_d4`, `DELETE FROM sqlite_stat1`}, false},
+		{"delete after a refused drop", []string{`CREATE TABLE kudos_d3 (v)`}, []string{`DROP TABLE IF EXISTS kimi_settings`, `DELETE FROM sqlite_sequence`}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if len(tt.create) > 0 {
+				if err := write(tt.create...); err != nil {
+					t.Fatalf("create: %v", err)
+				}
+			}
+			err := write(tt.drop...)
+			if tt.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tt.ok && err == nil {
+				t.Fatalf("allowed: %q", tt.drop)
+			}
+			if got := counters(`kimi\_%`); got != core {
+				t.Fatalf("core counters %d → %d", core, got)
+			}
+			if tt.ok && counters(`kudos\_%`) != 0 {
+				t.Errorf("the dropped table's counter row is left")
+			}
+		})
+	}
+}
+
+// TestLateTablesAreNotCounted: a table created after the module's port
+// took its name snapshot (by another module's WriteTx, or the core) is not
+// readable through a count(*) either, while the module's own CTEs — named
+// with its prefix or without "_" — still work.
+func TestLateTablesAreNotCounted(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	if err := f.other.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE other_late (v); INSERT INTO other_late VALUES (1), (2)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.st.Writer().ExecContext(ctx, `CREATE TABLE latecomer_data (v); INSERT INTO latecomer_data VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		q  string
+		ok bool
+	}{
+		{`SELECT count(*) FROM other_late`, false},
+		{`SELECT count(*) FROM latecomer_data`, false},
+		{`SELECT 1 FROM other_late`, false},
+		{`SELECT EXISTS (SELECT 1 FROM latecomer_data)`, false},
+		{`WITH recent AS (SELECT v FROM kudos_points) SELECT count(*) FROM recent`, true},
+		{`WITH kudos_recent AS (SELECT v FROM kudos_points) SELECT count(*) FROM kudos_recent`, true},
+		{`WITH recent(x) AS (SELECT 1) SELECT x FROM recent`, true},
+		{`WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n LIMIT 3) SELECT count(*) FROM n`, true},
+		{`SELECT count(*) FROM kudos_points`, true},
+	} {
+		t.Run(tt.q, func(t *testing.T) {
+			var n int
+			err := f.kudos.Reader().QueryRowContext(ctx, tt.q).Scan(&n)
+			if tt.ok && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if !tt.ok && err == nil {
+				t.Fatalf("allowed (%d)", n)
+			}
+		})
+	}
+}
+
+// TestRawIsAPoolOfItsOwn: RawStorage's handle is not the store's writer: a
+// module that closes it or changes its limits leaves the core's writes and
+// the other modules' WriteTx working; a write through it serializes with
+// them on SQLite's lock; the port closes it.
+func TestRawIsAPoolOfItsOwn(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name  string
+		abuse func(*sql.DB)
+	}{
+		{"closed by the module", func(db *sql.DB) { db.Close() }},
+		{"limits changed by the module", func(db *sql.DB) { db.SetMaxOpenConns(1); db.SetConnMaxLifetime(time.Nanosecond) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := f.m.Open(ctx, "rawmod", sdk.Permissions{RawStorage: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := p.Raw()
+			if raw == nil {
+				t.Fatal("Raw is nil with RawStorage")
+			}
+			if raw == f.st.Writer() || raw == f.st.Reader() {
+				t.Errorf("Raw = %p, the store's writer is %p: not a pool of its own", raw, f.st.Writer())
+			}
+			if _, err := raw.ExecContext(ctx, `INSERT INTO other_data (v) VALUES ('raw')`); err != nil {
+				t.Fatalf("raw write: %v", err)
+			}
+			tt.abuse(raw)
+			if err := bounded(t, "core write", func() error { return f.st.SetSetting(ctx, "after.raw", "ok") }); err != nil {
+				t.Fatalf("core write after the module's abuse: %v", err)
+			}
+			if err := bounded(t, "WriteTx", func() error {
+				return f.kudos.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, `INSERT INTO kudos_points (v) VALUES ('after raw')`)
+					return err
+				})
+			}); err != nil {
+				t.Fatalf("module write after the abuse: %v", err)
+			}
+			if err := p.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := raw.PingContext(ctx); err == nil {
+				t.Error("the raw pool still answers after the port closed")
+			}
+		})
 	}
 }

@@ -76,6 +76,21 @@ var craftedCases = []struct {
 	{"module-named trigger on a core table", []string{
 		`CREATE TRIGGER kudos_keep BEFORE DELETE ON kimi_sessions BEGIN SELECT RAISE(IGNORE); END`},
 		[]string{`store: schema: unexpected trigger "kudos_keep" on table kimi_sessions`}},
+	{"module trigger on a module table writing a core table", []string{
+		`CREATE TABLE kudos_points (v)`,
+		`CREATE TRIGGER kudos_wipe AFTER INSERT ON kudos_points BEGIN DELETE FROM kimi_sessions; END`},
+		[]string{`store: schema: unexpected trigger "kudos_wipe" on table kudos_points`}},
+	{"module trigger naming a core table quoted, commented, as a string", []string{
+		`CREATE TABLE kudos_points (v)`,
+		`CREATE TRIGGER kudos_q AFTER INSERT ON kudos_points BEGIN UPDATE "KIMI_Admins" SET password_hash = 'x'; END`,
+		`CREATE TRIGGER kudos_b AFTER INSERT ON kudos_points BEGIN DELETE FROM [kimi_audit_log]; END`,
+		`CREATE TRIGGER kudos_s AFTER INSERT ON kudos_points BEGIN DELETE FROM 'kimi_settings' /* kudos_only */; END`,
+		"CREATE TRIGGER kudos_t AFTER INSERT ON kudos_points BEGIN DELETE FROM `kimi_setup_tokens`; END"},
+		[]string{`unexpected trigger "kudos_q" on table kudos_points`, `unexpected trigger "kudos_b" on table kudos_points`,
+			`unexpected trigger "kudos_s" on table kudos_points`, `unexpected trigger "kudos_t" on table kudos_points`}},
+	{"module view over a core table", []string{
+		`CREATE VIEW kudos_leak AS SELECT value FROM main.kimi_settings`},
+		[]string{`unexpected view "kudos_leak"`}},
 	{"table with the reserved prefix", []string{`CREATE TABLE kimi_extra (x)`, `CREATE TABLE "KIMI_shadow" (x)`},
 		[]string{`store: schema: unexpected table "KIMI_shadow"`, `unexpected table "kimi_extra"`}},
 	{"trigger ignores the sign-out", []string{
