@@ -70,7 +70,7 @@ func (p *Port) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	if err != nil {
 		return nil, fmt.Errorf("egress: dial: %w", err)
 	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = strings.ToLower(strings.TrimRight(host, ".")) // as hostkit.CheckURL: every trailing dot
 	port, err := strconv.ParseUint(portText, 10, 16)
 	if err != nil {
 		return nil, fmt.Errorf("egress: dial: invalid port")

@@ -622,6 +622,12 @@ func (s *Scheduler) launch(c claim) {
 	go func() {
 		defer s.execs.Done()
 		defer cancel()
+		if fn == nil {
+			// The module's binding closed (or its handler went) between the
+			// claim and now: nothing to run; the job is released as it was.
+			s.done <- completion{ex: c.ex, interrupted: true, failed: true, at: s.now()}
+			return
+		}
 		var (
 			recMu    sync.Mutex
 			recorded string

@@ -131,6 +131,7 @@ func TestMetadataForms(t *testing.T) {
 	for host, want := range map[string]bool{
 		"metadata.google.internal": true, "metadata.google.internal.": true, "metadata": true, "instance-data": true,
 		"169.254.169.254": true, "[fd00:ec2::254]": true, "fd00:ec2:0:0::254": true, "100.100.100.200": true,
+		"169.254.170.2": true, "[fd00:ec2::23]": true, // AWS task metadata
 		"::ffff:169.254.169.254": true, "64:ff9b::a9fe:a9fe": true, "2002:a9fe:a9fe::": true,
 		"169.254.169.253": false, "example.com": false,
 	} {

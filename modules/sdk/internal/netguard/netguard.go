@@ -16,6 +16,8 @@ var (
 	metadataHosts     = []string{"metadata.google.internal", "metadata", "instance-data"}
 	metadataAddresses = []netip.Addr{
 		netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254"), netip.MustParseAddr("100.100.100.200"),
+		// AWS ECS/Fargate task metadata and credentials, and its IPv6 form.
+		netip.MustParseAddr("169.254.170.2"), netip.MustParseAddr("fd00:ec2::23"),
 	}
 )
 
