@@ -88,6 +88,9 @@ type Options struct {
 	Scheduler JobScheduler
 	// SchedulerLease is the lease of the scheduler the host makes (0: 60 s).
 	SchedulerLease time.Duration
+	// Discord is the Discord connection (nil: not connected; every
+	// declared Discord action fails with ErrDiscordNotConnected).
+	Discord Discord
 
 	// storage and events replace the real subsystems in tests.
 	storage storageFactory
@@ -161,6 +164,7 @@ type Host struct {
 	router   *router
 	sched    JobScheduler
 	ownSched *scheduler.Scheduler // made by New, closed by Close
+	discord  Discord              // nil when not connected
 
 	unsubscribe func()
 	watch       watchers // Watch's subscribers
@@ -192,7 +196,7 @@ type entry struct {
 func New(ctx context.Context, opts Options) (*Host, error) {
 	h := &Host{
 		opts: opts, store: opts.Store, guilds: opts.Guilds, specs: map[string]sdk.Spec{},
-		getenv: opts.Getenv, now: opts.Now, entries: map[string]*entry{},
+		getenv: opts.Getenv, now: opts.Now, entries: map[string]*entry{}, discord: opts.Discord,
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
