@@ -181,7 +181,7 @@ func runFault(t *testing.T, kind string, b behaviour) {
 		case "command":
 			err = r.h.RunCommand(ctx, "faulty", sdk.TierMember, fakeInteraction{})
 		case "autocomplete":
-			_, err = r.h.RunAutocomplete(ctx, "faulty", fakeInteraction{}, "o", "")
+			_, err = r.h.RunAutocomplete(ctx, "faulty", sdk.TierStaff, fakeInteraction{}, "o", "")
 		case "component":
 			err = r.h.RunComponent(ctx, sdk.ComponentButton, sdk.TierMember, fakeInteraction{customID: "m:faulty:thing"})
 		case "modal":

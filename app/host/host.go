@@ -664,6 +664,7 @@ func (h *Host) revoke(inst *instance) {
 	inst.runningFlag.Store(false)
 	inst.cancel()
 	h.router.dropModule(inst)
+	h.commandsChanged() // its commands leave Discord at the next (debounced) sync
 	if inst.events != nil {
 		inst.events.Close(h.opts.CancelGrace)
 	}
