@@ -305,7 +305,7 @@ type TierError struct {
 	MinTier sdk.TrustTier
 }
 
-func (e *TierError) Error() string  { return "host: not allowed (needs " + e.MinTier.String() + ")" }
+func (e *TierError) Error() string   { return "host: not allowed (needs " + e.MinTier.String() + ")" }
 func (e *TierError) Is(t error) bool { return t == ErrNotAllowed }
 
 // ModuleBinder is implemented by an Interaction that must know the module
