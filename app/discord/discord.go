@@ -40,9 +40,22 @@ type Publisher interface {
 // Host is what the connection needs of the module host; *host.Host
 // implements it.
 type Host interface {
+	// RunCommand, RunAutocomplete and RunComponent dispatch an interaction
+	// (commands by qualified name, "group.name" or "name"); refusals are
+	// host.ErrNoHandler, host.ErrUnavailable, host.ErrExpired or a
+	// *host.TierError, any other error is the handler's.
 	RunCommand(ctx context.Context, name string, tier sdk.TrustTier, in sdk.Interaction) error
-	RunAutocomplete(ctx context.Context, name string, in sdk.Interaction, option, current string) ([]sdk.Choice, error)
+	RunAutocomplete(ctx context.Context, name string, tier sdk.TrustTier, in sdk.Interaction, option, current string) ([]sdk.Choice, error)
 	RunComponent(ctx context.Context, kind sdk.ComponentKind, tier sdk.TrustTier, in sdk.Interaction) error
+	// Commands are every module's global commands.
+	Commands() []sdk.CommandSpec
+	// GuildCommands are every module's commands for one guild.
+	GuildCommands(guildID uint64) []sdk.CommandSpec
+	// CommandGuilds are the guilds with guild commands staged or recorded
+	// (a gone module's, which the next sync clears).
+	CommandGuilds(ctx context.Context) ([]uint64, error)
+	// GuildCommandsSynced tells the host Discord has the guild's set now.
+	GuildCommandsSynced(ctx context.Context, guildID uint64) error
 }
 
 // requestOptions are the options of every REST call Kimi makes for a module

@@ -1,0 +1,313 @@
+package discord
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// Command sync: all modules' global commands in one bulk overwrite per
+// READY, skipped when the set's hash equals the one Discord last accepted
+// for the application (kimi_command_sync); each guild with guild commands
+// (staged, or recorded in kimi_command_guilds for a module since gone) in
+// one bulk overwrite of that guild's full set. DefaultMemberPermissions is
+// not set: Kimi's tiers come from its own role lists, and Discord's
+// permission would hide a command from Kimi staff who lack it.
+
+// syncCounter counts finished full syncs (tests wait on it).
+type syncCounter = atomic.Int64
+
+// groupDescription is a group's description when its commands give none
+// (Discord requires one; discord.py's default).
+const groupDescription = "…"
+
+var optionKinds = map[sdk.OptionKind]discordgo.ApplicationCommandOptionType{
+	sdk.OptionString:  discordgo.ApplicationCommandOptionString,
+	sdk.OptionInteger: discordgo.ApplicationCommandOptionInteger,
+	sdk.OptionBoolean: discordgo.ApplicationCommandOptionBoolean,
+	sdk.OptionUser:    discordgo.ApplicationCommandOptionUser,
+	sdk.OptionChannel: discordgo.ApplicationCommandOptionChannel,
+	sdk.OptionRole:    discordgo.ApplicationCommandOptionRole,
+}
+
+// commandsOut converts specs into Discord's tree: a top-level command, or
+// one group level (the group a command with a subcommand per spec); sorted
+// by name so the set's hash is stable.
+func commandsOut(specs []sdk.CommandSpec) []*discordgo.ApplicationCommand {
+	var out []*discordgo.ApplicationCommand
+	groups := map[string]*discordgo.ApplicationCommand{}
+	for _, sp := range specs {
+		if sp.Group == "" {
+			out = append(out, &discordgo.ApplicationCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Name,
+				Description: sp.Description, Options: optionsOut(sp.Options)})
+			continue
+		}
+		g := groups[sp.Group]
+		if g == nil {
+			g = &discordgo.ApplicationCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Group, Description: groupDescription}
+			groups[sp.Group] = g
+			out = append(out, g)
+		}
+		if sp.GroupDescription != "" && g.Description == groupDescription {
+			g.Description = sp.GroupDescription
+		}
+		g.Options = append(g.Options, &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand,
+			Name: sp.Name, Description: sp.Description, Options: optionsOut(sp.Options)})
+	}
+	for _, g := range groups {
+		slices.SortFunc(g.Options, func(a, b *discordgo.ApplicationCommandOption) int { return cmp.Compare(a.Name, b.Name) })
+	}
+	slices.SortFunc(out, func(a, b *discordgo.ApplicationCommand) int { return cmp.Compare(a.Name, b.Name) })
+	return out
+}
+
+// optionsOut converts options, required ones first as Discord demands
+// (otherwise in declaration order).
+func optionsOut(opts []sdk.CommandOption) []*discordgo.ApplicationCommandOption {
+	var out []*discordgo.ApplicationCommandOption
+	for _, o := range opts {
+		d := &discordgo.ApplicationCommandOption{Type: optionKinds[o.Kind], Name: o.Name, Description: o.Description,
+			Required: o.Required, Autocomplete: o.Autocomplete}
+		for _, c := range o.Choices {
+			d.Choices = append(d.Choices, &discordgo.ApplicationCommandOptionChoice{Name: c.Name, Value: choiceValue(c.Value)})
+		}
+		if o.MinValue != nil {
+			v := float64(*o.MinValue)
+			d.MinValue = &v
+		}
+		if o.MaxValue != nil {
+			d.MaxValue = float64(*o.MaxValue)
+		}
+		out = append(out, d)
+	}
+	slices.SortStableFunc(out, func(a, b *discordgo.ApplicationCommandOption) int {
+		switch {
+		case a.Required == b.Required:
+			return 0
+		case a.Required:
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// choiceValue is a choice's value as Discord takes it: a string or an
+// integer (every Go integer type an SDK caller may have used).
+func choiceValue(v any) any {
+	switch n := v.(type) {
+	case int:
+		return int64(n)
+	case int8:
+		return int64(n)
+	case int16:
+		return int64(n)
+	case int32:
+		return int64(n)
+	case uint:
+		return int64(n)
+	case uint8:
+		return int64(n)
+	case uint16:
+		return int64(n)
+	case uint32:
+		return int64(n)
+	case uint64:
+		return int64(n)
+	}
+	return v
+}
+
+// optionString renders a focused non-string option's current value.
+func optionString(v any) string {
+	switch n := v.(type) {
+	case float64:
+		return strconv.FormatFloat(n, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(n)
+	}
+	return fmt.Sprint(v)
+}
+
+// commandsHash is the hash of a converted set.
+func commandsHash(cmds []*discordgo.ApplicationCommand) string {
+	b, _ := json.Marshal(cmds)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+func (x *interactions) lastHash(ctx context.Context, app string, guildID uint64) string {
+	if x.st == nil {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		return x.hashes[app+"\x00"+idString(guildID)]
+	}
+	var h string
+	err := x.st.Reader().QueryRowContext(ctx, `SELECT hash FROM kimi_command_sync WHERE app_id = ? AND guild_id = ?`, app, int64(guildID)).Scan(&h)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		x.log.Warn("could not read the last command sync", "err", err)
+	}
+	return h
+}
+
+func (x *interactions) saveHash(ctx context.Context, app string, guildID uint64, hash string) {
+	if x.st == nil {
+		x.mu.Lock()
+		x.hashes[app+"\x00"+idString(guildID)] = hash
+		x.mu.Unlock()
+		return
+	}
+	err := x.st.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_command_sync (app_id, guild_id, hash, synced_ms) VALUES (?, ?, ?, ?)
+			ON CONFLICT (app_id, guild_id) DO UPDATE SET hash = excluded.hash, synced_ms = excluded.synced_ms`,
+			app, int64(guildID), hash, time.Now().UnixMilli())
+		return err
+	})
+	if err != nil {
+		x.log.Warn("could not record the command sync", "err", err)
+	}
+}
+
+// push overwrites one scope's commands (guild 0: global) unless its hash
+// is the one last synced and force is false.
+func (x *interactions) push(ctx context.Context, s *discordgo.Session, app string, guildID uint64, specs []sdk.CommandSpec, force bool) error {
+	cmds := commandsOut(specs)
+	if cmds == nil {
+		cmds = []*discordgo.ApplicationCommand{}
+	}
+	hash := commandsHash(cmds)
+	if !force && x.lastHash(ctx, app, guildID) == hash {
+		return nil
+	}
+	gid := ""
+	if guildID != 0 {
+		gid = idString(guildID)
+	}
+	if _, err := s.ApplicationCommandBulkOverwrite(app, gid, cmds, requestOptions(ctx)...); err != nil {
+		return fmt.Errorf("discord: sync commands: %w", err)
+	}
+	x.saveHash(ctx, app, guildID, hash)
+	return nil
+}
+
+func (x *interactions) app() string {
+	x.mu.Lock()
+	app := x.appID
+	x.mu.Unlock()
+	if app == "" {
+		if _, id := x.src.self(); id != 0 {
+			app = idString(id)
+		}
+	}
+	return app
+}
+
+// syncAll syncs the global commands and every guild's set, each skipped
+// when unchanged.
+func (x *interactions) syncAll(ctx context.Context, s *discordgo.Session) {
+	h, app := x.hostNow(), x.app()
+	if h == nil || app == "" {
+		return
+	}
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	if err := x.push(ctx, s, app, 0, h.Commands(), false); err != nil {
+		x.log.Error("global command sync failed", "err", err)
+	}
+	guilds, err := h.CommandGuilds(ctx)
+	if err != nil {
+		x.log.Error("could not list the guilds with commands", "err", err)
+	}
+	for _, g := range guilds {
+		x.syncGuildLocked(ctx, s, h, app, g, false)
+	}
+	x.fullSyncs.Add(1)
+}
+
+func (x *interactions) syncGuildLocked(ctx context.Context, s *discordgo.Session, h Host, app string, guildID uint64, force bool) error {
+	if err := x.push(ctx, s, app, guildID, h.GuildCommands(guildID), force); err != nil {
+		x.log.Error("guild command sync failed", "guild", guildID, "err", err)
+		return err
+	}
+	if err := h.GuildCommandsSynced(ctx, guildID); err != nil {
+		x.log.Warn("could not record the guild command sync", "guild", guildID, "err", err)
+	}
+	return nil
+}
+
+// syncGuild pushes one guild's full command set now (host.Discord's
+// SyncGuildCommands); not connected is host.ErrDiscordNotConnected (the set
+// stays staged for the next READY).
+func (x *interactions) syncGuild(ctx context.Context, guildID uint64) error {
+	s, err := x.src.session()
+	h, app := x.hostNow(), x.app()
+	if err != nil || h == nil || app == "" {
+		return fmt.Errorf("%w: %w", host.ErrDiscordNotConnected, ErrNotConnected)
+	}
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	return x.syncGuildLocked(ctx, s, h, app, guildID, true)
+}
+
+// onReady syncs every command set (off the gateway goroutine).
+func (x *interactions) onReady(s *discordgo.Session, r *discordgo.Ready) {
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return
+	}
+	if r != nil && r.Application != nil && r.Application.ID != "" {
+		x.appID = r.Application.ID
+	}
+	x.ready = true
+	x.wg.Add(1)
+	x.mu.Unlock()
+	go func() {
+		defer x.wg.Done()
+		x.syncAll(x.ctx, s)
+	}()
+}
+
+// onGuildCreate applies the guild's command set when it has one (or had:
+// a gone module's is cleared), skipped when unchanged.
+func (x *interactions) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCreate) {
+	if g == nil || g.Guild == nil {
+		return
+	}
+	id := parseID(g.ID)
+	x.mu.Lock()
+	if x.closed || id == 0 {
+		x.mu.Unlock()
+		return
+	}
+	x.wg.Add(1)
+	x.mu.Unlock()
+	go func() {
+		defer x.wg.Done()
+		h, app := x.hostNow(), x.app()
+		if h == nil || app == "" {
+			return
+		}
+		guilds, err := h.CommandGuilds(x.ctx)
+		if err != nil || !slices.Contains(guilds, id) {
+			return
+		}
+		x.syncMu.Lock()
+		defer x.syncMu.Unlock()
+		x.syncGuildLocked(x.ctx, s, h, app, id, false)
+	}()
+}
