@@ -48,7 +48,7 @@ func (m *ixModule) Start(ctx context.Context, rt *sdk.Runtime) error {
 	return nil
 }
 func (m *ixModule) Close(context.Context) error { return nil }
-func (m *ixModule) runtime() *sdk.Runtime      { m.mu.Lock(); defer m.mu.Unlock(); return m.rt }
+func (m *ixModule) runtime() *sdk.Runtime       { m.mu.Lock(); defer m.mu.Unlock(); return m.rt }
 
 // ixWorld is a fake Discord with one active guild (alice a member, bob
 // staff through the mod role), a real store, guild configuration and module
