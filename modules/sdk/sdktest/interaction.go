@@ -2,13 +2,23 @@ package sdktest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
+
+// MaxContent is Discord's message content limit, checked before sending.
+const MaxContent = 2000
+
+// ErrModalAfterAnswer is the host's refusal of a modal after Respond or
+// Defer (a modal must be an interaction's first response).
+var ErrModalAfterAnswer = errors.New("discord: a modal must be the first response to an interaction; this one was already answered or deferred")
 
 // ResponseKind says which Interaction method produced a FakeResponse.
 type ResponseKind string
@@ -121,6 +131,9 @@ func (f *FakeInteraction) add(r sdk.Response, kind ResponseKind) error {
 	if err := hostkit.ValidateResponseBody(r); err != nil {
 		return err
 	}
+	if n := utf8.RuneCountInString(r.Content); n > MaxContent {
+		return fmt.Errorf("discord: message content is %d characters, more than Discord's %d", n, MaxContent)
+	}
 	if f.in.Module != "" {
 		if err := hostkit.ValidateMessageControls(f.in.Module, r.Components, r.Layout); err != nil {
 			return err
@@ -155,6 +168,12 @@ func (f *FakeInteraction) Defer(ctx context.Context, ephemeral bool) error {
 // ShowModal validates and records the modal; with Module set its custom id
 // is length-checked like buttons' (hostkit.ValidateModal).
 func (f *FakeInteraction) ShowModal(ctx context.Context, modal sdk.ModalSpec) error {
+	f.mu.Lock()
+	answered := f.answered || len(f.responses) > 0
+	f.mu.Unlock()
+	if answered {
+		return ErrModalAfterAnswer
+	}
 	validate := hostkit.ValidateModalSpec
 	if f.in.Module != "" {
 		validate = func(m sdk.ModalSpec) error { return hostkit.ValidateModal(f.in.Module, m) }

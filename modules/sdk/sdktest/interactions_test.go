@@ -195,6 +195,9 @@ func TestInteractionRecordsReplies(t *testing.T) {
 	if err := in.Respond(ctx, sdk.Response{Components: []sdk.Component{sdk.ButtonSpec{Key: "Bad", Label: "x"}}}); err == nil {
 		t.Error("a reply with an invalid button was accepted")
 	}
+	// a modal is the first response: a fresh interaction (after a reply the
+	// host refuses it, TestFakeInteractionRefusesWhatTheHostRefuses)
+	in = NewInteraction(InteractionInput{GuildID: 1})
 	if err := in.ShowModal(ctx, sdk.ModalSpec{Key: "form", Title: "T", Inputs: []sdk.TextInputSpec{{Key: "a", Label: "A"}}}); err != nil {
 		t.Errorf("valid modal = %v", err)
 	}
@@ -539,5 +542,31 @@ func TestInteractionsGuildCommandSetsAreCheckedWhole(t *testing.T) {
 	if _, err := f.AddCommand(sdk.CommandSpec{Name: "tag", Description: "d"}, nopCommand, nil); err == nil ||
 		err.Error() != "module 'mod' global command 'tag' would shadow a guild command" {
 		t.Errorf("global over a guild command = %v", err)
+	}
+}
+
+// TestFakeInteractionRefusesWhatTheHostRefuses: a modal after a response or
+// a deferral, and content over Discord's 2000 characters.
+func TestFakeInteractionRefusesWhatTheHostRefuses(t *testing.T) {
+	ctx := context.Background()
+	modal := sdk.ModalSpec{Key: "m", Title: "T", Inputs: []sdk.TextInputSpec{{Key: "a", Label: "A"}}}
+	in := NewInteraction(InteractionInput{GuildID: 1})
+	if err := in.Respond(ctx, sdk.Response{Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.ShowModal(ctx, modal); !errors.Is(err, ErrModalAfterAnswer) {
+		t.Fatalf("modal after respond = %v", err)
+	}
+	in = NewInteraction(InteractionInput{GuildID: 1})
+	_ = in.Defer(ctx, true)
+	if err := in.ShowModal(ctx, modal); !errors.Is(err, ErrModalAfterAnswer) {
+		t.Fatalf("modal after defer = %v", err)
+	}
+	in = NewInteraction(InteractionInput{GuildID: 1})
+	if err := in.Respond(ctx, sdk.Response{Content: strings.Repeat("x", 2001)}); err == nil || !strings.Contains(err.Error(), "2001 characters") {
+		t.Fatalf("over-long content = %v", err)
+	}
+	if len(in.Responses()) != 0 {
+		t.Fatal("a refused reply was recorded")
 	}
 }

@@ -88,7 +88,8 @@ func TestRecordedMessagesAreCopies(t *testing.T) {
 	if err := in.Respond(ctx, sdk.Response{Layout: rich, Components: []sdk.Component{sel}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := in.ShowModal(ctx, modal); err != nil {
+	modalIn := NewInteraction(InteractionInput{GuildID: 1, UserID: 2}) // a modal is a first response
+	if err := modalIn.ShowModal(ctx, modal); err != nil {
 		t.Fatal(err)
 	}
 	sel.Options[0].Value, sel.Parts[0] = "changed", "changed"
@@ -104,7 +105,7 @@ func TestRecordedMessagesAreCopies(t *testing.T) {
 		r.Layout.Items[1].(sdk.LayoutSection).Texts[0] != "t" {
 		t.Errorf("recorded layout = %+v", r.Layout)
 	}
-	if got := in.Modals(); len(got) != 1 || got[0].Inputs[0].Label != "Q" || got[0].Parts[0] != "p" {
+	if got := modalIn.Modals(); len(got) != 1 || got[0].Inputs[0].Label != "Q" || got[0].Parts[0] != "p" {
 		t.Errorf("recorded modals = %+v", got)
 	}
 }
