@@ -345,12 +345,25 @@ func (m *moduleActions) FetchMessages(ctx context.Context, guildID, channelID ui
 	if q.After != 0 {
 		after = idString(q.After)
 	}
-	msgs, err := s.ChannelMessages(idString(channelID), limit+1, before, after, "", requestOptions(ctx)...)
+	// limit+1 tells has_more; Discord answers at most 100 a request, so a
+	// full page of 100 asks once more for the one beyond it.
+	msgs, err := s.ChannelMessages(idString(channelID), min(limit+1, sdk.MaxHistoryLimit), before, after, "", requestOptions(ctx)...)
+	byID := func(x, y *discordgo.Message) int { return cmp.Compare(parseID(x.ID), parseID(y.ID)) }
+	if err == nil && limit == sdk.MaxHistoryLimit && len(msgs) == limit {
+		slices.SortFunc(msgs, byID)
+		var more []*discordgo.Message
+		if q.After != 0 {
+			more, err = s.ChannelMessages(idString(channelID), 1, "", msgs[len(msgs)-1].ID, "", requestOptions(ctx)...)
+		} else {
+			more, err = s.ChannelMessages(idString(channelID), 1, msgs[0].ID, "", "", requestOptions(ctx)...)
+		}
+		msgs = append(msgs, more...)
+	}
 	if err != nil {
 		m.log.Warn("fetch messages failed", "channel", channelID, "err", err)
 		return sdk.MessagePage{}, actionError(err, "fetching the message history failed")
 	}
-	slices.SortFunc(msgs, func(x, y *discordgo.Message) int { return cmp.Compare(parseID(x.ID), parseID(y.ID)) })
+	slices.SortFunc(msgs, byID)
 	page := sdk.MessagePage{HasMore: len(msgs) > limit}
 	if page.HasMore {
 		if q.After != 0 {
