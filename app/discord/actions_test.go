@@ -118,7 +118,13 @@ func newActWorld(t *testing.T, opts fakediscord.Options) *actWorld {
 	for {
 		g1, err1 := w.s.State.Guild(g)
 		_, err2 := w.s.State.Guild(o)
-		if err1 == nil && err2 == nil && len(g1.Members) >= 7 {
+		members := 0
+		if err1 == nil {
+			w.s.State.RLock()
+			members = len(g1.Members)
+			w.s.State.RUnlock()
+		}
+		if err1 == nil && err2 == nil && members >= 7 {
 			break
 		}
 		if time.Now().After(deadline) {
