@@ -524,3 +524,21 @@ func TestChannelPermissions(t *testing.T) {
 		})
 	}
 }
+
+// TestActHistoryFullPage: a page of 100 asks Discord (at most 100 a
+// request) once more for the message beyond it, to set has_more.
+func TestActHistoryFullPage(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	var ids []uint64
+	for range 101 {
+		ids = append(ids, w.post(t, w.text, "m"))
+	}
+	p, err := w.mod("digest").FetchMessages(context.Background(), w.guild, w.text, sdk.HistoryQuery{After: 1})
+	if err != nil || len(p.Messages) != 100 || !p.HasMore || p.NextCursor != ids[99] {
+		t.Fatalf("page of %d, more %v, cursor %d (%v); want 100, true, %d", len(p.Messages), p.HasMore, p.NextCursor, err, ids[99])
+	}
+	p, err = w.mod("digest").FetchMessages(context.Background(), w.guild, w.text, sdk.HistoryQuery{After: ids[0]})
+	if err != nil || len(p.Messages) != 100 || p.HasMore || p.NextCursor != ids[100] {
+		t.Fatalf("last page of %d, more %v, cursor %d (%v)", len(p.Messages), p.HasMore, p.NextCursor, err)
+	}
+}
