@@ -1,25 +1,524 @@
 package discord
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// STUB: the actions work replaces this file.
+// The Discord actions port (reference §2.5): the 16 actions with the
+// original's guild, channel and message-ref checks and its safe failure
+// messages. The host has already refused undeclared actions; everything
+// here runs for a declared one.
 
-type actions struct{}
+// ActionError is a Discord action's failure. Error is the message safe for
+// staff (the original's DiscordActionError); Unwrap exposes the cause (a
+// ctx error, an *UncertainError, discordgo's error) for errors.Is/As.
+type ActionError struct {
+	Message string
+	Err     error
+}
+
+// Error returns the safe message.
+func (e *ActionError) Error() string { return e.Message }
+
+// Unwrap returns the cause (nil for a refused check).
+func (e *ActionError) Unwrap() error { return e.Err }
+
+func actionError(cause error, format string, args ...any) *ActionError {
+	msg := format
+	if len(args) > 0 {
+		msg = fmt.Sprintf(format, args...)
+	}
+	return &ActionError{Message: msg, Err: cause}
+}
+
+type actions struct {
+	log    *slog.Logger
+	src    sessionSource
+	guilds GuildConfig
+	cache  *Cache
+	now    func() time.Time
+}
 
 func newActions(log *slog.Logger, src sessionSource, guilds GuildConfig, cache *Cache) *actions {
-	return &actions{}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &actions{log: log, src: src, guilds: guilds, cache: cache, now: time.Now}
 }
 
 // forModule returns module's view of the Discord actions (audit reasons
-// carry its name).
-func (a *actions) forModule(module string) sdk.DiscordActions { return nil }
+// carry its name) under the target policy.
+func (a *actions) forModule(module string) sdk.DiscordActions {
+	return a.forModulePolicy(module, false)
+}
 
-// tier resolves a member's trust tier from their roles (cache, else fetch).
-func (a *actions) tier(ctx context.Context, guildID, userID uint64) (sdk.TrustTier, error) {
-	return sdk.TierMember, nil
+// forModulePolicy is forModule for a module whose permissions may carry
+// override_target_policy (sdk.Permissions.OverrideTargetPolicy).
+func (a *actions) forModulePolicy(module string, override bool) sdk.DiscordActions {
+	return &moduleActions{a: a, module: module, override: override, log: a.log.With("module", module)}
+}
+
+// ActionsFor returns module's Discord actions with its permissions'
+// override_target_policy flag; the host prefers it to Actions.
+func (b *Bot) ActionsFor(module string, perms sdk.Permissions) sdk.DiscordActions {
+	return b.act.forModulePolicy(module, perms.OverrideTargetPolicy)
+}
+
+type moduleActions struct {
+	a        *actions
+	module   string
+	override bool
+	log      *slog.Logger
+}
+
+var _ sdk.DiscordActions = (*moduleActions)(nil)
+
+// guild checks an active guild known to the session state.
+func (m *moduleActions) guild(guildID uint64) (*discordgo.Session, *discordgo.Guild, error) {
+	s, err := m.a.src.session()
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.a.guilds == nil || !m.a.guilds.Active(guildID) {
+		return nil, nil, actionError(nil, "guild %d is not active for this bot", guildID)
+	}
+	g, err := s.State.Guild(idString(guildID))
+	if err != nil || g == nil {
+		return nil, nil, actionError(err, "guild %d is not available", guildID)
+	}
+	return s, g, nil
+}
+
+// lookupChannel returns a channel from the state, else from REST.
+func lookupChannel(ctx context.Context, s *discordgo.Session, channelID uint64) (*discordgo.Channel, error) {
+	if c, err := s.State.Channel(idString(channelID)); err == nil && c != nil {
+		return c, nil
+	}
+	return s.Channel(idString(channelID), requestOptions(ctx)...)
+}
+
+// channel fetches a channel, which must be in an active guild.
+func (m *moduleActions) channel(ctx context.Context, s *discordgo.Session, channelID uint64) (*discordgo.Channel, error) {
+	c, err := lookupChannel(ctx, s, channelID)
+	if err != nil || c == nil || c.GuildID == "" || m.a.guilds == nil || !m.a.guilds.Active(parseID(c.GuildID)) {
+		return nil, actionError(err, "channel %d is not in an active guild", channelID)
+	}
+	return c, nil
+}
+
+// refChannel is channel for a message ref or a (guild, channel) pair: the
+// channel's guild must be the ref's.
+func (m *moduleActions) refChannel(ctx context.Context, guildID, channelID uint64) (*discordgo.Session, *discordgo.Channel, error) {
+	s, err := m.a.src.session()
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := m.channel(ctx, s, channelID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if parseID(c.GuildID) != guildID {
+		return nil, nil, actionError(nil, "channel %d is not in guild %d", channelID, guildID)
+	}
+	return s, c, nil
+}
+
+func parentOf(c *discordgo.Channel) uint64 {
+	if isThread(c.Type) {
+		return parseID(c.ParentID)
+	}
+	return 0
+}
+
+// isNotFound reports a 404 from Discord.
+func isNotFound(err error) bool {
+	var rest *discordgo.RESTError
+	return errors.As(err, &rest) && rest.Response != nil && rest.Response.StatusCode == http.StatusNotFound
+}
+
+func (m *moduleActions) SendMessage(ctx context.Context, channelID uint64, msg sdk.OutgoingMessage) (sdk.MessageRef, error) {
+	s, err := m.a.src.session()
+	if err != nil {
+		return sdk.MessageRef{}, err
+	}
+	c, err := m.channel(ctx, s, channelID)
+	if err != nil {
+		return sdk.MessageRef{}, err
+	}
+	guildID := parseID(c.GuildID)
+	if r := msg.ReplyTo; r != nil && (r.GuildID != guildID || r.ChannelID != channelID) {
+		return sdk.MessageRef{}, actionError(nil, "reply target is not in the destination channel")
+	}
+	embed := embedOut(msg.Embed, m.a.now())
+	if err := checkContent(msg.Content, embed); err != nil {
+		return sdk.MessageRef{}, err
+	}
+	rows, err := componentsOut(m.module, msg.Components, nil)
+	if err != nil {
+		return sdk.MessageRef{}, err
+	}
+	data := &discordgo.MessageSend{Content: msg.Content, Components: rows, AllowedMentions: noMentions()}
+	if embed != nil {
+		data.Embeds = []*discordgo.MessageEmbed{embed}
+	}
+	if r := msg.ReplyTo; r != nil {
+		no := false
+		data.Reference = &discordgo.MessageReference{MessageID: idString(r.MessageID), ChannelID: idString(r.ChannelID), GuildID: idString(r.GuildID), FailIfNotExists: &no}
+	}
+	sent, err := s.ChannelMessageSendComplex(idString(channelID), data, requestOptions(ctx)...)
+	if err != nil {
+		m.log.Warn("send message failed", "channel", channelID, "err", err)
+		return sdk.MessageRef{}, actionError(err, "sending the message failed")
+	}
+	return sdk.MessageRef{GuildID: guildID, ChannelID: channelID, MessageID: parseID(sent.ID), ParentChannelID: parentOf(c)}, nil
+}
+
+func (m *moduleActions) SendDM(ctx context.Context, userID uint64, content string, embed *sdk.OutgoingEmbed) (bool, error) {
+	e := embedOut(embed, m.a.now())
+	if err := checkContent(content, e); err != nil {
+		return false, err
+	}
+	s, err := m.a.src.session()
+	if err != nil {
+		m.log.Info("send DM: not connected", "user", userID)
+		return false, nil
+	}
+	dm, err := s.UserChannelCreate(idString(userID), requestOptions(ctx)...)
+	if err != nil {
+		m.log.Info("send DM: opening the DM channel failed", "user", userID, "err", err)
+		return false, nil
+	}
+	data := &discordgo.MessageSend{Content: content, AllowedMentions: noMentions()}
+	if e != nil {
+		data.Embeds = []*discordgo.MessageEmbed{e}
+	}
+	if _, err := s.ChannelMessageSendComplex(dm.ID, data, requestOptions(ctx)...); err != nil {
+		m.log.Info("send DM failed", "user", userID, "err", err)
+		return false, nil
+	}
+	return true, nil
+}
+
+func (m *moduleActions) EditMessage(ctx context.Context, ref sdk.MessageRef, content string, embed *sdk.OutgoingEmbed) error {
+	s, _, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
+	if err != nil {
+		return err
+	}
+	e := embedOut(embed, m.a.now())
+	if err := checkContent(content, e); err != nil {
+		return err
+	}
+	embeds := []*discordgo.MessageEmbed{} // always sent: an empty list clears the embed
+	if e != nil {
+		embeds = append(embeds, e)
+	}
+	edit := &discordgo.MessageEdit{ID: idString(ref.MessageID), Channel: idString(ref.ChannelID),
+		Content: &content, Embeds: &embeds, AllowedMentions: noMentions()}
+	if _, err := s.ChannelMessageEditComplex(edit, requestOptions(ctx)...); err != nil {
+		m.log.Warn("edit message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
+		return actionError(err, "editing the message failed")
+	}
+	return nil
+}
+
+func (m *moduleActions) DeleteMessage(ctx context.Context, ref sdk.MessageRef, reason string) error {
+	s, _, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
+	if err != nil {
+		return err
+	}
+	err = s.ChannelMessageDelete(idString(ref.ChannelID), idString(ref.MessageID), requestOptions(ctx)...)
+	switch {
+	case err == nil:
+		m.log.Info("message deleted", "channel", ref.ChannelID, "message", ref.MessageID, "reason", reason)
+	case isNotFound(err):
+		m.log.Info("message to delete was already gone", "channel", ref.ChannelID, "message", ref.MessageID, "reason", reason)
+	default:
+		m.log.Warn("delete message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
+		return actionError(err, "deleting the message failed")
+	}
+	return nil
+}
+
+func (m *moduleActions) FetchMessage(ctx context.Context, ref sdk.MessageRef) (*sdk.MessageSnapshot, error) {
+	s, c, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
+	if err != nil {
+		m.log.Debug("fetch message refused", "err", err)
+		return nil, nil
+	}
+	msg, err := s.ChannelMessage(idString(ref.ChannelID), idString(ref.MessageID), requestOptions(ctx)...)
+	if err != nil {
+		m.log.Debug("fetch message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
+		return nil, nil
+	}
+	snap := messageSnapshot(msg, ref.GuildID, parentOf(c))
+	return &snap, nil
+}
+
+// member returns a guild member from the state, else from REST (nil, nil
+// when absent).
+func member(ctx context.Context, s *discordgo.Session, guildID, userID uint64) (*discordgo.Member, error) {
+	if mem, err := s.State.Member(idString(guildID), idString(userID)); err == nil && mem != nil && mem.User != nil {
+		return mem, nil
+	}
+	mem, err := s.GuildMember(idString(guildID), idString(userID), requestOptions(ctx)...)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return mem, nil
+}
+
+func (m *moduleActions) FetchMember(ctx context.Context, guildID, userID uint64) (*sdk.MemberSnapshot, error) {
+	s, _, err := m.guild(guildID)
+	if err != nil {
+		return nil, nil
+	}
+	mem, err := member(ctx, s, guildID, userID)
+	if err != nil || mem == nil {
+		return nil, nil
+	}
+	snap := memberSnapshot(guildID, mem)
+	if snap.UserID == 0 {
+		snap.UserID = userID
+	}
+	return &snap, nil
+}
+
+func (m *moduleActions) FetchChannel(ctx context.Context, guildID, channelID uint64) (*sdk.ChannelSnapshot, error) {
+	s, _, err := m.guild(guildID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := lookupChannel(ctx, s, channelID)
+	if err != nil || c == nil || parseID(c.GuildID) != guildID {
+		return nil, nil
+	}
+	snap, ok := channelSnapshot(c, parentTags(ctx, s, c))
+	if !ok {
+		return nil, nil
+	}
+	return &snap, nil
+}
+
+// parentTags are a thread's parent forum's tags (nil otherwise).
+func parentTags(ctx context.Context, s *discordgo.Session, c *discordgo.Channel) []discordgo.ForumTag {
+	if !isThread(c.Type) || len(c.AppliedTags) == 0 || c.ParentID == "" {
+		return nil
+	}
+	p, err := lookupChannel(ctx, s, parseID(c.ParentID))
+	if err != nil || p == nil {
+		return nil
+	}
+	return p.AvailableTags
+}
+
+func (m *moduleActions) FetchMessages(ctx context.Context, guildID, channelID uint64, q sdk.HistoryQuery) (sdk.MessagePage, error) {
+	if err := q.Validate(); err != nil {
+		return sdk.MessagePage{}, err
+	}
+	if _, _, err := m.guild(guildID); err != nil {
+		return sdk.MessagePage{}, err
+	}
+	s, c, err := m.refChannel(ctx, guildID, channelID)
+	if err != nil {
+		return sdk.MessagePage{}, err
+	}
+	limit := q.ClampedLimit()
+	var before, after string
+	if q.Before != 0 {
+		before = idString(q.Before)
+	}
+	if q.After != 0 {
+		after = idString(q.After)
+	}
+	// limit+1 tells has_more; Discord answers at most 100 a request, so a
+	// full page of 100 asks once more for the one beyond it.
+	msgs, err := s.ChannelMessages(idString(channelID), min(limit+1, sdk.MaxHistoryLimit), before, after, "", requestOptions(ctx)...)
+	byID := func(x, y *discordgo.Message) int { return cmp.Compare(parseID(x.ID), parseID(y.ID)) }
+	if err == nil && limit == sdk.MaxHistoryLimit && len(msgs) == limit {
+		slices.SortFunc(msgs, byID)
+		var more []*discordgo.Message
+		if q.After != 0 {
+			more, err = s.ChannelMessages(idString(channelID), 1, "", msgs[len(msgs)-1].ID, "", requestOptions(ctx)...)
+		} else {
+			more, err = s.ChannelMessages(idString(channelID), 1, msgs[0].ID, "", "", requestOptions(ctx)...)
+		}
+		msgs = append(msgs, more...)
+	}
+	if err != nil {
+		m.log.Warn("fetch messages failed", "channel", channelID, "err", err)
+		return sdk.MessagePage{}, actionError(err, "fetching the message history failed")
+	}
+	slices.SortFunc(msgs, byID)
+	page := sdk.MessagePage{HasMore: len(msgs) > limit}
+	if page.HasMore {
+		if q.After != 0 {
+			msgs = msgs[:limit] // the oldest after the cursor
+		} else {
+			msgs = msgs[len(msgs)-limit:] // the newest before it
+		}
+	}
+	parent := parentOf(c)
+	for _, msg := range msgs {
+		page.Messages = append(page.Messages, messageSnapshot(msg, guildID, parent))
+	}
+	if n := len(page.Messages); n > 0 {
+		if q.After != 0 {
+			page.NextCursor = page.Messages[n-1].Ref.MessageID
+		} else {
+			page.NextCursor = page.Messages[0].Ref.MessageID
+		}
+	}
+	return page, nil
+}
+
+func (m *moduleActions) FetchPins(ctx context.Context, guildID, channelID uint64) ([]sdk.MessageSnapshot, error) {
+	s, _, err := m.guild(guildID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := m.channel(ctx, s, channelID)
+	if err != nil {
+		return nil, err
+	}
+	if parseID(c.GuildID) != guildID {
+		return nil, nil
+	}
+	pins, err := s.ChannelMessagesPinned(idString(channelID), requestOptions(ctx)...)
+	if err != nil {
+		m.log.Warn("fetch pins failed", "channel", channelID, "err", err)
+		return nil, actionError(err, "fetching the pinned messages failed")
+	}
+	out := make([]sdk.MessageSnapshot, 0, len(pins))
+	for _, p := range pins {
+		out = append(out, messageSnapshot(p, guildID, parentOf(c)))
+	}
+	return out, nil
+}
+
+func (m *moduleActions) FetchPublicThreads(ctx context.Context, guildID, parentChannelID uint64) ([]sdk.ChannelSnapshot, error) {
+	s, g, err := m.guild(guildID)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := m.channel(ctx, s, parentChannelID)
+	if err != nil {
+		return nil, err
+	}
+	if parseID(parent.GuildID) != guildID {
+		return nil, nil
+	}
+	pid := idString(parentChannelID)
+	seen := map[string]bool{}
+	var out []sdk.ChannelSnapshot
+	add := func(c *discordgo.Channel) {
+		if c == nil || c.ParentID != pid || c.Type == discordgo.ChannelTypeGuildPrivateThread || !isThread(c.Type) || seen[c.ID] {
+			return
+		}
+		if snap, ok := channelSnapshot(c, parent.AvailableTags); ok {
+			seen[c.ID] = true
+			out = append(out, snap)
+		}
+	}
+	s.State.RLock()
+	threads := slices.Clone(g.Threads)
+	s.State.RUnlock()
+	for _, c := range threads {
+		if c.ThreadMetadata == nil || !c.ThreadMetadata.Archived {
+			add(c)
+		}
+	}
+	if active, err := s.GuildThreadsActive(idString(guildID), requestOptions(ctx)...); err == nil && active != nil {
+		for _, c := range active.Threads {
+			add(c)
+		}
+	} else if err != nil {
+		m.log.Debug("fetch active threads failed; the cached ones are used", "guild", guildID, "err", err)
+	}
+	if archived, err := s.ThreadsArchived(pid, nil, 100, requestOptions(ctx)...); err == nil && archived != nil {
+		for _, c := range archived.Threads {
+			add(c)
+		}
+	} else if err != nil {
+		m.log.Warn("fetch archived public threads failed; the active ones are returned", "channel", parentChannelID, "err", err)
+	}
+	slices.SortFunc(out, func(x, y sdk.ChannelSnapshot) int { return cmp.Compare(x.ChannelID, y.ChannelID) })
+	return out, nil
+}
+
+func (m *moduleActions) FetchRoles(ctx context.Context, guildID uint64) ([]sdk.RoleSnapshot, error) {
+	s, _, err := m.guild(guildID)
+	if err != nil {
+		return nil, err
+	}
+	roles, err := s.GuildRoles(idString(guildID), requestOptions(ctx)...)
+	if err != nil {
+		m.log.Warn("fetch roles failed", "guild", guildID, "err", err)
+		return nil, actionError(err, "fetching the roles failed")
+	}
+	out := make([]sdk.RoleSnapshot, 0, len(roles))
+	for _, r := range roles {
+		out = append(out, roleSnapshot(guildID, r))
+	}
+	return out, nil
+}
+
+func (m *moduleActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk.InviteSnapshot, error) {
+	s, g, err := m.guild(guildID)
+	if err != nil {
+		return nil, err
+	}
+	invites, err := s.GuildInvites(idString(guildID), requestOptions(ctx)...)
+	if err != nil {
+		m.log.Warn("fetch invites failed", "guild", guildID, "err", err)
+		return nil, actionError(err, "fetching the invites failed")
+	}
+	out := make([]sdk.InviteSnapshot, 0, len(invites)+1)
+	for _, in := range invites {
+		out = append(out, inviteSnapshot(guildID, in))
+	}
+	s.State.RLock()
+	vanity := g.VanityURLCode
+	s.State.RUnlock()
+	if vanity != "" {
+		if v, err := vanityInvite(ctx, s, guildID); err == nil {
+			out = append(out, v)
+		} else {
+			m.log.Debug("fetch vanity invite failed", "guild", guildID, "err", err)
+		}
+	}
+	return out, nil
+}
+
+// vanityInvite reads the guild's vanity invite (GET /guilds/{id}/vanity-url;
+// discordgo has no call for it).
+func vanityInvite(ctx context.Context, s *discordgo.Session, guildID uint64) (sdk.InviteSnapshot, error) {
+	url := discordgo.EndpointGuild(idString(guildID)) + "/vanity-url"
+	body, err := s.RequestWithBucketID(http.MethodGet, url, nil, url, requestOptions(ctx)...)
+	if err != nil {
+		return sdk.InviteSnapshot{}, err
+	}
+	var v struct {
+		Code string `json:"code"`
+		Uses int    `json:"uses"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return sdk.InviteSnapshot{}, err
+	}
+	uses := v.Uses
+	return sdk.InviteSnapshot{GuildID: guildID, Code: v.Code, Uses: &uses}, nil
 }

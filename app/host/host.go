@@ -584,13 +584,13 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		Scheduler:     inst.jobs,
 		Storage:       &revocableStorage{inst: inst, p: port},
 		Health:        &reporter{inst: inst, book: h.health},
-		Discord:       &discordActions{inst: inst},
+		Discord:       &discordActions{inst: inst, d: h.discord},
 		Interactions:  &interactions{inst: inst, r: h.router},
 		HTTP:          httpPort,
 		Services:      &services{inst: inst, book: h.services},
 	}
 	if h.guilds != nil {
-		rt.Trust = &trust{inst: inst, g: h.guilds}
+		rt.Trust = &trust{inst: inst, g: h.guilds, d: h.discord}
 		if spec.GuildSettings != nil {
 			rt.GuildSettings = &guildSettings{inst: inst, g: h.guilds}
 		}

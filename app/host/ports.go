@@ -111,11 +111,13 @@ func (e *revocableEvents) Subscribe(pattern string, handler sdk.EventHandler) (s
 	return e.p.Subscribe(pattern, handler)
 }
 
-// trust is the sdk.Trust port over guildcfg's resolver. Without a Discord
-// connection the member's roles are unknown, so only user-id lists count.
+// trust is the sdk.Trust port over guildcfg's resolver. With a Discord
+// connection the member's roles come from it (d.Tier); without one the
+// roles are unknown, so only user-id lists count.
 type trust struct {
 	inst *instance
 	g    GuildConfig
+	d    Discord // nil when not connected
 }
 
 var _ sdk.Trust = (*trust)(nil)
@@ -124,6 +126,12 @@ func (t *trust) Tier(ctx context.Context, guildID, userID uint64) (sdk.TrustTier
 	if t.inst.revoked() {
 		return 0, t.inst.revokedErr("trust")
 	}
+	if t.d != nil {
+		return t.d.Tier(ctx, guildID, userID)
+	}
+	if t.g == nil {
+		return sdk.TierMember, nil
+	}
 	return t.g.Resolve(guildID, userID, nil), nil
 }
 
@@ -131,70 +139,157 @@ func (t *trust) Tier(ctx context.Context, guildID, userID uint64) (sdk.TrustTier
 // sync returns until the Discord connection is wired.
 var ErrDiscordNotConnected = errors.New("host: Discord is not connected")
 
-// discordActions is the sdk.DiscordActions port while Discord is not
-// connected: undeclared actions fail as they will later
-// (*sdk.UndeclaredDiscordActionError), declared ones with ErrDiscordNotConnected.
-type discordActions struct{ inst *instance }
+// discordActions is the sdk.DiscordActions port: undeclared actions (and
+// every action of a revoked module) are refused before anything reaches
+// Discord (*sdk.UndeclaredDiscordActionError); declared ones are forwarded
+// to the connection, or fail with ErrDiscordNotConnected without one.
+type discordActions struct {
+	inst *instance
+	d    Discord // nil when not connected
+}
 
 var _ sdk.DiscordActions = (*discordActions)(nil)
 
-func (d *discordActions) check(a sdk.DiscordAction) error {
-	if d.inst.revoked() {
-		return d.inst.revokedErr("discord")
-	}
-	if !d.inst.spec.Permissions.Allows(a) {
-		return hostkit.NewUndeclaredDiscordActionError(d.inst.name, a)
-	}
-	return ErrDiscordNotConnected
+// discordWithPermissions is the optional part of Discord that takes the
+// module's permissions (the override_target_policy flag); *discord.Bot
+// implements it.
+type discordWithPermissions interface {
+	ActionsFor(module string, perms sdk.Permissions) sdk.DiscordActions
 }
 
-func (d *discordActions) SendMessage(context.Context, uint64, sdk.OutgoingMessage) (sdk.MessageRef, error) {
-	return sdk.MessageRef{}, d.check(sdk.ActionSendMessage)
+// check refuses a revoked module's call and an undeclared action, and
+// returns the connection's actions for the module.
+func (d *discordActions) check(a sdk.DiscordAction) (sdk.DiscordActions, error) {
+	if d.inst.revoked() {
+		return nil, d.inst.revokedErr("discord")
+	}
+	if !d.inst.spec.Permissions.Allows(a) {
+		return nil, hostkit.NewUndeclaredDiscordActionError(d.inst.name, a)
+	}
+	if d.d == nil {
+		return nil, ErrDiscordNotConnected
+	}
+	if p, ok := d.d.(discordWithPermissions); ok {
+		return p.ActionsFor(d.inst.name, d.inst.spec.Permissions), nil
+	}
+	impl := d.d.Actions(d.inst.name)
+	if impl == nil {
+		return nil, ErrDiscordNotConnected
+	}
+	return impl, nil
 }
-func (d *discordActions) SendDM(context.Context, uint64, string, *sdk.OutgoingEmbed) (bool, error) {
-	return false, d.check(sdk.ActionSendDM)
+
+func (d *discordActions) SendMessage(ctx context.Context, channelID uint64, msg sdk.OutgoingMessage) (sdk.MessageRef, error) {
+	impl, err := d.check(sdk.ActionSendMessage)
+	if err != nil {
+		return sdk.MessageRef{}, err
+	}
+	return impl.SendMessage(ctx, channelID, msg)
 }
-func (d *discordActions) EditMessage(context.Context, sdk.MessageRef, string, *sdk.OutgoingEmbed) error {
-	return d.check(sdk.ActionEditMessage)
+func (d *discordActions) SendDM(ctx context.Context, userID uint64, content string, embed *sdk.OutgoingEmbed) (bool, error) {
+	impl, err := d.check(sdk.ActionSendDM)
+	if err != nil {
+		return false, err
+	}
+	return impl.SendDM(ctx, userID, content, embed)
 }
-func (d *discordActions) DeleteMessage(context.Context, sdk.MessageRef, string) error {
-	return d.check(sdk.ActionDeleteMessage)
+func (d *discordActions) EditMessage(ctx context.Context, ref sdk.MessageRef, content string, embed *sdk.OutgoingEmbed) error {
+	impl, err := d.check(sdk.ActionEditMessage)
+	if err != nil {
+		return err
+	}
+	return impl.EditMessage(ctx, ref, content, embed)
 }
-func (d *discordActions) Ban(context.Context, uint64, uint64, sdk.Moderation, time.Duration) error {
-	return d.check(sdk.ActionBan)
+func (d *discordActions) DeleteMessage(ctx context.Context, ref sdk.MessageRef, reason string) error {
+	impl, err := d.check(sdk.ActionDeleteMessage)
+	if err != nil {
+		return err
+	}
+	return impl.DeleteMessage(ctx, ref, reason)
 }
-func (d *discordActions) Kick(context.Context, uint64, uint64, sdk.Moderation) error {
-	return d.check(sdk.ActionKick)
+func (d *discordActions) Ban(ctx context.Context, guildID, userID uint64, mod sdk.Moderation, deleteMessages time.Duration) error {
+	impl, err := d.check(sdk.ActionBan)
+	if err != nil {
+		return err
+	}
+	return impl.Ban(ctx, guildID, userID, mod, deleteMessages)
 }
-func (d *discordActions) Timeout(context.Context, uint64, uint64, sdk.Moderation, time.Duration) error {
-	return d.check(sdk.ActionTimeout)
+func (d *discordActions) Kick(ctx context.Context, guildID, userID uint64, mod sdk.Moderation) error {
+	impl, err := d.check(sdk.ActionKick)
+	if err != nil {
+		return err
+	}
+	return impl.Kick(ctx, guildID, userID, mod)
 }
-func (d *discordActions) FetchMessage(context.Context, sdk.MessageRef) (*sdk.MessageSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchMessage)
+func (d *discordActions) Timeout(ctx context.Context, guildID, userID uint64, mod sdk.Moderation, duration time.Duration) error {
+	impl, err := d.check(sdk.ActionTimeout)
+	if err != nil {
+		return err
+	}
+	return impl.Timeout(ctx, guildID, userID, mod, duration)
 }
-func (d *discordActions) FetchMember(context.Context, uint64, uint64) (*sdk.MemberSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchMember)
+func (d *discordActions) FetchMessage(ctx context.Context, ref sdk.MessageRef) (*sdk.MessageSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchMessage)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchMessage(ctx, ref)
 }
-func (d *discordActions) FetchChannel(context.Context, uint64, uint64) (*sdk.ChannelSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchChannel)
+func (d *discordActions) FetchMember(ctx context.Context, guildID, userID uint64) (*sdk.MemberSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchMember)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchMember(ctx, guildID, userID)
 }
-func (d *discordActions) FetchMessages(context.Context, uint64, uint64, sdk.HistoryQuery) (sdk.MessagePage, error) {
-	return sdk.MessagePage{}, d.check(sdk.ActionFetchMessages)
+func (d *discordActions) FetchChannel(ctx context.Context, guildID, channelID uint64) (*sdk.ChannelSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchChannel)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchChannel(ctx, guildID, channelID)
 }
-func (d *discordActions) FetchPins(context.Context, uint64, uint64) ([]sdk.MessageSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchPins)
+func (d *discordActions) FetchMessages(ctx context.Context, guildID, channelID uint64, q sdk.HistoryQuery) (sdk.MessagePage, error) {
+	impl, err := d.check(sdk.ActionFetchMessages)
+	if err != nil {
+		return sdk.MessagePage{}, err
+	}
+	return impl.FetchMessages(ctx, guildID, channelID, q)
 }
-func (d *discordActions) FetchPublicThreads(context.Context, uint64, uint64) ([]sdk.ChannelSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchPublicThreads)
+func (d *discordActions) FetchPins(ctx context.Context, guildID, channelID uint64) ([]sdk.MessageSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchPins)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchPins(ctx, guildID, channelID)
 }
-func (d *discordActions) FetchRoles(context.Context, uint64) ([]sdk.RoleSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchRoles)
+func (d *discordActions) FetchPublicThreads(ctx context.Context, guildID, parentChannelID uint64) ([]sdk.ChannelSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchPublicThreads)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchPublicThreads(ctx, guildID, parentChannelID)
 }
-func (d *discordActions) FetchInvites(context.Context, uint64) ([]sdk.InviteSnapshot, error) {
-	return nil, d.check(sdk.ActionFetchInvites)
+func (d *discordActions) FetchRoles(ctx context.Context, guildID uint64) ([]sdk.RoleSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchRoles)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchRoles(ctx, guildID)
 }
-func (d *discordActions) CanViewChannel(context.Context, uint64, uint64, uint64) (bool, error) {
-	return false, d.check(sdk.ActionCanViewChannel)
+func (d *discordActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk.InviteSnapshot, error) {
+	impl, err := d.check(sdk.ActionFetchInvites)
+	if err != nil {
+		return nil, err
+	}
+	return impl.FetchInvites(ctx, guildID)
+}
+func (d *discordActions) CanViewChannel(ctx context.Context, guildID, userID, channelID uint64) (bool, error) {
+	impl, err := d.check(sdk.ActionCanViewChannel)
+	if err != nil {
+		return false, err
+	}
+	return impl.CanViewChannel(ctx, guildID, userID, channelID)
 }
 
 // guildSettings is the sdk.GuildSettings port over guildcfg's snapshot.

@@ -1,0 +1,95 @@
+package discord
+
+import (
+	"context"
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// canRead is what CanViewChannel requires: viewing the channel and reading
+// its history.
+const canRead = discordgo.PermissionViewChannel | discordgo.PermissionReadMessageHistory
+
+func (m *moduleActions) CanViewChannel(ctx context.Context, guildID, userID, channelID uint64) (bool, error) {
+	s, g, err := m.guild(guildID)
+	if err != nil {
+		return false, err
+	}
+	c, err := m.channel(ctx, s, channelID)
+	if err != nil {
+		return false, err
+	}
+	if parseID(c.GuildID) != guildID {
+		return false, nil
+	}
+	mem, err := member(ctx, s, guildID, userID)
+	if err != nil || mem == nil {
+		return false, nil
+	}
+	base := c
+	if isThread(c.Type) && c.ParentID != "" {
+		p, err := lookupChannel(ctx, s, parseID(c.ParentID))
+		if err != nil || p == nil {
+			return false, nil
+		}
+		base = p
+	}
+	s.State.RLock()
+	perms := channelPermissions(g, base, idString(userID), mem.Roles)
+	s.State.RUnlock()
+	if perms&canRead != canRead {
+		return false, nil
+	}
+	if c.Type == discordgo.ChannelTypeGuildPrivateThread {
+		return m.threadMember(ctx, s, c, userID), nil
+	}
+	return true, nil
+}
+
+// threadMember reports whether userID is a member of the private thread c:
+// the state knows the bot's own membership; anyone else is fetched.
+func (m *moduleActions) threadMember(ctx context.Context, s *discordgo.Session, c *discordgo.Channel, userID uint64) bool {
+	if botID, _ := m.a.src.self(); botID == userID && c.Member != nil {
+		return true
+	}
+	tm, err := s.ThreadMember(c.ID, idString(userID), false, requestOptions(ctx)...)
+	return err == nil && tm != nil
+}
+
+// channelPermissions computes a member's permissions in channel c as Discord
+// does: the guild owner has all; @everyone and the member's roles, where
+// administrator grants all; then the channel's overwrites: @everyone's, the
+// roles' (denies, then allows, combined), the member's own. The state's
+// read lock is held.
+func channelPermissions(g *discordgo.Guild, c *discordgo.Channel, userID string, roles []string) int64 {
+	if g.OwnerID == userID {
+		return discordgo.PermissionAll
+	}
+	var perms int64
+	for _, r := range g.Roles {
+		if r.ID == g.ID || slices.Contains(roles, r.ID) {
+			perms |= r.Permissions
+		}
+	}
+	if perms&discordgo.PermissionAdministrator != 0 {
+		return discordgo.PermissionAll
+	}
+	var allow, deny int64
+	for _, o := range c.PermissionOverwrites {
+		switch {
+		case o.Type == discordgo.PermissionOverwriteTypeRole && o.ID == g.ID:
+			perms = perms&^o.Deny | o.Allow
+		case o.Type == discordgo.PermissionOverwriteTypeRole && slices.Contains(roles, o.ID):
+			allow |= o.Allow
+			deny |= o.Deny
+		}
+	}
+	perms = perms&^deny | allow
+	for _, o := range c.PermissionOverwrites {
+		if o.Type == discordgo.PermissionOverwriteTypeMember && o.ID == userID {
+			perms = perms&^o.Deny | o.Allow
+		}
+	}
+	return perms
+}

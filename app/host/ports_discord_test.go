@@ -1,0 +1,99 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/sdktest"
+)
+
+// recDiscord is a host.Discord recording what the host forwards; with
+// perms it also implements discordWithPermissions.
+type recDiscord struct {
+	mu      sync.Mutex
+	fake    *sdktest.FakeDiscordActions
+	modules []string
+	perms   []sdk.Permissions
+	tiers   [][2]uint64
+}
+
+func (d *recDiscord) Actions(module string) sdk.DiscordActions {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.modules = append(d.modules, module)
+	return d.fake
+}
+
+func (d *recDiscord) Tier(_ context.Context, guildID, userID uint64) (sdk.TrustTier, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.tiers = append(d.tiers, [2]uint64{guildID, userID})
+	return sdk.TierRegular, nil
+}
+
+func (d *recDiscord) CommandsChanged()                                {}
+func (d *recDiscord) SyncGuildCommands(context.Context, uint64) error { return nil }
+
+type recDiscordPerms struct{ *recDiscord }
+
+func (d recDiscordPerms) ActionsFor(module string, perms sdk.Permissions) sdk.DiscordActions {
+	d.mu.Lock()
+	d.perms = append(d.perms, perms)
+	d.mu.Unlock()
+	return d.Actions(module)
+}
+
+var (
+	_ Discord                = (*recDiscord)(nil)
+	_ discordWithPermissions = recDiscordPerms{}
+)
+
+func TestDiscordPortForwards(t *testing.T) {
+	for _, withPerms := range []bool{false, true} {
+		rec := &recDiscord{fake: sdktest.NewFakeDiscordActions("m", nil)}
+		var d Discord = rec
+		if withPerms {
+			d = recDiscordPerms{rec}
+		}
+		mod := &testModule{}
+		r := newRig(t, []sdk.Spec{spec("m", mod, func(s *sdk.Spec) {
+			s.Permissions.DiscordActions = []sdk.DiscordAction{sdk.ActionSendMessage, sdk.ActionBan}
+			s.Permissions.OverrideTargetPolicy = true
+		})}, func(o *Options) { o.Discord = d })
+		r.start(t)
+		rt := mod.runtime()
+		ctx := context.Background()
+		if _, err := rt.Discord.SendMessage(ctx, 7, sdk.OutgoingMessage{Content: "hi"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.Discord.Ban(ctx, 1, 2, sdk.Moderation{Reason: "r"}, 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err := rt.Discord.FetchRoles(ctx, 1)
+		var undeclared *sdk.UndeclaredDiscordActionError
+		if !errors.As(err, &undeclared) || err.Error() != "module 'm' did not declare Discord action 'fetch_roles'" {
+			t.Fatalf("undeclared FetchRoles = %v", err)
+		}
+		calls := rec.fake.Calls()
+		if len(calls) != 2 || calls[0].Action != sdk.ActionSendMessage || calls[1].Action != sdk.ActionBan {
+			t.Fatalf("forwarded calls = %+v, want send_message and ban only", calls)
+		}
+		rec.mu.Lock()
+		if len(rec.modules) != 2 || rec.modules[0] != "m" {
+			t.Fatalf("Actions asked for %v, want m twice (never for the undeclared call)", rec.modules)
+		}
+		if withPerms && (len(rec.perms) != 2 || !rec.perms[0].OverrideTargetPolicy) {
+			t.Fatalf("ActionsFor perms = %+v, want the module's (override set)", rec.perms)
+		}
+		rec.mu.Unlock()
+		if tier, err := rt.Trust.Tier(ctx, 1, 5); err != nil || tier != sdk.TierRegular {
+			t.Fatalf("Tier = %v, %v; want the connection's answer", tier, err)
+		}
+		if len(rec.tiers) != 1 || rec.tiers[0] != [2]uint64{1, 5} {
+			t.Fatalf("Tier calls = %v", rec.tiers)
+		}
+	}
+}
