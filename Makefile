@@ -44,22 +44,27 @@ lint: ## gofmt (fails on any unformatted file) and go vet
 generate: ## regenerate templ components from the repo root (commit the *_templ.go files)
 	$(GO) tool templ generate
 
-bench: ## budgets: binary size, ready time, idle RSS, admin page p99 (20 ms), scheduler due-to-start p99 (50 ms)
+bench: ## budgets: binary size, ready time, idle RSS, admin page p99 (20 ms), scheduler due-to-start p99 (50 ms), gateway ingest (20,000 events/s), member cache (4 MB per 10k)
 	@mkdir -p bin
 	@{ $(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) $(BENCHPKGS); echo $$? >bin/bench.rc; } 2>&1 | tee $(BENCHOUT)
 	@$(MAKE) --no-print-directory bench-report
 	@exit $$(cat bin/bench.rc)
 
 bench-report: ## the budget table of the last make bench ($(BENCHOUT)), figures past their budget marked OVER
-	@echo; echo "Budgets (figure / limit; OVER marks a figure past its budget):"
+	@echo; echo "Budgets (figure / limit; OVER or UNDER marks a figure past its budget):"
 	@awk 'function show(label, v, unit, lim, fmt) { \
 	    over = (v > lim) ? "   OVER BUDGET" : ""; if (over != "") n++; \
 	    printf "  %-21s " fmt " %-3s / %g %s%s\n", label, v, unit, lim, unit, over } \
+	  function showmin(label, v, unit, lim, fmt) { \
+	    under = (v < lim) ? "   UNDER BUDGET" : ""; if (under != "") n++; \
+	    printf "  %-21s " fmt " %-3s / %g %s minimum%s\n", label, v, unit, lim, unit, under } \
 	  { for (i = 3; i < NF; i++) { \
 	    if ($$(i+1) == "binary-MB")   show("static binary size", $$i, "MB", 40, "%8.2f"); \
 	    if ($$(i+1) == "ready-ms")    show("ready on empty dir", $$i, "ms", 1000, "%8.1f"); \
 	    if ($$(i+1) == "idle-RSS-MB") show("idle RSS", $$i, "MB", 40, "%8.1f"); \
 	    if ($$(i+1) == "p99-ms")      show($$1 " p99", $$i, "ms", ($$1 ~ /SchedulerDurable/ ? 50 : 20), "%8.2f"); \
+	    if ($$(i+1) == "events/s" && $$1 ~ /^BenchmarkGatewayIngest-/) showmin("gateway ingest", $$i, "ev/s", 20000, "%8.0f"); \
+	    if ($$(i+1) == "heap-bytes/10k-members") show("member cache, 10k", $$i / 1e6, "MB", 4, "%8.2f"); \
 	  } } \
 	  END { if (n) printf "\n%d figure(s) over budget\n", n; else print "\nevery figure within budget" }' $(BENCHOUT)
 

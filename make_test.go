@@ -26,6 +26,9 @@ func TestBenchReportMarksOverBudget(t *testing.T) {
 		"BenchmarkServeReady-2         10     1 ns/op      1200 ready-ms",
 		"BenchmarkIdleRSS-2            1      1 ns/op      19.0 idle-RSS-MB",
 		"BenchmarkSchedulerDurable-2   100    1 ns/op      1.1 p50-ms    29.0 p99-ms",
+		"BenchmarkGatewayIngest-2      9000   1 ns/op      70.0 allocs/event  9493 events/s  0.31 ratio  30471 unmarshals/s",
+		"BenchmarkGatewayIngestZlib-2  900    1 ns/op      98.0 allocs/event  1206 events/s  0.04 ratio  30394 unmarshals/s",
+		"BenchmarkMemberCacheHeap-2    60     1 ns/op      2274240 heap-bytes/10k-members",
 	}, "\n")
 	if err := os.WriteFile(out, []byte(bench+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -36,7 +39,7 @@ func TestBenchReportMarksOverBudget(t *testing.T) {
 	}
 	lines := map[string]string{}
 	for _, l := range strings.Split(string(got), "\n") {
-		for _, key := range []string{"BenchmarkOverviewParallel-2 p99", "BenchmarkAuditParallel-2 p99", "BenchmarkSchedulerDurable-2 p99", "static binary size", "ready on empty dir", "idle RSS"} {
+		for _, key := range []string{"BenchmarkOverviewParallel-2 p99", "BenchmarkAuditParallel-2 p99", "BenchmarkSchedulerDurable-2 p99", "static binary size", "ready on empty dir", "idle RSS", "gateway ingest", "member cache, 10k"} {
 			if strings.Contains(l, key) {
 				lines[key] = l
 			}
@@ -46,17 +49,22 @@ func TestBenchReportMarksOverBudget(t *testing.T) {
 		"BenchmarkOverviewParallel-2 p99": true, "BenchmarkAuditParallel-2 p99": false,
 		"static binary size": false, "ready on empty dir": true, "idle RSS": false,
 		"BenchmarkSchedulerDurable-2 p99": false, // 29 ms: within the scheduler's 50 ms, over the pages' 20
+		"gateway ingest":                  true,  // 9493 events/s: under its 20,000 minimum (the Zlib variant has no row)
+		"member cache, 10k":               false, // 2.27 MB within 4 MB
 	} {
 		l, ok := lines[key]
 		if !ok {
 			t.Errorf("no line for %s in:\n%s", key, got)
 			continue
 		}
-		if marked := strings.Contains(l, "OVER BUDGET"); marked != over {
+		if marked := strings.Contains(l, "OVER BUDGET") || strings.Contains(l, "UNDER BUDGET"); marked != over {
 			t.Errorf("%s: marked over budget = %t, want %t: %q", key, marked, over, l)
 		}
 	}
-	if !strings.Contains(string(got), "2 figure(s) over budget") {
-		t.Errorf("report does not count the two figures over budget:\n%s", got)
+	if !strings.Contains(string(got), "3 figure(s) over budget") {
+		t.Errorf("report does not count the three figures past their budgets:\n%s", got)
+	}
+	if n := strings.Count(string(got), "gateway ingest"); n != 1 {
+		t.Errorf("%d gateway ingest rows, want 1 (BenchmarkGatewayIngestZlib is not budgeted):\n%s", n, got)
 	}
 }
