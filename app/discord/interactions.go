@@ -28,10 +28,13 @@ const (
 	replyNotAllowed    = "Not allowed."
 	replyControlFailed = "Something went wrong handling that control."
 	replyCommandFailed = "Something went wrong running that command."
-	// replyCommandGone answers a command Discord still shows but no running
-	// module registers (the original's tree never had such a command).
-	replyCommandGone = "This command is no longer available."
 )
+
+// A slash command no running module registers (Discord still shows it
+// until the next sync) gets no reply, as in the original: discord.py's
+// command tree raises CommandNotFound for it and its default on_error only
+// logs, so Discord shows the user its own "The application did not
+// respond".
 
 // Timing of interactions.
 const (
@@ -47,6 +50,11 @@ const (
 	// follow-ups.
 	interactionLifetime = 15 * time.Minute
 )
+
+// stopper is a pending timer (*time.Timer).
+type stopper interface{ Stop() bool }
+
+func realAfterFunc(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
 
 // CoreHandler handles the components whose custom ids core owns
 // (m:<owner>:…, e.g. the proposals' m:proposals:…).
@@ -67,9 +75,13 @@ type interactions struct {
 	st     *store.Store
 
 	// autoDeferAfter and debounce are AutoDeferAfter and
-	// CommandSyncDebounce; tests shorten them.
+	// CommandSyncDebounce; tests shorten them. afterFunc is time.AfterFunc
+	// for the debounce (tests drive it by hand); dispatched, when set, is
+	// called with each interaction's id once its dispatch is over.
 	autoDeferAfter time.Duration
 	debounce       time.Duration
+	afterFunc      func(time.Duration, func()) stopper
+	dispatched     func(id string)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -80,7 +92,7 @@ type interactions struct {
 	core   map[string]CoreHandler
 	appID  string // from the last READY
 	ready  bool
-	timer  *time.Timer
+	timer  stopper
 	closed bool
 	hashes map[string]string // without a store: app \x00 guild → hash
 
@@ -90,7 +102,7 @@ type interactions struct {
 
 func newInteractions(log *slog.Logger, src sessionSource, guilds GuildConfig, st *store.Store) *interactions {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &interactions{log: log, src: src, guilds: guilds, st: st, autoDeferAfter: AutoDeferAfter, debounce: CommandSyncDebounce,
+	return &interactions{log: log, src: src, guilds: guilds, st: st, autoDeferAfter: AutoDeferAfter, debounce: CommandSyncDebounce, afterFunc: realAfterFunc,
 		ctx: ctx, cancel: cancel, core: map[string]CoreHandler{}, hashes: map[string]string{}}
 }
 
@@ -116,8 +128,20 @@ func (x *interactions) registerCore(owner string, h CoreHandler) {
 func (b *Bot) RegisterCoreHandler(owner string, h CoreHandler) { b.ix.registerCore(owner, h) }
 
 // handlers are the discordgo handlers to add to every new session.
+// Interactions come through the raw event (onEvent) so integer options are
+// read from the gateway's JSON, not from discordgo's float64.
 func (x *interactions) handlers() []any {
-	return []any{x.onReady, x.onGuildCreate, x.onInteraction}
+	return []any{x.onReady, x.onGuildCreate, x.onEvent}
+}
+
+// onEvent dispatches INTERACTION_CREATE with its raw payload.
+func (x *interactions) onEvent(s *discordgo.Session, e *discordgo.Event) {
+	if e == nil || e.Type != "INTERACTION_CREATE" {
+		return
+	}
+	if ic, ok := e.Struct.(*discordgo.InteractionCreate); ok {
+		x.onInteractionRaw(s, ic, e.RawData)
+	}
 }
 
 func (x *interactions) hostNow() Host {
@@ -129,6 +153,11 @@ func (x *interactions) hostNow() Host {
 // onInteraction dispatches off the gateway goroutine: handlers are
 // synchronous (SyncEvents) and a module's handler may run for seconds.
 func (x *interactions) onInteraction(s *discordgo.Session, ev *discordgo.InteractionCreate) {
+	x.onInteractionRaw(s, ev, nil)
+}
+
+// onInteractionRaw is onInteraction with the event's JSON (nil: none).
+func (x *interactions) onInteractionRaw(s *discordgo.Session, ev *discordgo.InteractionCreate, raw []byte) {
 	if ev == nil || ev.Interaction == nil {
 		return
 	}
@@ -141,7 +170,10 @@ func (x *interactions) onInteraction(s *discordgo.Session, ev *discordgo.Interac
 	x.mu.Unlock()
 	go func() {
 		defer x.wg.Done()
-		x.dispatch(s, ev.Interaction)
+		x.dispatch(s, ev.Interaction, raw)
+		if x.dispatched != nil {
+			x.dispatched(ev.ID)
+		}
 	}()
 }
 
@@ -156,7 +188,7 @@ func (x *interactions) tierOf(in *interaction, i *discordgo.Interaction) sdk.Tru
 	return x.guilds.Resolve(in.guildID, in.userID, roles)
 }
 
-func (x *interactions) dispatch(s *discordgo.Session, i *discordgo.Interaction) {
+func (x *interactions) dispatch(s *discordgo.Session, i *discordgo.Interaction, raw []byte) {
 	ctx, cancel := context.WithTimeout(x.ctx, interactionLifetime)
 	defer cancel()
 	defer func() {
@@ -164,7 +196,7 @@ func (x *interactions) dispatch(s *discordgo.Session, i *discordgo.Interaction) 
 			x.log.Error("interaction dispatch panicked", "panic", r)
 		}
 	}()
-	in := newInteraction(x, s, i)
+	in := newInteraction(x, s, i, raw)
 	h := x.hostNow()
 	tier := x.tierOf(in, i)
 
@@ -199,6 +231,11 @@ func (x *interactions) dispatch(s *discordgo.Session, i *discordgo.Interaction) 
 		err = x.runComponent(ctx, h, kind, tier, in)
 	}
 	t.Stop()
+	if in.command && errors.Is(err, host.ErrNoHandler) {
+		name, _ := commandPath(i.ApplicationCommandData())
+		x.log.Info("no running module registers the command; left unanswered", "command", name)
+		return
+	}
 	if msg := x.reply(err, in.command); msg != "" {
 		if msg == replyCommandFailed || msg == replyControlFailed {
 			x.log.Warn("interaction handler failed", "custom_id", in.customID, "err", err)
@@ -243,8 +280,6 @@ func (x *interactions) reply(err error, command bool) string {
 			return replyStaffOnly
 		}
 		return replyNotAllowed
-	case errors.Is(err, host.ErrNoHandler) && command:
-		return replyCommandGone
 	case errors.Is(err, host.ErrNoHandler):
 		return replyInactive
 	case errors.Is(err, host.ErrUnavailable):
@@ -309,7 +344,7 @@ func (x *interactions) commandsChanged() {
 	if x.timer != nil {
 		x.timer.Stop()
 	}
-	x.timer = time.AfterFunc(x.debounce, func() {
+	x.timer = x.afterFunc(x.debounce, func() {
 		s, err := x.src.session()
 		if err != nil {
 			return

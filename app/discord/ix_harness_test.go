@@ -70,6 +70,59 @@ type ixOptions struct {
 	autoDefer time.Duration // 0: 50 ms
 	debounce  time.Duration // 0: 50 ms
 	noOpen    bool
+	// more are further modules by name; caps replace the host's advertised
+	// capabilities; timer drives the debounce by hand.
+	more  map[string]*ixModule
+	caps  []string
+	timer *ixTimer
+	// dispatched receives each interaction's id when its dispatch is over.
+	dispatched chan string
+}
+
+// ixTimer is a hand-driven afterFunc: nothing fires until fire.
+type ixTimer struct {
+	mu      sync.Mutex
+	pending []*ixPending
+}
+
+type ixPending struct {
+	t       *ixTimer
+	f       func()
+	stopped bool
+}
+
+func (p *ixPending) Stop() bool {
+	p.t.mu.Lock()
+	defer p.t.mu.Unlock()
+	was := !p.stopped
+	p.stopped = true
+	return was
+}
+
+func (t *ixTimer) afterFunc(_ time.Duration, f func()) stopper {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := &ixPending{t: t, f: f}
+	t.pending = append(t.pending, p)
+	return p
+}
+
+// fire runs every timer not stopped (each once) and returns how many ran.
+func (t *ixTimer) fire() int {
+	t.mu.Lock()
+	var run []func()
+	for _, p := range t.pending {
+		if !p.stopped {
+			p.stopped = true
+			run = append(run, p.f)
+		}
+	}
+	t.pending = nil
+	t.mu.Unlock()
+	for _, f := range run {
+		f()
+	}
+	return len(run)
 }
 
 func newIxWorld(t *testing.T, mod *ixModule, o ixOptions) *ixWorld {
@@ -96,6 +149,12 @@ func newIxWorld(t *testing.T, mod *ixModule, o ixOptions) *ixWorld {
 	w.st = st
 	specs := []sdk.Spec{{Name: "demo", Version: "1.0", APIVersion: sdk.APIVersion,
 		Create: func(sdk.LoadContext) (sdk.Module, error) { return mod, nil }}}
+	selection := []string{"demo"}
+	for name, m := range o.more {
+		specs = append(specs, sdk.Spec{Name: name, Version: "1.0", APIVersion: sdk.APIVersion,
+			Create: func(sdk.LoadContext) (sdk.Module, error) { return m, nil }})
+		selection = append(selection, name)
+	}
 	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Modules: specs, Logger: slog.New(slog.DiscardHandler),
 		Trust: guildcfg.TrustSettings{StaffRoleIDs: []uint64{parseID(modRole)}}})
 	if err != nil {
@@ -114,9 +173,20 @@ func newIxWorld(t *testing.T, mod *ixModule, o ixOptions) *ixWorld {
 	src := newTestSource(w.f, nil)
 	w.x = newInteractions(slog.New(slog.DiscardHandler), src, guilds, st)
 	w.x.autoDeferAfter, w.x.debounce = cmpDur(o.autoDefer, 50*time.Millisecond), cmpDur(o.debounce, 50*time.Millisecond)
+	if o.timer != nil {
+		w.x.afterFunc = o.timer.afterFunc
+	}
+	if o.dispatched != nil {
+		w.x.dispatched = func(id string) { o.dispatched <- id }
+	}
+	var caps *sdk.Capabilities
+	if o.caps != nil {
+		c := sdk.NewCapabilities(o.caps, false, false)
+		caps = &c
+	}
 	t.Cleanup(w.x.close)
 	w.h, err = host.New(ctx, host.Options{Specs: specs, Store: st, Guilds: guilds, Logger: slog.New(slog.DiscardHandler),
-		Selection: []string{"demo"}, SelectionSet: true, Discord: ixDiscord{w.x}, CallbackTimeout: 30 * time.Second})
+		Selection: selection, SelectionSet: true, Discord: ixDiscord{w.x}, CallbackTimeout: 30 * time.Second, Capabilities: caps})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,13 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -60,7 +62,7 @@ var (
 	_ host.ModuleBinder = (*interaction)(nil)
 )
 
-func newInteraction(x *interactions, s *discordgo.Session, i *discordgo.Interaction) *interaction {
+func newInteraction(x *interactions, s *discordgo.Session, i *discordgo.Interaction, raw []byte) *interaction {
 	in := &interaction{x: x, s: s, i: i, guildID: parseID(i.GuildID), channelID: parseID(i.ChannelID)}
 	if u := interactionUser(i); u != nil {
 		in.userID = parseID(u.ID)
@@ -88,9 +90,13 @@ func newInteraction(x *interactions, s *discordgo.Session, i *discordgo.Interact
 		in.command = true
 		in.opts = sdk.Options{}
 		_, opts := commandPath(i.ApplicationCommandData())
+		exact := rawIntegers(raw)
 		for _, o := range opts {
 			if v, ok := optionValue(o); ok {
 				in.opts[o.Name] = v
+			}
+			if n, ok := exact[o.Name]; ok && o.Type == discordgo.ApplicationCommandOptionInteger {
+				in.opts[o.Name] = n
 			}
 		}
 	case discordgo.InteractionMessageComponent:
@@ -120,6 +126,46 @@ func commandPath(d discordgo.ApplicationCommandInteractionData) (string, []*disc
 		name, opts = name+"."+opts[0].Name, opts[0].Options
 	}
 	return name, opts
+}
+
+// rawOption is a command option as the gateway's JSON has it.
+type rawOption struct {
+	Name    string                                 `json:"name"`
+	Type    discordgo.ApplicationCommandOptionType `json:"type"`
+	Value   json.RawMessage                        `json:"value"`
+	Options []rawOption                            `json:"options"`
+}
+
+// rawIntegers reads the integer options of the command itself (one
+// subcommand level, as commandPath) from an INTERACTION_CREATE's JSON:
+// exact int64s, where discordgo's decoding keeps only a float64 (wrong
+// above 2^53). Nil when raw is nil or not such a payload.
+func rawIntegers(raw []byte) map[string]int64 {
+	if len(raw) == 0 {
+		return nil
+	}
+	var ev struct {
+		Data struct {
+			Options []rawOption `json:"options"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(raw, &ev) != nil {
+		return nil
+	}
+	opts := ev.Data.Options
+	if len(opts) == 1 && opts[0].Type == discordgo.ApplicationCommandOptionSubCommand {
+		opts = opts[0].Options
+	}
+	out := map[string]int64{}
+	for _, o := range opts {
+		if o.Type != discordgo.ApplicationCommandOptionInteger {
+			continue
+		}
+		if n, err := strconv.ParseInt(string(o.Value), 10, 64); err == nil {
+			out[o.Name] = n
+		}
+	}
+	return out
 }
 
 // optionValue reduces an option: user, channel, role and mentionable to

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -31,9 +32,33 @@ import (
 // syncCounter counts finished full syncs (tests wait on it).
 type syncCounter = atomic.Int64
 
-// groupDescription is a group's description when its commands give none
-// (Discord requires one; discord.py's default).
-const groupDescription = "…"
+// appCommand and appOption are Discord's command JSON as Kimi sends it:
+// discordgo's types omit a max_value of 0 (omitempty on a float64) and
+// carry min/max as float64, so Kimi marshals its own (integers exact, 0
+// kept).
+type appCommand struct {
+	Type        discordgo.ApplicationCommandType `json:"type"`
+	Name        string                           `json:"name"`
+	Description string                           `json:"description"`
+	Options     []*appOption                     `json:"options,omitempty"`
+}
+
+type appOption struct {
+	Type         discordgo.ApplicationCommandOptionType `json:"type"`
+	Name         string                                 `json:"name"`
+	Description  string                                 `json:"description"`
+	Required     bool                                   `json:"required,omitempty"`
+	Autocomplete bool                                   `json:"autocomplete,omitempty"`
+	Choices      []appChoice                            `json:"choices,omitempty"`
+	MinValue     *int64                                 `json:"min_value,omitempty"`
+	MaxValue     *int64                                 `json:"max_value,omitempty"`
+	Options      []*appOption                           `json:"options,omitempty"`
+}
+
+type appChoice struct {
+	Name  string `json:"name"`
+	Value any    `json:"value"`
+}
 
 var optionKinds = map[sdk.OptionKind]discordgo.ApplicationCommandOptionType{
 	sdk.OptionString:  discordgo.ApplicationCommandOptionString,
@@ -45,56 +70,58 @@ var optionKinds = map[sdk.OptionKind]discordgo.ApplicationCommandOptionType{
 }
 
 // commandsOut converts specs into Discord's tree: a top-level command, or
-// one group level (the group a command with a subcommand per spec); sorted
-// by name so the set's hash is stable.
-func commandsOut(specs []sdk.CommandSpec) []*discordgo.ApplicationCommand {
-	var out []*discordgo.ApplicationCommand
-	groups := map[string]*discordgo.ApplicationCommand{}
+// one group level (the group a command with a subcommand per spec; its
+// description the spec's group description, else the group's name, as the
+// original's discord.py Group); sorted by name so the set's hash is stable.
+func commandsOut(specs []sdk.CommandSpec) []*appCommand {
+	out := []*appCommand{}
+	groups := map[string]*appCommand{}
 	for _, sp := range specs {
 		if sp.Group == "" {
-			out = append(out, &discordgo.ApplicationCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Name,
+			out = append(out, &appCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Name,
 				Description: sp.Description, Options: optionsOut(sp.Options)})
 			continue
 		}
 		g := groups[sp.Group]
 		if g == nil {
-			g = &discordgo.ApplicationCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Group, Description: groupDescription}
+			g = &appCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Group, Description: sp.Group}
 			groups[sp.Group] = g
 			out = append(out, g)
 		}
-		if sp.GroupDescription != "" && g.Description == groupDescription {
+		if sp.GroupDescription != "" && g.Description == sp.Group {
 			g.Description = sp.GroupDescription
 		}
-		g.Options = append(g.Options, &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionSubCommand,
+		g.Options = append(g.Options, &appOption{Type: discordgo.ApplicationCommandOptionSubCommand,
 			Name: sp.Name, Description: sp.Description, Options: optionsOut(sp.Options)})
 	}
 	for _, g := range groups {
-		slices.SortFunc(g.Options, func(a, b *discordgo.ApplicationCommandOption) int { return cmp.Compare(a.Name, b.Name) })
+		slices.SortFunc(g.Options, func(a, b *appOption) int { return cmp.Compare(a.Name, b.Name) })
 	}
-	slices.SortFunc(out, func(a, b *discordgo.ApplicationCommand) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b *appCommand) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }
 
 // optionsOut converts options, required ones first as Discord demands
 // (otherwise in declaration order).
-func optionsOut(opts []sdk.CommandOption) []*discordgo.ApplicationCommandOption {
-	var out []*discordgo.ApplicationCommandOption
+func optionsOut(opts []sdk.CommandOption) []*appOption {
+	var out []*appOption
 	for _, o := range opts {
-		d := &discordgo.ApplicationCommandOption{Type: optionKinds[o.Kind], Name: o.Name, Description: o.Description,
+		d := &appOption{Type: optionKinds[o.Kind], Name: o.Name, Description: o.Description,
 			Required: o.Required, Autocomplete: o.Autocomplete}
 		for _, c := range o.Choices {
-			d.Choices = append(d.Choices, &discordgo.ApplicationCommandOptionChoice{Name: c.Name, Value: choiceValue(c.Value)})
+			d.Choices = append(d.Choices, appChoice{Name: c.Name, Value: choiceValue(c.Value)})
 		}
 		if o.MinValue != nil {
-			v := float64(*o.MinValue)
+			v := *o.MinValue
 			d.MinValue = &v
 		}
 		if o.MaxValue != nil {
-			d.MaxValue = float64(*o.MaxValue)
+			v := *o.MaxValue
+			d.MaxValue = &v
 		}
 		out = append(out, d)
 	}
-	slices.SortStableFunc(out, func(a, b *discordgo.ApplicationCommandOption) int {
+	slices.SortStableFunc(out, func(a, b *appOption) int {
 		switch {
 		case a.Required == b.Required:
 			return 0
@@ -144,7 +171,7 @@ func optionString(v any) string {
 }
 
 // commandsHash is the hash of a converted set.
-func commandsHash(cmds []*discordgo.ApplicationCommand) string {
+func commandsHash(cmds []*appCommand) string {
 	b, _ := json.Marshal(cmds)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -186,18 +213,16 @@ func (x *interactions) saveHash(ctx context.Context, app string, guildID uint64,
 // is the one last synced and force is false.
 func (x *interactions) push(ctx context.Context, s *discordgo.Session, app string, guildID uint64, specs []sdk.CommandSpec, force bool) error {
 	cmds := commandsOut(specs)
-	if cmds == nil {
-		cmds = []*discordgo.ApplicationCommand{}
-	}
 	hash := commandsHash(cmds)
 	if !force && x.lastHash(ctx, app, guildID) == hash {
 		return nil
 	}
-	gid := ""
+	// ApplicationCommandBulkOverwrite's request, with Kimi's JSON.
+	ep := discordgo.EndpointApplicationGlobalCommands(app)
 	if guildID != 0 {
-		gid = idString(guildID)
+		ep = discordgo.EndpointApplicationGuildCommands(app, idString(guildID))
 	}
-	if _, err := s.ApplicationCommandBulkOverwrite(app, gid, cmds, requestOptions(ctx)...); err != nil {
+	if _, err := s.RequestWithBucketID(http.MethodPut, ep, cmds, ep, requestOptions(ctx)...); err != nil {
 		return fmt.Errorf("discord: sync commands: %w", err)
 	}
 	x.saveHash(ctx, app, guildID, hash)

@@ -91,6 +91,10 @@ type Options struct {
 	// Discord is the Discord connection (nil: not connected; every
 	// declared Discord action fails with ErrDiscordNotConnected).
 	Discord Discord
+	// Capabilities, when set, replaces Advertised(): the capabilities the
+	// wiring honours (with a Discord connection, e.g.
+	// discord.guild_commands.v1).
+	Capabilities *sdk.Capabilities
 
 	// storage and events replace the real subsystems in tests.
 	storage storageFactory
@@ -230,6 +234,9 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		h.opts.MigrateTimeout = h.opts.StartTimeout
 	}
 	h.caps = Advertised()
+	if opts.Capabilities != nil {
+		h.caps = *opts.Capabilities
+	}
 	if opts.caps != nil {
 		h.caps = *opts.caps
 	}

@@ -124,7 +124,9 @@ type Options map[string]any
 // String returns a string option.
 func (o Options) String(name string) (string, bool) { v, ok := o[name].(string); return v, ok }
 
-// Int returns an integer option.
+// Int returns an integer option. Under Kimi's Discord connection the value
+// is exact across int64's range: it is read from the gateway's JSON, not
+// from discordgo's float64 decoding (exact only up to 2^53).
 func (o Options) Int(name string) (int64, bool) {
 	n, ok := asInt64(o[name])
 	return n, ok

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -19,6 +21,8 @@ var (
 	ErrUnknownCommand   = errors.New("fakediscord: no such command is registered")
 	ErrBadOptions       = errors.New("fakediscord: the options do not match the command")
 	ErrNoModal          = errors.New("fakediscord: the interaction was not answered with a modal")
+	ErrNotAutocomplete  = errors.New("fakediscord: the option is not an autocomplete option of the command")
+	ErrNoChoices        = errors.New("fakediscord: the autocomplete was not answered with valid choices")
 )
 
 // actor checks that userID may act in channelID: the channel exists, the user is known and a
@@ -160,7 +164,7 @@ func (s *Server) LeaveGuild(guildID, userID string) error {
 func (s *Server) newInteraction(t discordgo.InteractionType, ch *channel, g *guild, u *discordgo.User, data discordgo.InteractionData, msg *discordgo.Message) *Interaction {
 	id := s.newID()
 	in := &Interaction{ID: id, Token: "fake-interaction-token-" + id, Type: t, GuildID: g.g.ID, ChannelID: ch.c.ID, UserID: u.ID,
-		ephemeral: map[string]*discordgo.Message{}, Created: s.now()}
+		ephemeral: map[string]*discordgo.Message{}, Created: s.now(), called: make(chan struct{})}
 	if msg != nil {
 		in.SourceMessageID = msg.ID
 	}
@@ -311,4 +315,81 @@ func (s *Server) SubmitModal(interactionID string, values map[string]string) (st
 	in := s.newInteraction(discordgo.InteractionModalSubmit, ch, g, u, data, msg)
 	in.SourceMessageID = prev.SourceMessageID
 	return in.ID, nil
+}
+
+// AutocompleteWait bounds how long Autocomplete waits for the client's answer.
+const AutocompleteWait = 30 * time.Second
+
+// Autocomplete types current into an autocomplete option of a slash command as a user:
+// INTERACTION_CREATE of type 4 with focusedOption focused. name is the command, or a group's
+// subcommand as Discord shows it ("kudos give"); options are the other options already filled
+// in, at the (sub)command's level. It waits for the client's type-8 callback and returns its
+// choices (validated as Discord does: at most 25, names 1–100); a refused or missing answer is
+// ErrNoChoices.
+func (s *Server) Autocomplete(channelID, userID, name, focusedOption, current string, options ...*discordgo.ApplicationCommandInteractionDataOption) ([]*discordgo.ApplicationCommandOptionChoice, error) {
+	in, err := s.startAutocomplete(channelID, userID, name, focusedOption, current, options)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-in.called:
+	case <-time.After(AutocompleteWait):
+	}
+	st := s.Interaction(in.ID)
+	if st == nil || st.Response == nil || st.Response.Data == nil {
+		return nil, ErrNoChoices
+	}
+	return st.Response.Data.Choices, nil
+}
+
+// startAutocomplete checks the command and its option and dispatches the interaction.
+func (s *Server) startAutocomplete(channelID, userID, name, focusedOption, current string, options []*discordgo.ApplicationCommandInteractionDataOption) (*Interaction, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, g, u, err := s.actor(channelID, userID)
+	if err != nil {
+		return nil, err
+	}
+	top, sub, _ := strings.Cut(name, " ")
+	var cmd *discordgo.ApplicationCommand
+	for _, c := range append(slices.Clone(g.commands), s.global...) {
+		if c.Name == top && (c.Type == discordgo.ChatApplicationCommand || c.Type == 0) {
+			cmd = c
+			break
+		}
+	}
+	if cmd == nil {
+		return nil, fmt.Errorf("%w: /%s", ErrUnknownCommand, name)
+	}
+	decl := cmd.Options
+	if sub != "" {
+		i := slices.IndexFunc(decl, func(o *discordgo.ApplicationCommandOption) bool {
+			return o.Name == sub && o.Type == discordgo.ApplicationCommandOptionSubCommand
+		})
+		if i < 0 {
+			return nil, fmt.Errorf("%w: /%s", ErrUnknownCommand, name)
+		}
+		decl = decl[i].Options
+	}
+	i := slices.IndexFunc(decl, func(o *discordgo.ApplicationCommandOption) bool { return o.Name == focusedOption })
+	if i < 0 || !decl[i].Autocomplete {
+		return nil, fmt.Errorf("%w: %q", ErrNotAutocomplete, focusedOption)
+	}
+	opts := append(slices.Clone(options), &discordgo.ApplicationCommandInteractionDataOption{
+		Name: focusedOption, Type: decl[i].Type, Value: current, Focused: true})
+	for _, o := range opts { // known names; required ones may still be missing while typing
+		j := slices.IndexFunc(decl, func(d *discordgo.ApplicationCommandOption) bool { return d.Name == o.Name })
+		if j < 0 {
+			return nil, fmt.Errorf("%w: unknown option %q", ErrBadOptions, o.Name)
+		}
+		if o.Type == 0 {
+			o.Type = decl[j].Type
+		}
+	}
+	if sub != "" {
+		opts = []*discordgo.ApplicationCommandInteractionDataOption{{Name: sub, Type: discordgo.ApplicationCommandOptionSubCommand, Options: opts}}
+	}
+	data := discordgo.ApplicationCommandInteractionData{ID: cmd.ID, Name: cmd.Name, CommandType: discordgo.ChatApplicationCommand, Options: opts}
+	in := s.newInteraction(discordgo.InteractionApplicationCommandAutocomplete, ch, g, u, data, nil)
+	return in, nil
 }

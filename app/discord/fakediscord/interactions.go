@@ -3,6 +3,7 @@ package fakediscord
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -31,6 +32,7 @@ type Interaction struct {
 
 	ephemeral map[string]*discordgo.Message // messages only the user sees: not in the channel
 	raw       *discordgo.Interaction
+	called    chan struct{} // closed at the first callback attempt (Autocomplete waits on it)
 }
 
 // InteractionState is an interaction as a test inspects it.
@@ -60,7 +62,7 @@ func (s *Server) Interaction(id string) *InteractionState {
 	st := &InteractionState{Interaction: *in}
 	st.Response = cloneResponse(in.Response)
 	st.FollowupIDs = slices.Clone(in.FollowupIDs)
-	st.ephemeral, st.raw = nil, nil
+	st.ephemeral, st.raw, st.called = nil, nil, nil
 	if m, _ := s.interMessage(in, in.OriginalID); m != nil {
 		st.Original = cloneMessage(m)
 	}
@@ -106,6 +108,7 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 		return 0, nil, unknown(CodeUnknownInteraction, "interaction")
 	}
 	in.Callbacks++
+	defer in.signalCallback()
 	if d := s.opts.InteractionDeadline; d > 0 && in.Response == nil && s.now().Sub(in.Created) > d {
 		return 0, nil, unknown(CodeUnknownInteraction, "interaction")
 	}
@@ -197,8 +200,8 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 			Choices []json.RawMessage `json:"choices"`
 		}
 		_ = json.Unmarshal(b.Data, &d)
-		if len(d.Choices) > MaxChoices {
-			return 0, nil, invalidForm("data.choices", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+		if err := validateChoices(d.Choices); err != nil {
+			return 0, nil, err
 		}
 	}
 	in.Response = &resp
@@ -350,4 +353,44 @@ func (s *Server) webhookDelete(c *call) (int, any, *apiError) {
 		s.dispatchGuild(ch.c.GuildID, "MESSAGE_DELETE", &discordgo.MessageDelete{Message: &discordgo.Message{ID: m.ID, ChannelID: ch.c.ID, GuildID: ch.c.GuildID}})
 	}
 	return 204, nil, nil
+}
+
+// signalCallback wakes a waiting Autocomplete at the first callback attempt. s.mu held.
+func (in *Interaction) signalCallback() {
+	if in.called != nil && in.Callbacks == 1 {
+		close(in.called)
+	}
+}
+
+// validateChoices applies Discord's checks to an autocomplete answer: at most 25 choices, each
+// name 1–100 characters and a string value of at most 100 or a number.
+func validateChoices(choices []json.RawMessage) *apiError {
+	if len(choices) > MaxChoices {
+		return invalidForm("data.choices", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+	}
+	f := fieldErrors{}
+	for i, raw := range choices {
+		var c struct {
+			Name  string `json:"name"`
+			Value any    `json:"value"`
+		}
+		p := "data.choices." + strconv.Itoa(i)
+		if err := json.Unmarshal(raw, &c); err != nil {
+			f.add(p, "MODEL_TYPE_CONVERT", "Could not interpret the choice.")
+			continue
+		}
+		if n := runes(c.Name); n < 1 || n > 100 {
+			f.add(p+".name", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+		}
+		switch v := c.Value.(type) {
+		case string:
+			if runes(v) > 100 {
+				f.add(p+".value", "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length.")
+			}
+		case float64:
+		default:
+			f.add(p+".value", "BASE_TYPE_REQUIRED", "This field is required")
+		}
+	}
+	return f.err()
 }

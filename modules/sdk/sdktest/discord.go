@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -128,19 +129,52 @@ func (f *FakeDiscordActions) CallsFor(action sdk.DiscordAction) []DiscordCall {
 	return out
 }
 
-// SendMessage records the call and returns MessageRef{0, channel, 1001…}.
+// RefusedError is a Discord action the host refuses before calling
+// Discord; Message is the host's text.
+type RefusedError struct{ Message string }
+
+func (e *RefusedError) Error() string { return e.Message }
+
+// refRefused is the host's refusal of a message ref without a guild (the
+// ref's channel is checked against the ref's guild), nil for a good ref.
+func refRefused(ref sdk.MessageRef) error {
+	if ref.GuildID == 0 {
+		return &RefusedError{Message: fmt.Sprintf("channel %d is not in guild 0", ref.ChannelID)}
+	}
+	return nil
+}
+
+// channelGuild is the guild of a channel in Channels (0 when absent).
+func (f *FakeDiscordActions) channelGuild(channelID uint64) uint64 {
+	for k := range f.Channels {
+		if k.ChannelID == channelID {
+			return k.GuildID
+		}
+	}
+	return 0
+}
+
+// SendMessage records the call and returns MessageRef{guild, channel,
+// 1001…}, the guild taken from Channels (0 when the channel is not there:
+// add it for refs a module reuses). As in the host, a reply target must be
+// in the destination channel and carry its guild ("reply target is not in
+// the destination channel"); a refused call is not recorded.
 func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, msg sdk.OutgoingMessage) (sdk.MessageRef, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
 	if err := f.check(sdk.ActionSendMessage); err != nil {
 		return sdk.MessageRef{}, err
 	}
+	guildID := f.channelGuild(channelID)
+	if r := msg.ReplyTo; r != nil && (r.GuildID == 0 || r.ChannelID != channelID || (guildID != 0 && r.GuildID != guildID)) {
+		return sdk.MessageRef{}, &RefusedError{Message: "reply target is not in the destination channel"}
+	}
 	if err := hostkit.ValidateMessageControls(f.module, msg.Components, nil); err != nil {
 		return sdk.MessageRef{}, err // refused: not sent, so not recorded
 	}
 	f.calls = append(f.calls, DiscordCall{Action: sdk.ActionSendMessage, Args: []any{channelID, cloneOutgoing(msg)}})
 	f.nextMessageID++
-	return sdk.MessageRef{ChannelID: channelID, MessageID: f.nextMessageID}, nil
+	return sdk.MessageRef{GuildID: guildID, ChannelID: channelID, MessageID: f.nextMessageID}, nil
 }
 
 // SendDM records the call and reports success.
@@ -153,17 +187,31 @@ func (f *FakeDiscordActions) SendDM(ctx context.Context, userID uint64, content 
 	return true, nil
 }
 
-// EditMessage records the call.
+// EditMessage records the call; a ref without a guild is refused as in the
+// host ("channel C is not in guild 0", not recorded).
 func (f *FakeDiscordActions) EditMessage(ctx context.Context, ref sdk.MessageRef, content string, embed *sdk.OutgoingEmbed) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	if err := f.check(sdk.ActionEditMessage); err != nil {
+		return err
+	}
+	if err := refRefused(ref); err != nil {
+		return err
+	}
 	return f.record(sdk.ActionEditMessage, ref, content, cloneEmbed(embed))
 }
 
-// DeleteMessage records the call and forgets the message.
+// DeleteMessage records the call and forgets the message; a ref without a
+// guild is refused as EditMessage's.
 func (f *FakeDiscordActions) DeleteMessage(ctx context.Context, ref sdk.MessageRef, reason string) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	if err := f.check(sdk.ActionDeleteMessage); err != nil {
+		return err
+	}
+	if err := refRefused(ref); err != nil {
+		return err
+	}
 	if err := f.record(sdk.ActionDeleteMessage, ref, reason); err != nil {
 		return err
 	}
@@ -199,10 +247,17 @@ func (f *FakeDiscordActions) Timeout(ctx context.Context, guildID, userID uint64
 	return nil
 }
 
-// FetchMessage returns Messages[ref] or nil.
+// FetchMessage returns Messages[ref] or nil; a ref without a guild is
+// nil, as the host answers a refused fetch (not recorded).
 func (f *FakeDiscordActions) FetchMessage(ctx context.Context, ref sdk.MessageRef) (*sdk.MessageSnapshot, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
+	if err := f.check(sdk.ActionFetchMessage); err != nil {
+		return nil, err
+	}
+	if refRefused(ref) != nil {
+		return nil, nil
+	}
 	if err := f.record(sdk.ActionFetchMessage, ref); err != nil {
 		return nil, err
 	}

@@ -173,3 +173,48 @@ func TestDiscordFetchMessagesPagesLikeTheReferenceKit(t *testing.T) {
 		t.Errorf("empty channel = %+v", page)
 	}
 }
+
+// TestDiscordRefusesRefsWithoutAGuild: as the host, a MessageRef without a
+// guild is refused with the host's message and not recorded (reply_to,
+// edit, delete; a fetch answers nil); SendMessage's ref carries the
+// channel's guild when Channels knows it.
+func TestDiscordRefusesRefsWithoutAGuild(t *testing.T) {
+	ctx := context.Background()
+	d := NewFakeDiscordActions("mod", nil)
+	d.Channels[GuildChannel{GuildID: 1, ChannelID: 2}] = sdk.ChannelSnapshot{}
+	noGuild := sdk.MessageRef{ChannelID: 2, MessageID: 3}
+	d.Messages[noGuild] = sdk.MessageSnapshot{Ref: noGuild}
+	for _, c := range []struct {
+		name, want string
+		call       func() error
+	}{
+		{"reply_to", "reply target is not in the destination channel", func() error {
+			_, err := d.SendMessage(ctx, 2, sdk.OutgoingMessage{Content: "hi", ReplyTo: &noGuild})
+			return err
+		}},
+		{"reply_to another guild", "reply target is not in the destination channel", func() error {
+			_, err := d.SendMessage(ctx, 2, sdk.OutgoingMessage{Content: "hi", ReplyTo: &sdk.MessageRef{GuildID: 9, ChannelID: 2, MessageID: 3}})
+			return err
+		}},
+		{"edit", "channel 2 is not in guild 0", func() error { return d.EditMessage(ctx, noGuild, "x", nil) }},
+		{"delete", "channel 2 is not in guild 0", func() error { return d.DeleteMessage(ctx, noGuild, "") }},
+	} {
+		var re *RefusedError
+		if err := c.call(); !errors.As(err, &re) || err.Error() != c.want {
+			t.Errorf("%s = %v, want RefusedError %q", c.name, err, c.want)
+		}
+	}
+	if m, err := d.FetchMessage(ctx, noGuild); m != nil || err != nil {
+		t.Errorf("fetch without a guild = %+v, %v; want nil, nil", m, err)
+	}
+	if calls := d.Calls(); len(calls) != 0 {
+		t.Fatalf("refused calls recorded: %+v", calls)
+	}
+	ref, err := d.SendMessage(ctx, 2, sdk.OutgoingMessage{Content: "hi"})
+	if err != nil || ref.GuildID != 1 {
+		t.Fatalf("send = %+v, %v; want the channel's guild 1", ref, err)
+	}
+	if err := d.EditMessage(ctx, ref, "edited", nil); err != nil {
+		t.Fatalf("edit of a sent message's ref: %v", err)
+	}
+}
