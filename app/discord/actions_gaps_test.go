@@ -246,6 +246,7 @@ func TestActSamePathNotSerialised(t *testing.T) {
 	}
 	waits := make(chan RateLimitEvent, 16)
 	w.s.Client.Transport.(*transport).onLimit = func(ev RateLimitEvent) { waits <- ev }
+	w.s.Client.Timeout = 0 // the sends' ctxs alone end their waits
 	wait := func(what string) {
 		t.Helper()
 		select {

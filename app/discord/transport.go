@@ -26,6 +26,14 @@ import (
 // (discordgo's WithContext sets it), which discordgo's own limiter does not
 // (a time.Sleep under its bucket mutex): so the X-RateLimit-* headers are
 // stripped from what discordgo sees and its limiter never waits.
+//
+// discordgo's helpers also hold the path's Bucket mutex (a sync.Mutex, not
+// ctx-aware) for the whole request, so a request waiting here would make a
+// second one on the same path queue behind it, deaf to its own ctx. The
+// actions therefore send through restJSON (actions_rest.go): each call has a
+// private locked Bucket handed to RequestWithLockedBucket, never entered in
+// the session's Ratelimiter (whose map never forgets a key), so no lock is
+// shared and every wait is the request's own, here, under its ctx.
 
 // RateLimitEvent is one rate limit Kimi met (a 429, or a wait for an
 // exhausted bucket).
