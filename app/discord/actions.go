@@ -3,12 +3,13 @@ package discord
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
@@ -101,12 +102,17 @@ func (m *moduleActions) guild(guildID uint64) (*discordgo.Session, *discordgo.Gu
 	return s, g, nil
 }
 
-// lookupChannel returns a channel from the state, else from REST.
+// lookupChannel returns a channel from the state (a copy made under its
+// lock), else from REST.
 func lookupChannel(ctx context.Context, s *discordgo.Session, channelID uint64) (*discordgo.Channel, error) {
-	if c, err := s.State.Channel(idString(channelID)); err == nil && c != nil {
+	if c := stateChannel(s, idString(channelID)); c != nil {
 		return c, nil
 	}
-	return s.Channel(idString(channelID), requestOptions(ctx)...)
+	var c *discordgo.Channel
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointChannel(idString(channelID)), nil, &c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // channel fetches a channel, which must be in an active guild.
@@ -177,8 +183,8 @@ func (m *moduleActions) SendMessage(ctx context.Context, channelID uint64, msg s
 		no := false
 		data.Reference = &discordgo.MessageReference{MessageID: idString(r.MessageID), ChannelID: idString(r.ChannelID), GuildID: idString(r.GuildID), FailIfNotExists: &no}
 	}
-	sent, err := s.ChannelMessageSendComplex(idString(channelID), data, requestOptions(ctx)...)
-	if err != nil {
+	var sent discordgo.Message
+	if err := restJSON(ctx, s, http.MethodPost, discordgo.EndpointChannelMessages(idString(channelID)), data, &sent); err != nil {
 		m.log.Warn("send message failed", "channel", channelID, "err", err)
 		return sdk.MessageRef{}, actionError(err, "sending the message failed")
 	}
@@ -195,8 +201,8 @@ func (m *moduleActions) SendDM(ctx context.Context, userID uint64, content strin
 		m.log.Info("send DM: not connected", "user", userID)
 		return false, nil
 	}
-	dm, err := s.UserChannelCreate(idString(userID), requestOptions(ctx)...)
-	if err != nil {
+	var dm discordgo.Channel
+	if err := restJSON(ctx, s, http.MethodPost, discordgo.EndpointUserChannels("@me"), map[string]string{"recipient_id": idString(userID)}, &dm); err != nil || dm.ID == "" {
 		m.log.Info("send DM: opening the DM channel failed", "user", userID, "err", err)
 		return false, nil
 	}
@@ -204,7 +210,7 @@ func (m *moduleActions) SendDM(ctx context.Context, userID uint64, content strin
 	if e != nil {
 		data.Embeds = []*discordgo.MessageEmbed{e}
 	}
-	if _, err := s.ChannelMessageSendComplex(dm.ID, data, requestOptions(ctx)...); err != nil {
+	if err := restJSON(ctx, s, http.MethodPost, discordgo.EndpointChannelMessages(dm.ID), data, nil); err != nil {
 		m.log.Info("send DM failed", "user", userID, "err", err)
 		return false, nil
 	}
@@ -224,9 +230,8 @@ func (m *moduleActions) EditMessage(ctx context.Context, ref sdk.MessageRef, con
 	if e != nil {
 		embeds = append(embeds, e)
 	}
-	edit := &discordgo.MessageEdit{ID: idString(ref.MessageID), Channel: idString(ref.ChannelID),
-		Content: &content, Embeds: &embeds, AllowedMentions: noMentions()}
-	if _, err := s.ChannelMessageEditComplex(edit, requestOptions(ctx)...); err != nil {
+	edit := &discordgo.MessageEdit{Content: &content, Embeds: &embeds, AllowedMentions: noMentions()}
+	if err := restJSON(ctx, s, http.MethodPatch, discordgo.EndpointChannelMessage(idString(ref.ChannelID), idString(ref.MessageID)), edit, nil); err != nil {
 		m.log.Warn("edit message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
 		return actionError(err, "editing the message failed")
 	}
@@ -238,7 +243,7 @@ func (m *moduleActions) DeleteMessage(ctx context.Context, ref sdk.MessageRef, r
 	if err != nil {
 		return err
 	}
-	err = s.ChannelMessageDelete(idString(ref.ChannelID), idString(ref.MessageID), requestOptions(ctx)...)
+	err = restJSON(ctx, s, http.MethodDelete, discordgo.EndpointChannelMessage(idString(ref.ChannelID), idString(ref.MessageID)), nil, nil)
 	switch {
 	case err == nil:
 		m.log.Info("message deleted", "channel", ref.ChannelID, "message", ref.MessageID, "reason", reason)
@@ -257,8 +262,8 @@ func (m *moduleActions) FetchMessage(ctx context.Context, ref sdk.MessageRef) (*
 		m.log.Debug("fetch message refused", "err", err)
 		return nil, nil
 	}
-	msg, err := s.ChannelMessage(idString(ref.ChannelID), idString(ref.MessageID), requestOptions(ctx)...)
-	if err != nil {
+	var msg *discordgo.Message
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointChannelMessage(idString(ref.ChannelID), idString(ref.MessageID)), nil, &msg); err != nil || msg == nil {
 		m.log.Debug("fetch message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
 		return nil, nil
 	}
@@ -266,14 +271,14 @@ func (m *moduleActions) FetchMessage(ctx context.Context, ref sdk.MessageRef) (*
 	return &snap, nil
 }
 
-// member returns a guild member from the state, else from REST (nil, nil
-// when absent).
+// member returns a guild member from the state (a copy made under its
+// lock), else from REST (nil, nil when absent).
 func member(ctx context.Context, s *discordgo.Session, guildID, userID uint64) (*discordgo.Member, error) {
-	if mem, err := s.State.Member(idString(guildID), idString(userID)); err == nil && mem != nil && mem.User != nil {
+	if mem := stateMember(s, idString(guildID), idString(userID)); mem != nil {
 		return mem, nil
 	}
-	mem, err := s.GuildMember(idString(guildID), idString(userID), requestOptions(ctx)...)
-	if err != nil {
+	var mem *discordgo.Member
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointGuildMember(idString(guildID), idString(userID)), nil, &mem); err != nil {
 		if isNotFound(err) {
 			return nil, nil
 		}
@@ -338,24 +343,29 @@ func (m *moduleActions) FetchMessages(ctx context.Context, guildID, channelID ui
 		return sdk.MessagePage{}, err
 	}
 	limit := q.ClampedLimit()
-	var before, after string
-	if q.Before != 0 {
-		before = idString(q.Before)
-	}
-	if q.After != 0 {
-		after = idString(q.After)
+	history := func(n int, before, after uint64) ([]*discordgo.Message, error) {
+		v := url.Values{"limit": {strconv.Itoa(n)}}
+		if before != 0 {
+			v.Set("before", idString(before))
+		}
+		if after != 0 {
+			v.Set("after", idString(after))
+		}
+		var out []*discordgo.Message
+		err := restJSON(ctx, s, http.MethodGet, withQuery(discordgo.EndpointChannelMessages(idString(channelID)), v), nil, &out)
+		return out, err
 	}
 	// limit+1 tells has_more; Discord answers at most 100 a request, so a
 	// full page of 100 asks once more for the one beyond it.
-	msgs, err := s.ChannelMessages(idString(channelID), min(limit+1, sdk.MaxHistoryLimit), before, after, "", requestOptions(ctx)...)
+	msgs, err := history(min(limit+1, sdk.MaxHistoryLimit), q.Before, q.After)
 	byID := func(x, y *discordgo.Message) int { return cmp.Compare(parseID(x.ID), parseID(y.ID)) }
 	if err == nil && limit == sdk.MaxHistoryLimit && len(msgs) == limit {
 		slices.SortFunc(msgs, byID)
 		var more []*discordgo.Message
 		if q.After != 0 {
-			more, err = s.ChannelMessages(idString(channelID), 1, "", msgs[len(msgs)-1].ID, "", requestOptions(ctx)...)
+			more, err = history(1, 0, parseID(msgs[len(msgs)-1].ID))
 		} else {
-			more, err = s.ChannelMessages(idString(channelID), 1, msgs[0].ID, "", "", requestOptions(ctx)...)
+			more, err = history(1, parseID(msgs[0].ID), 0)
 		}
 		msgs = append(msgs, more...)
 	}
@@ -398,8 +408,8 @@ func (m *moduleActions) FetchPins(ctx context.Context, guildID, channelID uint64
 	if parseID(c.GuildID) != guildID {
 		return nil, nil
 	}
-	pins, err := s.ChannelMessagesPinned(idString(channelID), requestOptions(ctx)...)
-	if err != nil {
+	var pins []*discordgo.Message
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointChannelMessagesPins(idString(channelID)), nil, &pins); err != nil {
 		m.log.Warn("fetch pins failed", "channel", channelID, "err", err)
 		return nil, actionError(err, "fetching the pinned messages failed")
 	}
@@ -442,14 +452,15 @@ func (m *moduleActions) FetchPublicThreads(ctx context.Context, guildID, parentC
 			add(c)
 		}
 	}
-	if active, err := s.GuildThreadsActive(idString(guildID), requestOptions(ctx)...); err == nil && active != nil {
+	var active, archived *discordgo.ThreadsList
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointGuildActiveThreads(idString(guildID)), nil, &active); err == nil && active != nil {
 		for _, c := range active.Threads {
 			add(c)
 		}
 	} else if err != nil {
 		m.log.Debug("fetch active threads failed; the cached ones are used", "guild", guildID, "err", err)
 	}
-	if archived, err := s.ThreadsArchived(pid, nil, 100, requestOptions(ctx)...); err == nil && archived != nil {
+	if err := restJSON(ctx, s, http.MethodGet, withQuery(discordgo.EndpointChannelPublicArchivedThreads(pid), url.Values{"limit": {"100"}}), nil, &archived); err == nil && archived != nil {
 		for _, c := range archived.Threads {
 			add(c)
 		}
@@ -465,8 +476,8 @@ func (m *moduleActions) FetchRoles(ctx context.Context, guildID uint64) ([]sdk.R
 	if err != nil {
 		return nil, err
 	}
-	roles, err := s.GuildRoles(idString(guildID), requestOptions(ctx)...)
-	if err != nil {
+	var roles []*discordgo.Role
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointGuildRoles(idString(guildID)), nil, &roles); err != nil {
 		m.log.Warn("fetch roles failed", "guild", guildID, "err", err)
 		return nil, actionError(err, "fetching the roles failed")
 	}
@@ -482,8 +493,8 @@ func (m *moduleActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk
 	if err != nil {
 		return nil, err
 	}
-	invites, err := s.GuildInvites(idString(guildID), requestOptions(ctx)...)
-	if err != nil {
+	var invites []*discordgo.Invite
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointGuildInvites(idString(guildID)), nil, &invites); err != nil {
 		m.log.Warn("fetch invites failed", "guild", guildID, "err", err)
 		return nil, actionError(err, "fetching the invites failed")
 	}
@@ -492,9 +503,9 @@ func (m *moduleActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk
 		out = append(out, inviteSnapshot(guildID, in))
 	}
 	s.State.RLock()
-	vanity := g.VanityURLCode
+	vanity := g.VanityURLCode != "" || slices.Contains(g.Features, discordgo.GuildFeatureVanityURL)
 	s.State.RUnlock()
-	if vanity != "" {
+	if vanity {
 		if v, err := vanityInvite(ctx, s, guildID); err == nil {
 			out = append(out, v)
 		} else {
@@ -507,17 +518,15 @@ func (m *moduleActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk
 // vanityInvite reads the guild's vanity invite (GET /guilds/{id}/vanity-url;
 // discordgo has no call for it).
 func vanityInvite(ctx context.Context, s *discordgo.Session, guildID uint64) (sdk.InviteSnapshot, error) {
-	url := discordgo.EndpointGuild(idString(guildID)) + "/vanity-url"
-	body, err := s.RequestWithBucketID(http.MethodGet, url, nil, url, requestOptions(ctx)...)
-	if err != nil {
-		return sdk.InviteSnapshot{}, err
-	}
 	var v struct {
 		Code string `json:"code"`
 		Uses int    `json:"uses"`
 	}
-	if err := json.Unmarshal(body, &v); err != nil {
+	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointGuild(idString(guildID))+"/vanity-url", nil, &v); err != nil {
 		return sdk.InviteSnapshot{}, err
+	}
+	if v.Code == "" {
+		return sdk.InviteSnapshot{}, errors.New("discord: the guild has no vanity invite")
 	}
 	uses := v.Uses
 	return sdk.InviteSnapshot{GuildID: guildID, Code: v.Code, Uses: &uses}, nil

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"net/http"
 	"slices"
 
 	"github.com/bwmarrin/discordgo"
@@ -48,12 +49,18 @@ func (m *moduleActions) CanViewChannel(ctx context.Context, guildID, userID, cha
 }
 
 // threadMember reports whether userID is a member of the private thread c:
-// the state knows the bot's own membership; anyone else is fetched.
+// the state's (c is its copy) bot membership and the thread members it
+// learnt from THREAD_MEMBERS_UPDATE, else a REST fetch (404: not a member).
 func (m *moduleActions) threadMember(ctx context.Context, s *discordgo.Session, c *discordgo.Channel, userID uint64) bool {
 	if botID, _ := m.a.src.self(); botID == userID && c.Member != nil {
 		return true
 	}
-	tm, err := s.ThreadMember(c.ID, idString(userID), false, requestOptions(ctx)...)
+	uid := idString(userID)
+	if slices.ContainsFunc(c.Members, func(tm *discordgo.ThreadMember) bool { return tm != nil && tm.UserID == uid }) {
+		return true
+	}
+	var tm *discordgo.ThreadMember
+	err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointThreadMember(c.ID, idString(userID)), nil, &tm)
 	return err == nil && tm != nil
 }
 

@@ -467,8 +467,7 @@ func TestActCanViewChannel(t *testing.T) {
 	w := newActWorld(t, fakediscord.Options{})
 	ctx := context.Background()
 	mod := w.mod("digest")
-	// fakediscord has no thread-member routes: membership of a private
-	// thread cannot be confirmed, so it is refused.
+	// Private threads by membership: TestActCanViewPrivateThread.
 	cases := []struct {
 		name                 string
 		guild, user, channel uint64

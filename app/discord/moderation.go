@@ -103,8 +103,7 @@ func (m *moduleActions) Ban(ctx context.Context, guildID, userID uint64, mod sdk
 	// discordgo's GuildBanCreateWithReason sends the deprecated
 	// delete_message_days: Kimi sends its own request.
 	endpoint := discordgo.EndpointGuildBan(idString(guildID), idString(userID))
-	_, err = s.RequestWithBucketID(http.MethodPut, endpoint, map[string]int{"delete_message_seconds": secs},
-		discordgo.EndpointGuildBan(idString(guildID), ""), requestOptions(ctx, auditReason(m.module, mod.Reason))...)
+	err = restJSON(ctx, s, http.MethodPut, endpoint, map[string]int{"delete_message_seconds": secs}, nil, auditReason(m.module, mod.Reason))
 	return m.moderated("ban", guildID, userID, mod, err, "banning the member failed")
 }
 
@@ -113,7 +112,7 @@ func (m *moduleActions) Kick(ctx context.Context, guildID, userID uint64, mod sd
 	if err != nil {
 		return err
 	}
-	err = s.GuildMemberDelete(idString(guildID), idString(userID), requestOptions(ctx, auditReason(m.module, mod.Reason))...)
+	err = restJSON(ctx, s, http.MethodDelete, discordgo.EndpointGuildMember(idString(guildID), idString(userID)), nil, nil, auditReason(m.module, mod.Reason))
 	return m.moderated("kick", guildID, userID, mod, err, "kicking the member failed")
 }
 
@@ -128,7 +127,7 @@ func (m *moduleActions) Timeout(ctx context.Context, guildID, userID uint64, mod
 	}
 	// discordgo's GuildMemberTimeout takes no audit reason.
 	until := m.a.now().Add(duration).UTC()
-	_, err = s.GuildMemberEdit(idString(guildID), idString(userID), &discordgo.GuildMemberParams{CommunicationDisabledUntil: &until},
-		requestOptions(ctx, auditReason(m.module, mod.Reason))...)
+	err = restJSON(ctx, s, http.MethodPatch, discordgo.EndpointGuildMember(idString(guildID), idString(userID)),
+		&discordgo.GuildMemberParams{CommunicationDisabledUntil: &until}, nil, auditReason(m.module, mod.Reason))
 	return m.moderated("timeout", guildID, userID, mod, err, "timing the member out failed")
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,14 @@ import (
 // (discordgo's WithContext sets it), which discordgo's own limiter does not
 // (a time.Sleep under its bucket mutex): so the X-RateLimit-* headers are
 // stripped from what discordgo sees and its limiter never waits.
+//
+// discordgo's helpers also hold the path's Bucket mutex (a sync.Mutex, not
+// ctx-aware) for the whole request, so a request waiting here would make a
+// second one on the same path queue behind it, deaf to its own ctx. The
+// actions therefore send through restJSON (actions_rest.go): each call has a
+// private locked Bucket handed to RequestWithLockedBucket, never entered in
+// the session's Ratelimiter (whose map never forgets a key), so no lock is
+// shared and every wait is the request's own, here, under its ctx.
 
 // RateLimitEvent is one rate limit Kimi met (a 429, or a wait for an
 // exhausted bucket).
@@ -41,22 +50,34 @@ type RateLimitEvent struct {
 const maxAttempts = 4
 
 // UncertainError is returned when a request that changes something (POST,
-// PATCH, PUT, DELETE) was sent and Discord answered a 5xx: it may or may not
-// have been processed, so it is never retried. Callers that must not
-// repeat a send (scheduled tasks) check IsUncertain.
+// PATCH, PUT, DELETE) was sent and then failed: Discord answered a 5xx, or
+// the connection broke (or the ctx ended) after the whole request was
+// written and before an answer came. It may or may not have been
+// processed, so it is never retried. Callers that must not repeat a send
+// (scheduled tasks) check IsUncertain. A failure before the request was
+// written (a refused dial, a ctx ended during a rate-limit wait) is not
+// uncertain: nothing reached Discord.
 type UncertainError struct {
 	Method string
 	Route  string
-	Status int
+	Status int   // Discord's 5xx; 0 when no answer came
+	Err    error // the network or ctx error when no answer came
 }
 
 // Error describes the uncertain outcome.
 func (e *UncertainError) Error() string {
+	if e.Status == 0 {
+		return fmt.Sprintf("discord: %s failed after the request was sent: the outcome is uncertain (not retried): %v", e.Route, e.Err)
+	}
 	return fmt.Sprintf("discord: %s answered %d: the outcome is uncertain (not retried)", e.Route, e.Status)
 }
 
+// Unwrap returns the network or ctx error (nil after a 5xx).
+func (e *UncertainError) Unwrap() error { return e.Err }
+
 // IsUncertain reports whether err says a send's outcome is uncertain (a 5xx
-// after a changing request was sent): it may have been processed.
+// or a broken connection after a changing request was sent): it may have
+// been processed.
 func IsUncertain(err error) bool {
 	var u *UncertainError
 	if errors.As(err, &u) {
@@ -181,10 +202,18 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 				req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 			}
 		}
+		changing := r.Method != http.MethodGet && r.Method != http.MethodHead
+		var sent *writeTrace
+		if changing {
+			req, sent = traceWrites(req)
+		}
 		resp, err := t.base.RoundTrip(req)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("discord: %s: %w", route, ctx.Err())
+				err = fmt.Errorf("discord: %s: %w", route, ctx.Err())
+			}
+			if changing && sent.written() {
+				return nil, &UncertainError{Method: r.Method, Route: route, Err: err}
 			}
 			return nil, err
 		}
@@ -197,7 +226,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 				continue
 			}
 		}
-		if resp.StatusCode >= 500 && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if resp.StatusCode >= 500 && changing {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 			_ = resp.Body.Close()
 			return nil, &UncertainError{Method: r.Method, Route: route, Status: resp.StatusCode}
@@ -205,6 +234,65 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		stripRateLimitHeaders(resp.Header)
 		return resp, nil
 	}
+}
+
+// writeTrace learns through httptrace whether the base transport wrote a
+// whole request: net/http calls WroteRequest once the request (headers and
+// body) is flushed to the connection, or with the write's error, and its
+// RoundTrip returns only after the write ended.
+type writeTrace struct {
+	mu       sync.Mutex
+	traced   bool // WroteRequest was called
+	wrote    bool // ... with no error: the whole request went out
+	bodyRead bool // the base read the body to its end
+}
+
+// traceWrites returns req with a trace recording its writes (any trace
+// already in the ctx keeps its hooks) and its body, if any, noting when it
+// was read to its end.
+func traceWrites(req *http.Request) (*http.Request, *writeTrace) {
+	w := &writeTrace{}
+	if req.Body != nil && req.Body != http.NoBody {
+		req = req.Clone(req.Context())
+		req.Body = &eofBody{ReadCloser: req.Body, w: w}
+	}
+	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		w.traced = true
+		w.wrote = w.wrote || info.Err == nil
+	}}
+	return req.WithContext(httptrace.WithClientTrace(req.Context(), trace)), w
+}
+
+// written reports whether a failed request may have reached Discord: the
+// trace saw it written; a base transport that reports no writes (not
+// net/http's) is taken to have sent a request whose body it read to the
+// end. net/http reports every write, so a refused dial or a ctx ended
+// before the write is never taken for a send.
+func (w *writeTrace) written() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.traced {
+		return w.wrote
+	}
+	return w.bodyRead
+}
+
+// eofBody notes when a request body was read to its end.
+type eofBody struct {
+	io.ReadCloser
+	w *writeTrace
+}
+
+func (b *eofBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.w.mu.Lock()
+		b.w.bodyRead = true
+		b.w.mu.Unlock()
+	}
+	return n, err
 }
 
 // replayableBody reads r's body once so a retry can send it again (nil when

@@ -291,7 +291,7 @@ func (s *Server) guildOf(id string) (*guild, *apiError) {
 
 func (s *Server) channelOf(id string) (*channel, *guild, *apiError) {
 	c := s.channels[id]
-	if c == nil {
+	if c == nil || s.guilds[c.c.GuildID] == nil { // a DM channel is known to the DM routes alone
 		return nil, nil, unknown(CodeUnknownChannel, "Channel")
 	}
 	return c, s.guilds[c.c.GuildID], nil

@@ -64,6 +64,9 @@ func (s *Server) routes() {
 	s.handle("GET", "/applications/{app}/guilds/{guild}/commands", s.getCommands)
 	s.handle("PUT", "/applications/{app}/guilds/{guild}/commands", s.overwriteCommands)
 
+	s.dmRoutes()
+	s.threadRoutes()
+
 	s.handle("POST", "/interactions/{interaction}/{token}/callback", s.interactionCallback)
 	s.handle("POST", "/webhooks/{app}/{token}", s.followup)
 	s.handle("GET", "/webhooks/{app}/{token}/messages/{message}", s.webhookMessage)
@@ -811,6 +814,9 @@ func (s *Server) resolveMentions(m *discordgo.Message, am *discordgo.MessageAllo
 }
 
 func (s *Server) createMessage(c *call) (int, any, *apiError) {
+	if dm := s.channels[c.param("channel")]; dm != nil && dm.c.Type == discordgo.ChannelTypeDM {
+		return s.dmMessage(c, dm)
+	}
 	ch, g, err := s.channelOf(c.param("channel"))
 	if err != nil {
 		return 0, nil, err

@@ -81,6 +81,7 @@ type Server struct {
 	limits   map[string]routeLimit
 	gwin     globalWindow
 	gw       gatewayState
+	side     sideState // dm.go, threads.go
 }
 
 // Request is one REST request the fake received, as recorded.
