@@ -310,5 +310,6 @@ func (s *Server) SubmitModal(interactionID string, values map[string]string) (st
 	}
 	in := s.newInteraction(discordgo.InteractionModalSubmit, ch, g, u, data, msg)
 	in.SourceMessageID = prev.SourceMessageID
+	prev.ModalSubmitIDs = append(prev.ModalSubmitIDs, in.ID)
 	return in.ID, nil
 }

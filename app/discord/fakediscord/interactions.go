@@ -25,6 +25,9 @@ type Interaction struct {
 	OriginalID string
 	// FollowupIDs are the follow-up messages, in order.
 	FollowupIDs []string
+	// ModalSubmitIDs are the modal-submit interactions of the modal this one was answered with
+	// (SubmitModal), in order.
+	ModalSubmitIDs []string
 
 	// Created is when the user started it (the fake's clock).
 	Created time.Time
@@ -60,6 +63,7 @@ func (s *Server) Interaction(id string) *InteractionState {
 	st := &InteractionState{Interaction: *in}
 	st.Response = cloneResponse(in.Response)
 	st.FollowupIDs = slices.Clone(in.FollowupIDs)
+	st.ModalSubmitIDs = slices.Clone(in.ModalSubmitIDs)
 	st.ephemeral, st.raw = nil, nil
 	if m, _ := s.interMessage(in, in.OriginalID); m != nil {
 		st.Original = cloneMessage(m)
