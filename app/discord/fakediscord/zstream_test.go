@@ -110,7 +110,7 @@ func TestGatewayZlibStream(t *testing.T) {
 	}
 	first := <-c.sizes
 	identify, _ := json.Marshal(map[string]any{"op": 2, "d": map[string]any{"token": w.fake.Token(), "compress": true,
-		"intents": discordgo.IntentGuilds | discordgo.IntentGuildMessages | discordgo.IntentMessageContent,
+		"intents":    discordgo.IntentGuilds | discordgo.IntentGuildMessages | discordgo.IntentMessageContent,
 		"properties": map[string]string{"os": "linux"}}})
 	if err := c.ws.WriteMessage(websocket.TextMessage, identify); err != nil {
 		t.Fatal(err)
