@@ -31,6 +31,9 @@ type Interaction struct {
 
 	// Created is when the user started it (the fake's clock).
 	Created time.Time
+	// Data is what the user sent: ApplicationCommandInteractionData (options included),
+	// MessageComponentInteractionData (custom id, values) or ModalSubmitInteractionData.
+	Data discordgo.InteractionData
 
 	ephemeral map[string]*discordgo.Message // messages only the user sees: not in the channel
 	raw       *discordgo.Interaction
@@ -159,7 +162,7 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 		if in.Type != discordgo.InteractionApplicationCommand {
 			m.Type = discordgo.MessageTypeReply
 		}
-		m.Interaction = &discordgo.MessageInteraction{ID: in.ID, Type: in.Type, User: s.users[in.UserID]}
+		m.Interaction = &discordgo.MessageInteraction{ID: in.ID, Type: in.Type, Name: commandPath(in.raw), User: s.users[in.UserID]}
 		s.keepResponse(in, ch, m)
 		in.OriginalID = m.ID
 	case discordgo.InteractionResponseDeferredMessageUpdate:
@@ -354,4 +357,22 @@ func (s *Server) webhookDelete(c *call) (int, any, *apiError) {
 		s.dispatchGuild(ch.c.GuildID, "MESSAGE_DELETE", &discordgo.MessageDelete{Message: &discordgo.Message{ID: m.ID, ChannelID: ch.c.ID, GuildID: ch.c.GuildID}})
 	}
 	return 204, nil, nil
+}
+
+// commandPath is a command interaction's name as Discord shows it on the response message
+// ("kudos give" for a subcommand), "" for other interactions.
+func commandPath(raw *discordgo.Interaction) string {
+	if raw == nil {
+		return ""
+	}
+	d, ok := raw.Data.(discordgo.ApplicationCommandInteractionData)
+	if !ok {
+		return ""
+	}
+	path := d.Name
+	for opts := d.Options; len(opts) == 1 && (opts[0].Type == discordgo.ApplicationCommandOptionSubCommand ||
+		opts[0].Type == discordgo.ApplicationCommandOptionSubCommandGroup); opts = opts[0].Options {
+		path += " " + opts[0].Name
+	}
+	return path
 }
