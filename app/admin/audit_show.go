@@ -111,6 +111,12 @@ func auditActionLabel(id string) (string, bool) {
 		return "Downloaded a backup", true
 	case ActionDemoMessagePost:
 		return "Posted in the demo guild", true
+	case ActionDemoButtonClick:
+		return "Clicked a button in the demo guild", true
+	case ActionDemoCommandRun:
+		return "Ran a slash command in the demo guild", true
+	case ActionDemoModalSubmit:
+		return "Submitted a modal in the demo guild", true
 	case store.ActionRestore:
 		return "Restored a backup", true
 	case guildcfg.ActionDocumentSave:

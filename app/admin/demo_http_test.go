@@ -40,7 +40,7 @@ func demoPost(content string) url.Values {
 // demoMessages lists the contents of a demo channel's messages.
 func demoMessages(t *testing.T, h *harness, channel string) []string {
 	t.Helper()
-	ms, err := h.srv.opts.Demo.DemoMessages(context.Background(), h.vars[channel])
+	ms, err := h.srv.opts.Demo.DemoMessages(context.Background(), h.vars[channel], "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ var demoScenarios = []scenario{
 		setup: demoVars, form: demoPost("hello <b>world</b>"), wantStatus: http.StatusSeeOther,
 		wantAudit: []string{ActionDemoMessagePost},
 		check: func(t *testing.T, h *harness, c *client, res *response) {
-			if loc := res.Header.Get("Location"); loc != "/demo?channel="+h.vars["general"] {
+			if loc := res.Header.Get("Location"); loc != "/demo?as="+h.vars["ada"]+"&channel="+h.vars["general"] {
 				t.Fatalf("Location = %q, want the channel's page", loc)
 			}
 			if got := demoMessages(t, h, "general"); len(got) != 1 || got[0] != "ada: hello <b>world</b>" {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/web/templates"
 )
 
 // ActionDemoMessagePost is the audit action of a message posted in the demo guild from /demo.
@@ -25,15 +25,18 @@ func (s *Server) postDemoMessage(c echo.Context) error {
 		return echo.ErrNotFound
 	}
 	f := form.ParseDemoMessage(c.Request())
+	refused := func(errs form.Errors) error {
+		return s.renderDemo(c, http.StatusUnprocessableEntity, demoRefused{channel: f.Channel, as: f.Member,
+			at: templates.DemoFormPost, errs: errs, post: f})
+	}
 	if errs := f.Validate(); !errs.OK() {
-		return s.renderDemo(c, http.StatusUnprocessableEntity, f.Channel, f, errs)
+		return refused(errs)
 	}
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	err := s.opts.Demo.PostAsMember(ctx, f.Channel, f.Member, f.Content)
 	if errors.Is(err, ErrDemoUnknown) {
-		return s.renderDemo(c, http.StatusUnprocessableEntity, f.Channel, f,
-			form.Errors{form.FieldForm: "That channel or member is not in the demo guild; choose again."})
+		return refused(form.Errors{form.FieldForm: "That channel or member is not in the demo guild; choose again."})
 	}
 	if err != nil {
 		return fmt.Errorf("admin: demo post: %w", err)
@@ -44,5 +47,5 @@ func (s *Server) postDemoMessage(c echo.Context) error {
 	}); err != nil {
 		return fmt.Errorf("admin: demo post: audit: %w", err)
 	}
-	return c.Redirect(http.StatusSeeOther, "/demo?"+url.Values{form.FieldDemoChannel: {f.Channel}}.Encode())
+	return c.Redirect(http.StatusSeeOther, demoLocation(f.Channel, f.Member))
 }

@@ -88,6 +88,10 @@ func TestBrowserLayout(t *testing.T) {
 	if err := h.srv.opts.Demo.PostAsMember(ctx, h.vars["general"], h.vars["ada"], "a long message "+strings.Repeat("without-any-spaces-", 12)); err != nil {
 		t.Fatal(err)
 	}
+	// The bot's messages (an embed with buttons and a select, a Components V2 layout), the
+	// slash commands' forms (one opened) and an open modal, so their controls are measured too.
+	demoBotPosts(t, h)
+	demoModalOpen(t, h)
 
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
@@ -103,7 +107,7 @@ func TestBrowserLayout(t *testing.T) {
 		{"worldtree", "/worldtree", `[data-testid=worldtree-agents]`, true},
 		{"audit", "/audit", `[data-testid=audit-table]`, true},
 		{"settings", "/settings", `[data-testid=worldtree-form]`, true},
-		{"demo", "/demo?channel=" + demoChannel(t, h, "general"), `[data-testid=demo-messages]`, true},
+		{"demo", "/demo?channel=" + demoChannel(t, h, "general") + "&as=" + h.vars["ada"], `[data-testid=demo-modal]`, true},
 		{"not-found", "/nope", `[data-testid=error-page]`, true},
 	}
 	for _, theme := range []string{"light", "dark"} {

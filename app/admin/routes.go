@@ -79,6 +79,10 @@ func (s *Server) buildEcho() *echo.Echo {
 	gm.POST("/:name/jobs/:key/cancel", s.cancelModuleJob)
 	g.GET("/demo", s.demoShow)
 	g.POST("/demo/messages", s.postDemoMessage)
+	g.POST("/demo/buttons", s.clickDemoButton)
+	g.POST("/demo/commands", s.runDemoCommand)
+	g.POST("/demo/modals", s.submitDemoModal)
+	g.GET("/demo/events", s.demoEvents)
 	for _, p := range placeholders {
 		g.GET(p.path, s.placeholder(p))
 	}

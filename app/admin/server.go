@@ -198,7 +198,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.assets = assets
 	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
-	if opts.Host != nil {
+	if opts.Host != nil || opts.Demo != nil { // the module pages' and /demo's live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store)

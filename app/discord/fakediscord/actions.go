@@ -164,7 +164,7 @@ func (s *Server) LeaveGuild(guildID, userID string) error {
 func (s *Server) newInteraction(t discordgo.InteractionType, ch *channel, g *guild, u *discordgo.User, data discordgo.InteractionData, msg *discordgo.Message) *Interaction {
 	id := s.newID()
 	in := &Interaction{ID: id, Token: "fake-interaction-token-" + id, Type: t, GuildID: g.g.ID, ChannelID: ch.c.ID, UserID: u.ID,
-		ephemeral: map[string]*discordgo.Message{}, Created: s.now(), called: make(chan struct{})}
+		ephemeral: map[string]*discordgo.Message{}, Created: s.now(), called: make(chan struct{}), Data: data}
 	if msg != nil {
 		in.SourceMessageID = msg.ID
 	}
@@ -211,8 +211,8 @@ func findComponent(cs []discordgo.MessageComponent, customID string) (discordgo.
 	return 0, false
 }
 
-// ClickButton clicks a button (or picks select values) on a message as a user:
-// INTERACTION_CREATE of type 3. It returns the interaction's id for Interaction.
+// ClickButton clicks a button (or picks select values) on a message as a user — a message of
+// the channel, or an ephemeral response that user was shown: INTERACTION_CREATE of type 3. It returns the interaction's id for Interaction.
 func (s *Server) ClickButton(channelID, messageID, userID, customID string, values ...string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -222,6 +222,9 @@ func (s *Server) ClickButton(channelID, messageID, userID, customID string, valu
 	}
 	_, m := ch.message(messageID)
 	if m == nil {
+		m = s.ephemeralOf(ch.c.ID, userID, messageID)
+	}
+	if m == nil {
 		return "", ErrUnknownMessage
 	}
 	t, ok := findComponent(m.Components, customID)
@@ -230,6 +233,17 @@ func (s *Server) ClickButton(channelID, messageID, userID, customID string, valu
 	}
 	data := discordgo.MessageComponentInteractionData{CustomID: customID, ComponentType: t, Values: values}
 	return s.newInteraction(discordgo.InteractionMessageComponent, ch, g, u, data, m).ID, nil
+}
+
+// ephemeralOf finds an ephemeral response a user was shown in a channel (only they can click
+// its components). s.mu held.
+func (s *Server) ephemeralOf(channelID, userID, messageID string) *discordgo.Message {
+	for _, in := range s.inters {
+		if in.ChannelID == channelID && in.UserID == userID && in.ephemeral[messageID] != nil {
+			return in.ephemeral[messageID]
+		}
+	}
+	return nil
 }
 
 // RunCommand runs a slash command (guild or global) as a user: INTERACTION_CREATE of type 2.
@@ -314,6 +328,7 @@ func (s *Server) SubmitModal(interactionID string, values map[string]string) (st
 	}
 	in := s.newInteraction(discordgo.InteractionModalSubmit, ch, g, u, data, msg)
 	in.SourceMessageID = prev.SourceMessageID
+	prev.ModalSubmitIDs = append(prev.ModalSubmitIDs, in.ID)
 	return in.ID, nil
 }
 

@@ -11,10 +11,15 @@
 //   - acts as a user (PostMessage, ClickButton, RunCommand, SubmitModal, JoinGuild, ...), which
 //     changes the model and dispatches the gateway events Discord would send;
 //   - asserts on the recorder (Requests), the model (Messages, Member, ...) and the interaction
-//     responses (Interaction);
+//     responses (Interaction, Interactions), or waits for the model to change (Watch: a
+//     notification after every REST write and gateway dispatch, no polling);
 //   - injects failures: per-route and global rate limits with Discord's X-RateLimit-* headers and
 //     429 bodies, one-off 429 and 5xx answers (including a 5xx after the message was created),
 //     gateway close codes, Invalid Session, Reconnect, and heartbeats left unacknowledged.
+//
+// The gateway speaks JSON, with Identify's per-payload zlib compression or, with
+// `compress=zlib-stream` on the URL, Discord's transport compression (one zlib context per
+// connection, every message sync-flushed).
 //
 // Discord's limits are enforced with Discord's JSON error bodies (code and message): content
 // 2000, 10 embeds and 6000 embed characters, components and custom ids, command names,

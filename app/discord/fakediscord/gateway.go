@@ -81,6 +81,7 @@ type replayed struct {
 type gwConn struct {
 	ws         *websocket.Conn
 	wmu        sync.Mutex
+	zs         *zlibStream // transport compression (compress=zlib-stream), nil without
 	sess       *gwSession
 	identified bool
 	closed     bool
@@ -162,6 +163,9 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &gwConn{ws: ws}
+	if r.URL.Query().Get("compress") == "zlib-stream" {
+		c.zs = newZlibStream()
+	}
 	s.mu.Lock()
 	s.gw.conns = append(s.gw.conns, c)
 	hello, _ := json.Marshal(map[string]any{"op": 10, "d": map[string]int64{"heartbeat_interval": s.opts.HeartbeatInterval.Milliseconds()}})
@@ -381,6 +385,7 @@ func (s *Server) live() []*gwSession {
 // dispatchGuild sends an event to every session covering guildID whose intents include the
 // event's. A nil GUILD_CREATE payload is built per session. s.mu held.
 func (s *Server) dispatchGuild(guildID, event string, data any) {
+	defer s.notify()
 	need := eventIntent(event, guildID == "")
 	var raw []byte
 	for _, sess := range s.live() {
@@ -402,6 +407,7 @@ func (s *Server) dispatchGuild(guildID, event string, data any) {
 // content, embeds, attachments and components stripped unless the message is the bot's, a DM,
 // or mentions the bot (Discord's rule).
 func (s *Server) dispatchMessage(event string, m *discordgo.Message) {
+	defer s.notify()
 	need := eventIntent(event, m.GuildID == "")
 	var full, stripped []byte
 	exempt := m.GuildID == "" || (m.Author != nil && m.Author.ID == s.opts.BotID)
@@ -456,7 +462,9 @@ func (s *Server) sendRaw(sess *gwSession, event string, raw []byte) {
 	}
 }
 
-// write sends one frame (zlib-compressed in a binary frame when the client asked for it).
+// write sends one frame: on a zlib-stream connection through its one compression context (the
+// per-payload compress is then moot), else zlib-compressed on its own in a binary frame when
+// Identify asked for it, else as text.
 func (c *gwConn) write(b []byte, compress bool) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -464,6 +472,10 @@ func (c *gwConn) write(b []byte, compress bool) {
 		return
 	}
 	_ = c.ws.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if c.zs != nil {
+		_ = c.ws.WriteMessage(websocket.BinaryMessage, c.zs.frame(b))
+		return
+	}
 	if compress {
 		var buf bytes.Buffer
 		z := zlib.NewWriter(&buf)

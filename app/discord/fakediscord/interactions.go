@@ -26,9 +26,15 @@ type Interaction struct {
 	OriginalID string
 	// FollowupIDs are the follow-up messages, in order.
 	FollowupIDs []string
+	// ModalSubmitIDs are the modal-submit interactions of the modal this one was answered with
+	// (SubmitModal), in order.
+	ModalSubmitIDs []string
 
 	// Created is when the user started it (the fake's clock).
 	Created time.Time
+	// Data is what the user sent: ApplicationCommandInteractionData (options included),
+	// MessageComponentInteractionData (custom id, values) or ModalSubmitInteractionData.
+	Data discordgo.InteractionData
 
 	ephemeral map[string]*discordgo.Message // messages only the user sees: not in the channel
 	raw       *discordgo.Interaction
@@ -62,6 +68,7 @@ func (s *Server) Interaction(id string) *InteractionState {
 	st := &InteractionState{Interaction: *in}
 	st.Response = cloneResponse(in.Response)
 	st.FollowupIDs = slices.Clone(in.FollowupIDs)
+	st.ModalSubmitIDs = slices.Clone(in.ModalSubmitIDs)
 	st.ephemeral, st.raw, st.called = nil, nil, nil
 	if m, _ := s.interMessage(in, in.OriginalID); m != nil {
 		st.Original = cloneMessage(m)
@@ -158,7 +165,7 @@ func (s *Server) interactionCallback(c *call) (int, any, *apiError) {
 		if in.Type != discordgo.InteractionApplicationCommand {
 			m.Type = discordgo.MessageTypeReply
 		}
-		m.Interaction = &discordgo.MessageInteraction{ID: in.ID, Type: in.Type, User: s.users[in.UserID]}
+		m.Interaction = &discordgo.MessageInteraction{ID: in.ID, Type: in.Type, Name: commandPath(in.raw), User: s.users[in.UserID]}
 		s.keepResponse(in, ch, m)
 		in.OriginalID = m.ID
 	case discordgo.InteractionResponseDeferredMessageUpdate:
@@ -393,4 +400,22 @@ func validateChoices(choices []json.RawMessage) *apiError {
 		}
 	}
 	return f.err()
+}
+
+// commandPath is a command interaction's name as Discord shows it on the response message
+// ("kudos give" for a subcommand), "" for other interactions.
+func commandPath(raw *discordgo.Interaction) string {
+	if raw == nil {
+		return ""
+	}
+	d, ok := raw.Data.(discordgo.ApplicationCommandInteractionData)
+	if !ok {
+		return ""
+	}
+	path := d.Name
+	for opts := d.Options; len(opts) == 1 && (opts[0].Type == discordgo.ApplicationCommandOptionSubCommand ||
+		opts[0].Type == discordgo.ApplicationCommandOptionSubCommandGroup); opts = opts[0].Options {
+		path += " " + opts[0].Name
+	}
+	return path
 }

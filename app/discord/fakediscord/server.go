@@ -82,6 +82,7 @@ type Server struct {
 	gwin     globalWindow
 	gw       gatewayState
 	side     sideState // dm.go, threads.go
+	watch    watchers
 }
 
 // Request is one REST request the fake received, as recorded.
@@ -149,6 +150,7 @@ func New(opts Options) *Server {
 	s.app = &discordgo.Application{ID: opts.AppID, Name: opts.BotName, Owner: owner, BotPublic: false,
 		Flags: appFlags(*opts.AllowedIntents)}
 	s.gw.sessions = map[string]*gwSession{}
+	s.watch.done = make(chan struct{})
 	s.mux = http.NewServeMux()
 	s.routes()
 	s.mux.HandleFunc("/gw", s.serveGateway)
@@ -193,6 +195,7 @@ func (s *Server) Close() {
 	for _, c := range conns {
 		c.kill()
 	}
+	s.closeWatchers()
 	_ = s.srv.Close() // the listener and every HTTP connection (websockets were hijacked: killed above)
 }
 
@@ -451,6 +454,9 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 	s.mu.Lock()
 	status, out, aerr := h(c)
 	s.mu.Unlock()
+	if c.r.Method != http.MethodGet && aerr == nil {
+		s.notify() // ephemeral responses and modals change the model without a dispatch
+	}
 	if f != nil {
 		return f.answer(w)
 	}

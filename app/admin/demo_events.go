@@ -1,0 +1,90 @@
+package admin
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// demoEvents is GET /demo/events: a text/event-stream that sends a "fragment" event — the
+// server-rendered chat of a channel (?view=chat) or the modals open for the acting member
+// (?view=modals), for ?channel= as ?as= — when it opens and after every change of the fake
+// Discord whose rendering differs from the last one sent (so an unrelated change does not
+// replace a half-filled modal). There is no polling: it waits on the fake's Watch. It ends
+// when the client goes away, when the server shuts down (CloseStreams) or on a write error.
+func (s *Server) demoEvents(c echo.Context) error {
+	if s.opts.Demo == nil {
+		return echo.ErrNotFound
+	}
+	var fragment func(v templates.DemoView) templ.Component
+	switch c.QueryParam("view") {
+	case "chat":
+		fragment = templates.DemoChat
+	case "modals":
+		fragment = templates.DemoModals
+	default:
+		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=chat or view=modals.")
+	}
+	channel, as := c.QueryParam(form.FieldDemoChannel), c.QueryParam("as")
+	if v, err := s.demoView(c, channel, as); err != nil {
+		return err
+	} else if v == nil {
+		return echo.ErrNotFound
+	}
+	ctx := c.Request().Context()
+	changed := s.opts.Demo.Watch(ctx)
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the events
+	w.WriteHeader(http.StatusOK)
+	var buf bytes.Buffer
+	last, sent := "", false
+	send := func() error {
+		v, err := s.demoView(c, channel, as)
+		if err != nil {
+			return err
+		}
+		if v == nil { // the channel is gone: nothing more to show
+			return nil
+		}
+		buf.Reset()
+		if err := fragment(*v).Render(ctx, &buf); err != nil {
+			return fmt.Errorf("admin: demo events: %w", err)
+		}
+		if sent && buf.String() == last {
+			return nil
+		}
+		last, sent = buf.String(), true
+		if _, err := w.Write(sseEvent("fragment", last)); err != nil {
+			return nil // the client went away
+		}
+		w.Flush()
+		return nil
+	}
+	if err := send(); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.streams:
+			return nil
+		case _, ok := <-changed:
+			if !ok {
+				return nil
+			}
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+}
