@@ -535,13 +535,13 @@ func (b *Bot) Status() Status {
 	b.mu.Unlock()
 	if sess != nil {
 		// discordgo writes LastHeartbeatAck under the session's lock.
+		// LastHeartbeatSent is written under its unexported wsMutex and
+		// cannot be read without a data race, so the gateway latency
+		// (HeartbeatLatency) is not read; Kimi times the heartbeat
+		// itself only through the ACK's age.
 		sess.RLock()
-		ack, sent := sess.LastHeartbeatAck, sess.LastHeartbeatSent
+		st.LastHeartbeatAck = sess.LastHeartbeatAck
 		sess.RUnlock()
-		st.LastHeartbeatAck = ack
-		if !sent.IsZero() && ack.After(sent) {
-			st.Latency = ack.Sub(sent)
-		}
 	}
 	if id := b.botID.Load(); id != 0 {
 		st.BotID = strconv.FormatUint(id, 10)

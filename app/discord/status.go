@@ -65,7 +65,6 @@ type Status struct {
 	BotID, BotName, AppID, OwnerID string
 
 	ConnectedSince   time.Time
-	Latency          time.Duration // last heartbeat ACK minus last heartbeat sent
 	LastHeartbeatAck time.Time
 	Reconnects       int // connections lost and attempted again since start
 
