@@ -31,6 +31,12 @@ type Options struct {
 	Bus Publisher
 	// Logger is the root logger (the bot logs with component=discord).
 	Logger *slog.Logger
+	// Token, when set, is the deployment's token (app/serve passes
+	// config's KIMI_DISCORD_TOKEN(_FILE), already resolved) and overrides
+	// the stored one; TokenSource names it ("KIMI_DISCORD_TOKEN", ...).
+	// Without it the bot reads the two variables itself through Getenv.
+	Token       string
+	TokenSource string
 	// Getenv reads KIMI_DISCORD_TOKEN(_FILE) (nil: os.Getenv), which
 	// override the stored token.
 	Getenv func(string) string
@@ -224,6 +230,13 @@ func (b *Bot) settings(ctx context.Context) (settings.Discord, error) {
 // currentToken is the token to connect with: the environment's override,
 // else the stored one; source names where it came from.
 func (b *Bot) currentToken(ctx context.Context) (token, source string, err error) {
+	if b.opts.Token != "" {
+		src := b.opts.TokenSource
+		if src == "" {
+			src = EnvToken
+		}
+		return settings.NormalizeDiscordToken(b.opts.Token), src, nil
+	}
 	getenv := b.opts.Getenv
 	if getenv == nil {
 		getenv = osGetenv
