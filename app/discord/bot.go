@@ -69,6 +69,7 @@ type Bot struct {
 	act   *actions
 	ix    *interactions
 	caps  CapabilitySetter // from Attach; nil: capabilities not advertised
+	watch watchers
 
 	backoffBase  time.Duration // backoffBase; tests shorten it
 	wake         chan wakeup   // Reconnect
@@ -361,6 +362,7 @@ func (b *Bot) closeSession(sess *discordgo.Session) {
 // connected records a successful Open and, after an identify, reads the
 // application (owner) and gateway/bot (shards, session start limit).
 func (b *Bot) connected(ctx context.Context, sess *discordgo.Session) {
+	defer b.watch.notify()
 	b.mu.Lock()
 	resumed := !b.since.IsZero() && b.state == StateResuming
 	b.sess = sess
@@ -414,6 +416,7 @@ func (b *Bot) isCurrent(s *discordgo.Session) bool {
 }
 
 func (b *Bot) onReady(s *discordgo.Session, r *discordgo.Ready) {
+	defer b.watch.notify()
 	if !b.isCurrent(s) {
 		return
 	}
@@ -459,6 +462,7 @@ func (b *Bot) onDisconnect(s *discordgo.Session, _ *discordgo.Disconnect) {
 }
 
 func (b *Bot) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCreate) {
+	defer b.watch.notify()
 	if !b.isCurrent(s) || g.Guild == nil {
 		return
 	}
@@ -468,6 +472,7 @@ func (b *Bot) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCreate) {
 }
 
 func (b *Bot) onGuildDelete(s *discordgo.Session, g *discordgo.GuildDelete) {
+	defer b.watch.notify()
 	if !b.isCurrent(s) || g.Guild == nil {
 		return
 	}
@@ -484,6 +489,7 @@ func (b *Bot) onGuildDelete(s *discordgo.Session, g *discordgo.GuildDelete) {
 
 // onRateLimit hears every rate limit the transport meets.
 func (b *Bot) onRateLimit(ev RateLimitEvent) {
+	defer b.watch.notify()
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
@@ -508,6 +514,7 @@ func (b *Bot) onRateLimitEvent(_ *discordgo.Session, rl *discordgo.RateLimit) {
 }
 
 func (b *Bot) setState(st State, reason string, retryAt time.Time) {
+	defer b.watch.notify()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state, b.reason, b.retryAt = st, reason, retryAt
@@ -517,6 +524,7 @@ func (b *Bot) setState(st State, reason string, retryAt time.Time) {
 }
 
 func (b *Bot) setStopped(reason string, fc *FatalClose) {
+	defer b.watch.notify()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state, b.reason, b.fatal, b.retryAt, b.sess, b.current = StateStopped, reason, fc, time.Time{}, nil, nil
