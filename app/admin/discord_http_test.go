@@ -237,6 +237,17 @@ var discordScenarios = []scenario{
 		},
 		wantStatus: http.StatusOK, wantContains: []string{`data-state="stopped"`, `data-code="4004"`, "rejected the bot token", "Reset Token"},
 		wantNotContains: []string{"a-wrong-token"}},
+	{name: "discord: a 4014 names the intent and offers to reconnect without it", method: "GET", url: "/discord", signedIn: true,
+		setup: func(t *testing.T, h *harness) {
+			h.fake.SetAllowedIntents(0)
+			if err := settings.SaveDiscordIntents(context.Background(), h.st, true, false, settings.Actor{Name: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			startBot(withToken(""))(t, h)
+			discordWait(t, "the 4014", func() bool { return h.bot.Status().State == discord.StateStopped })
+		},
+		wantStatus: http.StatusOK, wantContains: []string{`data-code="4014"`, "Enable Server Members Intent in the Discord developer portal",
+			`data-testid="discord-without"`, "Reconnect without Server Members Intent", `action="/discord/intents"`}},
 	{name: "discord: the overview shows the state", method: "GET", url: "/", signedIn: true,
 		setup: func(t *testing.T, h *harness) {
 			startBot(withToken(""))(t, h)
