@@ -128,15 +128,39 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	// Stops the subscribers' delivery goroutines (the module host subscribes;
 	// the admin only reads and writes).
 	defer guilds.Close()
-	// The module host: a module that fails is marked failed with its reason
-	// and the appliance keeps serving; modules close (newest first) before
-	// the guild configuration and the store do.
+	var (
+		fake      *fakediscord.Server
+		demoGuild fakediscord.DemoGuild
+	)
+	if cfg.Demo {
+		// Demo mode: a built-in fake Discord on a loopback port with a seeded demo guild; the
+		// real Discord is never contacted: the bot connects to the fake.
+		fake = fakediscord.New(fakediscord.Options{MaxRecorded: 1000})
+		defer fake.Close()
+		demoGuild = fake.SeedDemo() // before the bot connects: READY has the demo guild
+	}
+	// The Discord connection, then the module host that uses it: a module
+	// that fails is marked failed with its reason and the appliance keeps
+	// serving; modules close (newest first) after the bot and before the
+	// guild configuration and the store do.
+	pub := &hostBus{}
+	bot, err := newBot(ctx, st, guilds, pub, root, cfg, fake)
+	if err != nil {
+		return fmt.Errorf("app: discord: %w", err)
+	}
 	modHost, err := host.New(ctx, host.Options{
 		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
 		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
+		Discord: bot,
 	})
 	if err != nil {
 		return fmt.Errorf("app: module host: %w", err)
+	}
+	pub.bus.Store(modHost.Bus())
+	bot.Attach(modHost)
+	// The capabilities of the stored intents, before the modules start.
+	if err := bot.ApplyCapabilities(ctx); err != nil {
+		return fmt.Errorf("app: discord: %w", err)
 	}
 	if err := modHost.Start(ctx); err != nil {
 		return fmt.Errorf("app: module host: %w", err)
@@ -146,6 +170,10 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 			err = errors.Join(err, cerr)
 		}
 	}()
+	// After the modules started, so the first READY's command sync has
+	// their commands; closed before the host.
+	bot.Start(ctx)
+	defer func() { _ = bot.Close() }()
 
 	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
@@ -163,13 +191,8 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 			"addr", ln.Addr().String())
 	}
 	var demo admin.DemoChat
-	if cfg.Demo {
-		// Demo mode: a built-in fake Discord on a loopback port with a seeded demo guild; the
-		// real Discord is never contacted. The Discord adapter connects to it (issue: the
-		// Discord adapter); until then the /demo page posts into it.
-		fake := fakediscord.New(fakediscord.Options{MaxRecorded: 1000})
-		defer fake.Close()
-		demo = admin.NewDemoChat(fake, fake.SeedDemo())
+	if fake != nil {
+		demo = admin.NewDemoChat(fake, demoGuild)
 		logger.Warn("running in demo mode against a built-in fake Discord with a demo guild, never the real Discord; try /demo", "data_dir", cfg.DataDir)
 	}
 	adminSrv, err := admin.New(admin.Options{
@@ -177,7 +200,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		Scheduler:      modHost.Scheduler(),
-		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo,
+		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot,
 	})
 	if err != nil {
 		ln.Close()

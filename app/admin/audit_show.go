@@ -127,6 +127,14 @@ func auditActionLabel(id string) (string, bool) {
 		return "Removed the secrets from a backup copy", true
 	case settings.AuditActionWorldtree:
 		return "Changed Worldtree settings", true
+	case settings.AuditActionDiscordToken:
+		return "Changed the Discord bot token", true
+	case settings.AuditActionDiscordIntents:
+		return "Changed the Discord intents", true
+	case settings.AuditActionDiscordCache:
+		return "Changed the Discord cache sizes", true
+	case settings.AuditActionDiscordReconnect:
+		return "Reconnected to Discord", true
 	case host.ActionModuleEnable:
 		return "Enabled a module", true
 	case host.ActionModuleDisable:

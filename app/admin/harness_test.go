@@ -19,6 +19,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/store"
@@ -76,6 +78,11 @@ type harness struct {
 	// modHost is the module host, when an option gave the server one
 	// (withModules); it closes before the store.
 	modHost *host.Host
+	// bot is the Discord connection of /discord, over fake (a fakediscord
+	// per harness: nothing leaves loopback); not started unless a test
+	// starts it. An option may replace Options.Discord (nil: no bot).
+	bot  *discord.Bot
+	fake *fakediscord.Server
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -101,6 +108,13 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		Store: st, Auth: svc, Logger: logger, Guilds: guilds, Version: "v0.0.0-test", Commit: "abc1234",
 		StartedAt: time.Now().Add(-90 * time.Minute), DataDir: dir, MetricsToken: "metrics-secret-token",
 	}
+	fake := fakediscord.New(fakediscord.Options{})
+	bot, err := discord.New(discord.Options{Store: st, Guilds: guilds, Logger: logger, Transport: fake.Transport(), Dialer: fake.Dialer(),
+		Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatalf("discord.New: %v", err)
+	}
+	opts.Discord = bot
 	for _, m := range mutate {
 		m(&opts)
 	}
@@ -109,7 +123,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}}
+	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake}
 	h.modHost, _ = opts.Host.(*host.Host)
 	t.Cleanup(func() {
 		ts.Close()
@@ -117,6 +131,8 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		if cl, ok := opts.Demo.(io.Closer); ok {
 			_ = cl.Close()
 		}
+		_ = bot.Close()
+		fake.Close()
 		if h.modHost != nil {
 			_ = h.modHost.Close(context.Background())
 		}

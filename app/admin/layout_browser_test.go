@@ -10,6 +10,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/kudos"
@@ -93,6 +95,17 @@ func TestBrowserLayout(t *testing.T) {
 	demoBotPosts(t, h)
 	demoModalOpen(t, h)
 
+	// The bot connected to the harness's fake Discord, in two guilds (one
+	// with a long name), and one rate limit met.
+	h.fake.AddGuild(fakediscord.GuildSpec{ID: "42", Name: "Layout guild"})
+	h.fake.AddGuild(fakediscord.GuildSpec{ID: "43", Name: "A guild with a rather long name that has to wrap on a phone"})
+	withToken("")(t, h)
+	h.bot.Start(ctx)
+	discordWait(t, "the bot connected in both guilds", func() bool {
+		st := h.bot.Status()
+		return st.State == discord.StateConnected && len(st.Guilds) == 2 && st.Guilds[0].Name != "" && st.Guilds[1].Name != ""
+	})
+
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
 		{"guilds", "/guilds", `[data-testid=guild-list]`, true},
@@ -103,7 +116,7 @@ func TestBrowserLayout(t *testing.T) {
 		{"proposals", "/proposals", `[data-testid=page-title]`, true},
 		{"results", "/results", `[data-testid=page-title]`, true},
 		{"tasks", "/tasks", `[data-testid=page-title]`, true},
-		{"discord", "/discord", `[data-testid=page-title]`, true},
+		{"discord", "/discord", `[data-testid=discord-guild-table]`, true},
 		{"worldtree", "/worldtree", `[data-testid=worldtree-agents]`, true},
 		{"audit", "/audit", `[data-testid=audit-table]`, true},
 		{"settings", "/settings", `[data-testid=worldtree-form]`, true},

@@ -32,6 +32,11 @@ func (s *Server) overview(c echo.Context) error {
 	for _, m := range s.opts.Modules {
 		o.Modules = append(o.Modules, templates.Module{Name: m.Name, Version: m.Version})
 	}
+	if s.opts.Discord != nil {
+		st := s.opts.Discord.Status()
+		o.Discord, o.DiscordKind, o.DiscordGuilds = st.Summary(now), discordStateKind(st.State), len(st.Guilds)
+		o.DiscordLinked = true
+	}
 	if s.opts.Host != nil {
 		mh := s.moduleHealthView()
 		o.ModuleHealth, o.ModuleCount = &mh, len(mh.Rows)

@@ -40,15 +40,6 @@ var placeholders = []placeholderPage{
 			"Run a task now, pause or resume it",
 		},
 	}},
-	{path: "/discord", key: "discord", view: templates.Placeholder{
-		Title: "Discord", Lead: "The bot's connection to Discord.",
-		Features: []string{
-			"Bot token set-up and the invite link with the right permissions",
-			"Gateway status, last heartbeat and fatal close codes (bad token, disallowed intents)",
-			"Guilds the bot is in and the slash commands it registered",
-		},
-		Hint: "Discord is not configured yet; the overview shows its status.",
-	}},
 }
 
 func (s *Server) placeholder(p placeholderPage) echo.HandlerFunc {

@@ -70,6 +70,10 @@ type Options struct {
 	// Scheduler is the durable job scheduler (app/serve.go passes the
 	// host's); nil: /readyz says nothing of it.
 	Scheduler JobScheduler
+	// Discord is the bot's connection (app/serve.go passes the
+	// *discord.Bot): the /discord page and the overview's Discord state.
+	// Nil: /discord answers 503 and the overview says not configured.
+	Discord DiscordConn
 	// Demo is demo mode's guild (`kimi serve --demo`): the /demo page reads and posts into it
 	// and every page is labelled as a demo. Nil: not demo mode, /demo answers 404.
 	Demo DemoChat

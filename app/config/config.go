@@ -55,6 +55,7 @@ const (
 	KeyMetricsToken   = "metrics-token"
 	KeyAdminUsername  = "admin-username"
 	KeyAdminPassword  = "admin-password"
+	KeyDiscordToken   = "discord-token"
 
 	KeyStaffUserIDs   = "staff-user-ids"
 	KeyStaffRoleIDs   = "staff-role-ids"
@@ -117,6 +118,7 @@ var settings = []Setting{
 	{Key: KeyMetricsToken, Env: "KIMI_METRICS_TOKEN", Secret: true, Usage: "bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session)"},
 	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created on first start without the setup page"},
 	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "password of the admin created on first start without the setup page"},
+	{Key: KeyDiscordToken, Env: "KIMI_DISCORD_TOKEN", Secret: true, Usage: "Discord bot token, overriding the one saved on /discord (the \"Bot \" prefix is optional)"},
 	{Key: KeyStaffUserIDs, Env: "KIMI_STAFF_USER_IDS", Usage: "Discord user ids that are staff in every guild (comma-separated)"},
 	{Key: KeyStaffRoleIDs, Env: "KIMI_STAFF_ROLE_IDS", Usage: "Discord role ids whose members are staff in every guild (comma-separated)"},
 	{Key: KeyRegularRoleIDs, Env: "KIMI_REGULAR_ROLE_IDS", Usage: "Discord role ids whose members are regulars in every guild (comma-separated)"},
@@ -179,6 +181,9 @@ type Config struct {
 	MetricsToken   Secret // optional bearer token for /metrics
 	AdminUsername  string // username for headless bootstrap
 	AdminPassword  Secret // headless bootstrap password ("" = use the setup page)
+	// DiscordToken is KIMI_DISCORD_TOKEN(_FILE): the bot token, without a
+	// "Bot " prefix, overriding the one stored on /discord ("" = stored).
+	DiscordToken Secret
 
 	// Trust lists that apply in every guild (a guild's document can add to
 	// them, never remove) and the bot owner (0 = none).
@@ -243,6 +248,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("metrics_token_set", c.MetricsToken != ""),
 		slog.String("admin_username", c.AdminUsername),
 		slog.Bool("admin_password_set", c.AdminPassword != ""),
+		slog.Bool("discord_token_set", c.DiscordToken != ""),
 		slog.String("staff_user_ids", formatIDs(c.StaffUserIDs)),
 		slog.String("staff_role_ids", formatIDs(c.StaffRoleIDs)),
 		slog.String("regular_role_ids", formatIDs(c.RegularRoleIDs)),
@@ -575,6 +581,22 @@ func (r *resolver) resolve() {
 	if v, src, ok := r.secret(s); ok {
 		c.Origins[s.Key] = src
 		c.AdminPassword = Secret(v) // strength is checked by auth when it is used
+	}
+
+	s, _ = lookup(KeyDiscordToken)
+	if v, src, ok := r.secret(s); ok {
+		c.Origins[s.Key] = src
+		v = strings.TrimSpace(v)
+		if len(v) > 4 && strings.EqualFold(v[:4], "bot ") {
+			v = strings.TrimSpace(v[4:])
+		}
+		switch {
+		case v == "":
+		case strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+			r.fail(src, "must not contain spaces, control or non-ASCII characters (paste the bot token alone)")
+		default:
+			c.DiscordToken = Secret(v)
+		}
 	}
 }
 

@@ -83,6 +83,9 @@ func TestSettings(t *testing.T) {
 	token := func(want string) check {
 		return field("MetricsToken", func(c Config) any { return c.MetricsToken.Reveal() }, want)
 	}
+	discord := func(want string) check {
+		return field("DiscordToken", func(c Config) any { return c.DiscordToken.Reveal() }, want)
+	}
 	password := func(want string) check {
 		return field("AdminPassword", func(c Config) any { return c.AdminPassword.Reveal() }, want)
 	}
@@ -206,6 +209,14 @@ func TestSettings(t *testing.T) {
 		{name: "admin username flag beats env", args: []string{"--admin-username", "alice"}, vars: map[string]string{"KIMI_ADMIN_USERNAME": "root"}, checks: []check{user("alice")}},
 		{name: "admin username blank", args: []string{"--admin-username", "  "}, wantErr: "config: --admin-username: must not be empty"},
 		{name: "admin username control", vars: map[string]string{"KIMI_ADMIN_USERNAME": "a\nb"}, wantErr: "config: KIMI_ADMIN_USERNAME: must not contain control characters"},
+
+		// discord token (secret)
+		{name: "discord token unset", checks: []check{discord(""), origin(KeyDiscordToken, "default")}},
+		{name: "discord token env", vars: map[string]string{"KIMI_DISCORD_TOKEN": "abc.def.ghi"}, checks: []check{discord("abc.def.ghi"), origin(KeyDiscordToken, "KIMI_DISCORD_TOKEN")}},
+		{name: "discord token env Bot prefix dropped", vars: map[string]string{"KIMI_DISCORD_TOKEN": "Bot abc.def.ghi"}, checks: []check{discord("abc.def.ghi")}},
+		{name: "discord token file trimmed", vars: map[string]string{"KIMI_DISCORD_TOKEN_FILE": "/run/dt"}, files: map[string]string{"/run/dt": "abc.def.ghi\n"}, checks: []check{discord("abc.def.ghi"), origin(KeyDiscordToken, "KIMI_DISCORD_TOKEN_FILE")}},
+		{name: "discord token both set", vars: map[string]string{"KIMI_DISCORD_TOKEN": "abc", "KIMI_DISCORD_TOKEN_FILE": "/f"}, wantErr: "config: KIMI_DISCORD_TOKEN: both KIMI_DISCORD_TOKEN and KIMI_DISCORD_TOKEN_FILE are set; use one"},
+		{name: "discord token with a space", vars: map[string]string{"KIMI_DISCORD_TOKEN": "abc def"}, wantErr: "config: KIMI_DISCORD_TOKEN: must not contain spaces, control or non-ASCII characters (paste the bot token alone)"},
 
 		// metrics token (secret)
 		{name: "metrics token unset", checks: []check{token(""), origin(KeyMetricsToken, "default")}},
@@ -408,7 +419,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 16 {
-		t.Fatalf("%d settings, want 16", len(seen))
+	if len(seen) != 17 {
+		t.Fatalf("%d settings, want 17", len(seen))
 	}
 }

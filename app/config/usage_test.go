@@ -20,6 +20,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"trusted-proxies":     "comma-separated IP addresses or CIDRs of the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed, e.g. 127.0.0.1,::1 (env KIMI_TRUSTED_PROXIES)",
 		"metrics-token-file":  "file holding the bearer token that lets scrapers read /metrics (without one, /metrics needs an admin session) (env KIMI_METRICS_TOKEN or KIMI_METRICS_TOKEN_FILE)",
 		"admin-username":      "username of the admin created on first start without the setup page (env KIMI_ADMIN_USERNAME)",
+		"discord-token-file":  "file holding the Discord bot token, overriding the one saved on /discord (the \"Bot \" prefix is optional) (env KIMI_DISCORD_TOKEN or KIMI_DISCORD_TOKEN_FILE)",
 		"admin-password-file": "file holding the password of the admin created on first start without the setup page (env KIMI_ADMIN_PASSWORD or KIMI_ADMIN_PASSWORD_FILE)",
 		"staff-user-ids":      "Discord user ids that are staff in every guild (comma-separated) (env KIMI_STAFF_USER_IDS)",
 		"staff-role-ids":      "Discord role ids whose members are staff in every guild (comma-separated) (env KIMI_STAFF_ROLE_IDS)",

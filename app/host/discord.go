@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 
+	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -24,3 +25,7 @@ type Discord interface {
 	// failure is returned (the port wraps it in *sdk.CommandSyncError).
 	SyncGuildCommands(ctx context.Context, guildID uint64) error
 }
+
+// Bus is the host's event bus (nil when a test replaced it): the Discord
+// connection publishes the normalized discord.* events on it.
+func (h *Host) Bus() *events.Bus { return h.bus }

@@ -1116,7 +1116,7 @@ type loadContext struct {
 var _ sdk.LoadContext = (*loadContext)(nil)
 
 func (c *loadContext) ModuleName() string                     { return c.inst.name }
-func (c *loadContext) Capabilities() sdk.Capabilities         { return c.h.caps }
+func (c *loadContext) Capabilities() sdk.Capabilities         { return c.h.capabilities() }
 func (c *loadContext) Settings() sdk.Settings                 { return c.inst.settings }
 func (c *loadContext) Tools() sdk.ToolRegistry                { return c.reg }
 func (c *loadContext) Logger() *slog.Logger                   { return c.inst.log }

@@ -89,7 +89,7 @@ func (h *Host) Selection() Selection {
 }
 
 // Capabilities returns what the host advertises.
-func (h *Host) Capabilities() sdk.Capabilities { return h.caps }
+func (h *Host) Capabilities() sdk.Capabilities { return h.capabilities() }
 
 // Modules returns every compiled-in module, in the order given to New.
 func (h *Host) Modules() []ModuleStatus {

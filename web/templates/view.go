@@ -72,7 +72,7 @@ var Nav = []NavItem{
 	{Key: "proposals", Label: "Proposals", Href: "/proposals", Soon: true},
 	{Key: "results", Label: "Results", Href: "/results", Soon: true},
 	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
-	{Key: "discord", Label: "Discord", Href: "/discord", Soon: true},
+	{Key: "discord", Label: "Discord", Href: "/discord"},
 	{Key: "worldtree", Label: "Worldtree", Href: "/worldtree", Optional: true},
 	{Key: "audit", Label: "Audit log", Href: "/audit"},
 	{Key: "settings", Label: "Settings", Href: "/settings"},
@@ -135,7 +135,10 @@ type Overview struct {
 	DataDir       string
 	LastBackup    string // human text, e.g. "2026-11-29 15:04 UTC (12 MB)"; empty = never
 	LastBackupAgo string
-	Discord       string // "not configured" for now
+	Discord       string // the connection's state in words ("connected", "stopped: …")
+	DiscordKind   string // its badge kind ("" : neutral)
+	DiscordGuilds int    // guilds the bot is in
+	DiscordLinked bool   // the /discord page exists (a bot is configured in this server)
 	ModuleCount   int
 	Modules       []Module
 	// ModuleHealth, when the module host runs, replaces Modules: health at
