@@ -167,7 +167,7 @@ func (v *interactions) ReplaceGuildCommands(ctx context.Context, guildID uint64,
 		return v.inst.revokedErr("interactions")
 	}
 	h := v.inst.h
-	if err := h.caps.Require(sdk.CapDiscordGuildCommands); err != nil {
+	if err := h.capabilities().Require(sdk.CapDiscordGuildCommands); err != nil {
 		return &sdk.ModuleContractError{Message: err.Error()}
 	}
 	if guildID == 0 {
