@@ -34,7 +34,7 @@ func (a *actions) tier(ctx context.Context, guildID, userID uint64) (sdk.TrustTi
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		a.log.Debug("trust: member fetch failed", "guild", guildID, "user", userID, "err", err)
+		a.log.Debug("member fetch for the trust tier failed", "guild", guildID, "user", userID, "err", err)
 		return a.resolve(guildID, userID, nil), nil
 	}
 	if mem == nil {
