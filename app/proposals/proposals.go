@@ -130,6 +130,24 @@ func (s *Service) Reject(ctx context.Context, id string, d Decider, reason strin
 	return Outcome{}, ErrNotFound
 }
 
+// Check validates the proposed content against the configuration as it is
+// now: the problems an approval would meet (none: it would apply), and
+// whether the live document still equals the base (Conflict false) or
+// already equals the proposal.
+func (s *Service) Check(ctx context.Context, id string) (CheckResult, error) {
+	return CheckResult{}, ErrNotFound
+}
+
+// CheckResult is what Check found.
+type CheckResult struct {
+	Problems []string
+	// Live is the live document now.
+	Live guildcfg.Document
+	// Conflict is true when the live document equals neither the base nor
+	// the proposal ("configuration changed since proposal").
+	Conflict bool
+}
+
 // PendingCount is the number of pending proposals (the navigation badge).
 func (s *Service) PendingCount(ctx context.Context) (int, error) { return 0, nil }
 
