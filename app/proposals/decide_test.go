@@ -322,3 +322,45 @@ func TestConcurrentApprovals(t *testing.T) {
 		t.Fatalf("%d approve audit rows, want 20", n)
 	}
 }
+
+// failValidate refuses every document as today's checks might after an
+// upgrade.
+type failValidate struct{ Guilds }
+
+func (failValidate) Validate(guildcfg.Target, string) error {
+	return &guildcfg.ValidationError{Message: "mode must be one of quiet, loud"}
+}
+
+// TestApproveRevalidates: content that no longer passes today's checks is
+// not applied; the proposal stays pending with the reason.
+func TestApproveRevalidates(t *testing.T) {
+	w := newWorld(t)
+	p := w.proposal(w.propose("---\nmode: quiet\n---\n").ID)
+	w.svc.guilds = failValidate{w.svc.guilds}
+	out, err := w.svc.Approve(w.ctx, p.ID, web)
+	if err != nil || out.Message != "Not applied: mode must be one of quiet, loud" {
+		t.Fatalf("approve: %+v, %v", out, err)
+	}
+	if p = w.proposal(p.ID); p.State != sdk.ProposalPending || p.LastError != out.Message || w.doc(p.Target).Exists {
+		t.Fatalf("proposal = %+v", p)
+	}
+}
+
+// TestRejectCannotRollBack: rejecting a live proposal that does not verify
+// when the document changed again before the rollback refuses with "Could
+// not reject safely: …", leaves the newer text and keeps it pending.
+func TestRejectCannotRollBack(t *testing.T) {
+	w := newWorld(t)
+	mt := guildcfg.GuildModuleTarget(w.guild, "alpha")
+	p := w.proposal(w.propose("---\nmode: quiet\n---\n").ID)
+	w.writeDoc(mt, p.Content)
+	w.breakGuild()
+	w.svc.guilds = &changeOnRollback{Guilds: w.svc.guilds, w: w, target: mt, text: "---\nmode: quiet\nchannel_id: 78\n---\n"}
+	out, _ := w.svc.Reject(w.ctx, p.ID, web, "no")
+	if out.Message != "Could not reject safely: "+MsgChangedAgain {
+		t.Fatalf("reject: %+v", out)
+	}
+	if p = w.proposal(p.ID); p.State != sdk.ProposalPending || !strings.Contains(w.doc(mt).Text, "78") {
+		t.Fatalf("proposal %s, live %q", p.State, w.doc(mt).Text)
+	}
+}
