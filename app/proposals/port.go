@@ -169,20 +169,55 @@ func (s *Service) propose(ctx context.Context, module string, in sdk.Proposal) (
 		err = errors.New("no Discord connection")
 	}
 	if err != nil {
-		s.log.Warn("posting the review card failed; the proposal is not kept", "proposal", id, "channel", channel, "err", err)
-		if rerr := s.remove(context.WithoutCancel(ctx), id); rerr != nil {
-			return sdk.ProposalRef{}, fmt.Errorf("proposals: drop %s after its card failed: %w", id, rerr)
-		}
-		return sdk.ProposalRef{}, refuse(MsgCardFailed)
+		s.log.Warn("posting the review card failed", "proposal", id, "channel", channel, "err", err)
 	}
-	if err := s.attachCard(ctx, id, ref); err != nil {
+	settled, err := s.settleCard(ctx, id, ref, err)
+	if err != nil {
 		return sdk.ProposalRef{}, err
 	}
-	p.Card = ref
+	p.Card = settled.Card
 	s.log.Info("proposal created", "proposal", id, "guild", p.GuildID, "target", t.String(), "module", module)
 	s.changed()
 	s.notifyNew(p)
-	return p.ref(), nil
+	return settled.ref(), nil
+}
+
+// settleCard ends Propose's card post under the decision lock: the web
+// sees the proposal (and may decide it) while its card is being posted. A
+// failed post drops the proposal unless it was decided meanwhile (then it
+// is kept, without a card: it may already be applied); a posted card is
+// attached and, when the proposal was decided meanwhile, shows the
+// decision at once.
+func (s *Service) settleCard(ctx context.Context, id string, ref sdk.MessageRef, postErr error) (Proposal, error) {
+	decisionMu.Lock()
+	defer decisionMu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	if postErr != nil {
+		dropped, err := s.remove(ctx, id)
+		if err != nil {
+			return Proposal{}, fmt.Errorf("proposals: drop %s after its card failed: %w", id, err)
+		}
+		if dropped {
+			return Proposal{}, refuse(MsgCardFailed)
+		}
+		p, err := readProposal(ctx, s.st.Reader(), id)
+		if err != nil {
+			return Proposal{}, err
+		}
+		s.log.Warn("a proposal decided while its card was posted has no review card", "proposal", id, "state", string(p.State))
+		return p, nil
+	}
+	if err := s.attachCard(ctx, id, ref); err != nil {
+		return Proposal{}, err
+	}
+	p, err := readProposal(ctx, s.st.Reader(), id)
+	if err != nil {
+		return Proposal{}, err
+	}
+	if p.State != sdk.ProposalPending {
+		s.refreshCard(ctx, p)
+	}
+	return p, nil
 }
 
 // reviewChannel is the guild's proposal_channel_id, else the actor's

@@ -113,17 +113,26 @@ func (s *Service) insert(ctx context.Context, p Proposal) error {
 	})
 }
 
-// remove deletes a proposal whose card could not be posted.
-func (s *Service) remove(ctx context.Context, id string) error {
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
+// remove deletes a proposal whose card could not be posted, if it is
+// still pending (a decided one is kept: it may be applied); it reports
+// whether it deleted it.
+func (s *Service) remove(ctx context.Context, id string) (bool, error) {
+	removed := false
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_proposals WHERE id = ? AND state = 'pending'`, id)
+		if err != nil {
+			return fmt.Errorf("proposals: delete %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		removed = true
 		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_proposal_events WHERE proposal_id = ?`, id); err != nil {
 			return fmt.Errorf("proposals: delete events of %s: %w", id, err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_proposals WHERE id = ?`, id); err != nil {
-			return fmt.Errorf("proposals: delete %s: %w", id, err)
-		}
 		return nil
 	})
+	return removed, err
 }
 
 // attachCard records the card's message.
