@@ -80,7 +80,11 @@ func preview(content string, room int) string {
 	if len(lines) > previewLines {
 		lines = lines[:previewLines]
 	}
-	body := strings.ReplaceAll(strings.Join(lines, "\n"), "```", "`\u200b``")
+	body := strings.Join(lines, "\n")
+	// Once is not enough: "````" would become "`\u200b```", a fence again.
+	for strings.Contains(body, "```") {
+		body = strings.ReplaceAll(body, "```", "`\u200b``")
+	}
 	const open, end = "```yaml\n", "\n```"
 	max := room - utf8.RuneCountInString(open) - utf8.RuneCountInString(end)
 	if max < 1 {
