@@ -12,7 +12,8 @@ import (
 // Core requests for the proposals service (app/proposals): the review card
 // posted, edited and its buttons removed, a DM to the owner, and the guild
 // of a channel. They carry no module declaration, but keep the actions'
-// rules: the channel must be in the named, active guild, nothing pings
+// rules: the channel must be in the named guild (active, except for the
+// edit of a card already posted), nothing pings
 // (allowed_mentions empty), and every request goes through Kimi's own
 // transport (restJSON). The card's buttons are core's m:proposals:… custom
 // ids, which the interactions route to the handler RegisterCoreHandler
@@ -65,12 +66,18 @@ func (b *Bot) PostCard(ctx context.Context, guildID, channelID uint64, embed *sd
 }
 
 // EditCard replaces a card's embed and buttons (no buttons: they are
-// removed).
+// removed). The card's channel must be in its guild, active or not: the
+// decision being shown may itself have made the guild inactive (a server
+// setup with bot_active: false), and the card is core's own message.
 func (b *Bot) EditCard(ctx context.Context, ref sdk.MessageRef, embed *sdk.OutgoingEmbed, buttons []sdk.Component) error {
 	m := b.coreActions()
-	s, _, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
+	s, err := b.session()
 	if err != nil {
 		return err
+	}
+	c, err := lookupChannel(ctx, s, ref.ChannelID)
+	if err != nil || c == nil || ref.GuildID == 0 || parseID(c.GuildID) != ref.GuildID {
+		return actionError(err, "channel %d is not in guild %d", ref.ChannelID, ref.GuildID)
 	}
 	e := embedOut(embed, m.a.now())
 	if err := checkContent("", e); err != nil {

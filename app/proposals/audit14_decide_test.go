@@ -3,6 +3,7 @@ package proposals
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -100,5 +101,30 @@ func TestAuditDecisionWhileCardPostSucceeds(t *testing.T) {
 	card := w.card(p)
 	if len(card.Embeds) != 1 || card.Embeds[0].Title != TitleApplied || len(buttonsOf(card)) != 0 {
 		t.Fatalf("the card of an applied proposal: %q with buttons %v", card.Embeds[0].Title, buttonsOf(card))
+	}
+}
+
+// TestAuditCardUpdatedWhenTheDecisionDeactivatesTheGuild: approving a
+// server setup with bot_active: false is valid and applies; the guild is
+// then inactive, and the card must still be edited to "applied" without
+// its buttons (core's edit of its own card refused an inactive guild, so
+// the card stayed pending with live buttons).
+func TestAuditCardUpdatedWhenTheDecisionDeactivatesTheGuild(t *testing.T) {
+	w := newWorld(t)
+	off := strings.Replace(w.guildDoc(0), "bot_active: true", "bot_active: false", 1)
+	ref, err := w.svc.Port("alpha").Propose(w.ctx, sdk.Proposal{Target: sdk.GuildTarget(w.guild), Content: off, Summary: "pause the bot", Actor: w.actor()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.svc.Approve(w.ctx, ref.ID, web)
+	if err != nil || out.Message != ReplyApplied {
+		t.Fatalf("approve: %+v, %v", out, err)
+	}
+	if w.guilds.Active(w.guild) {
+		t.Fatal("the guild is still active")
+	}
+	card := w.card(w.proposal(ref.ID))
+	if card.Embeds[0].Title != TitleApplied || len(buttonsOf(card)) != 0 {
+		t.Fatalf("card %q with buttons %v", card.Embeds[0].Title, buttonsOf(card))
 	}
 }
