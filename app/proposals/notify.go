@@ -83,6 +83,12 @@ func (s *Service) sendNotification(ctx context.Context, p Proposal) error {
 // an https host, public addresses only (checked on the address dialed),
 // bounded time and response size.
 func postWebhook(ctx context.Context, rawURL string, payload any) error {
+	return postWebhookVia(ctx, egress.Options{}, rawURL, payload)
+}
+
+// postWebhookVia is postWebhook with base's resolver and TLS configuration
+// (tests: a name made to resolve to a private address).
+func postWebhookVia(ctx context.Context, base egress.Options, rawURL string, payload any) error {
 	if msg := settings.WebhookURLProblem(rawURL); msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
@@ -98,7 +104,7 @@ func postWebhook(ctx context.Context, rawURL string, payload any) error {
 		}
 		rule.Ports = []int{port}
 	}
-	port, err := egress.New(egress.Options{Module: "proposals", Rules: []sdk.HostRule{rule}})
+	port, err := egress.New(egress.Options{Module: "proposals", Rules: []sdk.HostRule{rule}, Resolver: base.Resolver, TLSConfig: base.TLSConfig})
 	if err != nil {
 		return err
 	}
