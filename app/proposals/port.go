@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -17,6 +18,7 @@ const (
 	MsgForeignTarget   = "proposal target must belong to the actor's guild"
 	MsgNoReviewChannel = "proposal review channel must belong to the actor's guild"
 	MsgCardFailed      = "posting the proposal review card failed"
+	MsgSummaryText     = "proposal summary must be UTF-8 text without NUL characters"
 )
 
 // port is one module's sdk.Proposals: every proposal it makes is the
@@ -132,6 +134,11 @@ func (s *Service) propose(ctx context.Context, module string, in sdk.Proposal) (
 	}
 	if err := in.Validate(); err != nil {
 		return sdk.ProposalRef{}, err
+	}
+	// What the summary column (and the card) can hold: SQLite's length()
+	// stops at a NUL and skips bytes that are not UTF-8.
+	if summary := strings.TrimSpace(in.Summary); !utf8.ValidString(summary) || strings.ContainsRune(summary, 0) {
+		return sdk.ProposalRef{}, refuse(MsgSummaryText)
 	}
 	if err := s.guilds.Validate(t, in.Content); err != nil {
 		return sdk.ProposalRef{}, refusal(err)
