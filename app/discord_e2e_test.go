@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -360,5 +362,92 @@ func TestE2EConnection(t *testing.T) {
 	}
 	if s := a.fake.GatewayStats(); s.Connections != 0 || s.Identifies != 1 {
 		t.Fatalf("gateway after the 4004 = %+v", s)
+	}
+}
+
+// e2eDigestChan is e2eGuild's kudos digest channel.
+const e2eDigestChan = "420000000000000009"
+
+// TestE2EKudos: the kudos module in the composed appliance against the
+// fake: ann runs `/kudos give member:bob reason:…` and the public reply
+// carries the Thank back button; ann's own click is refused, bob's gives
+// ann a kudos back; the digest job, run now from its module page, posts
+// the leaderboard embed in the guild's digest channel.
+func TestE2EKudos(t *testing.T) {
+	a := startE2E(t, e2eOptions{specs: []sdk.Spec{kudos.Spec()}, modules: kudos.Name,
+		seed: func(f *fakediscord.Server) {
+			e2eSeed(f)
+			f.AddChannel(fakediscord.ChannelSpec{ID: e2eDigestChan, GuildID: e2eGuild, Name: "kudos"})
+		},
+		docs: map[guildcfg.Target]string{
+			guildcfg.GuildTarget(e2eID(t, e2eGuild)):                   e2eGuildDoc,
+			guildcfg.GuildModuleTarget(e2eID(t, e2eGuild), kudos.Name): "---\ndigest_channel_id: " + e2eDigestChan + "\n---\n",
+		}})
+	c := a.signIn()
+	a.waitConnected(c, "kudos")
+
+	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "kudos", &discordgo.ApplicationCommandInteractionDataOption{
+		Name: "give", Type: discordgo.ApplicationCommandOptionSubCommand, Options: []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: "member", Type: discordgo.ApplicationCommandOptionUser, Value: e2eBob},
+			{Name: "reason", Type: discordgo.ApplicationCommandOptionString, Value: "fixing the build"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := a.answered(id)
+	if r := st.Response; r.Type != discordgo.InteractionResponseChannelMessageWithSource || r.Data == nil ||
+		r.Data.Content != "Kudos to <@"+e2eBob+">: fixing the build" || r.Data.Flags&discordgo.MessageFlagsEphemeral != 0 {
+		t.Fatalf("/kudos give = %+v", st.Response)
+	}
+	if st.Original == nil || len(st.Original.Components) != 1 {
+		t.Fatalf("/kudos give's message = %+v", st.Original)
+	}
+	btn, ok := st.Original.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button)
+	if !ok || btn.Label != "Thank back" || !strings.HasPrefix(btn.CustomID, "m:"+kudos.Name+":"+kudos.ButtonThankBack+":") {
+		t.Fatalf("the button = %+v", st.Original.Components[0])
+	}
+	if ms := a.fake.Messages(e2eChannel); len(ms) != 1 || ms[0].Content != "Kudos to <@"+e2eBob+">: fixing the build" || ms[0].Author.ID != a.fake.BotID() {
+		t.Fatalf("#general = %+v", ms)
+	}
+
+	// The giver may not thank herself back.
+	cid, err := a.fake.ClickButton(e2eChannel, st.Original.ID, e2eAnn, btn.CustomID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := a.answered(cid).Response; r.Data == nil || r.Data.Content != "Only the person thanked can thank back." || r.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+		t.Fatalf("ann's click = %+v", r)
+	}
+	cid, err = a.fake.ClickButton(e2eChannel, st.Original.ID, e2eBob, btn.CustomID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := a.answered(cid)
+	if r := back.Response; r.Type != discordgo.InteractionResponseChannelMessageWithSource || r.Data == nil ||
+		r.Data.Content != "Kudos to <@"+e2eAnn+">: thanks for the kudos!" || r.Data.Flags&discordgo.MessageFlagsEphemeral != 0 {
+		t.Fatalf("bob's thank back = %+v", back.Response)
+	}
+	if got := channelContents(a.fake.Messages(e2eChannel)); got != "Kudos to <@"+e2eBob+">: fixing the build\nKudos to <@"+e2eAnn+">: thanks for the kudos!\n" {
+		t.Fatalf("#general:\n%s", got)
+	}
+
+	// The digest, run now from the module page (the scheduler's RunNow).
+	c.get("/modules/" + kudos.Name)
+	code, _, loc := c.post("/modules/"+kudos.Name+"/jobs/"+kudos.DigestJobKey+"/run", url.Values{"job": {kudos.DigestJobKey}})
+	if code != http.StatusSeeOther || !strings.HasPrefix(loc, "/modules/"+kudos.Name) {
+		t.Fatalf("run the digest now: %d to %q", code, loc)
+	}
+	var digest []*discordgo.Message
+	e2eEventually(t, "the digest post", func() bool {
+		digest = a.fake.Messages(e2eDigestChan)
+		return len(digest) > 0
+	})
+	if len(digest) != 1 || digest[0].Author.ID != a.fake.BotID() || len(digest[0].Embeds) != 1 {
+		t.Fatalf("#kudos = %+v", digest)
+	}
+	e := digest[0].Embeds[0]
+	if e.Title != "Kudos, last 7 day(s)" || !strings.Contains(e.Description, "<@"+e2eBob+"> — 1") ||
+		!strings.Contains(e.Description, "<@"+e2eAnn+"> — 1") || e.Footer == nil || e.Footer.Text != "Top 10" {
+		t.Fatalf("the digest embed = %+v", e)
 	}
 }
