@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -122,6 +124,9 @@ func newE2ETab(t *testing.T) *e2eTab {
 		}
 	}()
 	t.Cleanup(func() {
+		if t.Failed() {
+			tb.screenshot()
+		}
 		cancel()
 		<-done
 		tb.mu.Lock()
@@ -131,6 +136,32 @@ func newE2ETab(t *testing.T) *e2eTab {
 		}
 	})
 	return tb
+}
+
+// screenshot keeps a full-page screenshot in $KIMI_ARTIFACTS (default
+// the system temp dir's kimi-artifacts), as app/admin's browser tests do.
+func (tb *e2eTab) screenshot() {
+	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Logf("screenshot failed: %v", err)
+		return
+	}
+	dir := os.Getenv("KIMI_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
+	}
+	p := filepath.Join(dir, strings.ReplaceAll(tb.t.Name(), "/", "_")+"-failure-"+time.Now().UTC().Format("20060102T150405")+".png")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Logf("screenshot dir: %v", err)
+		return
+	}
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		tb.t.Logf("screenshot write: %v", err)
+		return
+	}
+	tb.t.Logf("screenshot kept: %s", p)
 }
 
 func (tb *e2eTab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
