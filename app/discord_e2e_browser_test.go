@@ -228,10 +228,13 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 		e2eFill(`#guild-add-id`, guild),
 		e2eClick(`[data-testid=guild-add-submit]`),
 		e2eVisible(`[data-testid=guild-setup-form]`),
+		// The "Guild added" alert goes, so the next one is the save's.
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.alert').forEach(e => e.remove())`),
 		e2eClick(`label[for=gs-active]`),
 		e2eClick(`[data-testid=guild-setup-submit]`),
 		e2eVisible(`[data-testid=alert-success]`),
 	)
+	tb.wantText(`[data-testid=alert-success]`, "Saved as a new revision.")
 	tb.wantText(`[data-testid=guild-status]`, "Active")
 
 	tb.do("open /demo in #general as ada",
@@ -255,6 +258,8 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 	tb.do("switch to bo and thank back",
 		chromedp.SetValue(chromedp.CSS(`[data-testid=demo-as]`), bo),
 		e2eClick(`[data-testid=demo-as-switch]`),
+		// bo's page, not ada's still showing: the click must be bo's.
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-post"]//*[contains(., "Post as bo")]`)),
 		e2eVisible(thankBack),
 		e2eClick(thankBack),
 		e2eVisible(`[data-testid=demo-chat]`),
