@@ -250,10 +250,13 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 		e2eVisible(`[data-testid=demo-chat]`),
 	)
 	thankBack := `[data-testid^="demo-button-m:` + kudos.Name + `:` + kudos.ButtonThankBack + `:"]`
-	tb.do("Kimi's reply appears", e2eVisible(thankBack))
-	tb.wantText(`[data-testid=demo-messages]`, "answering in #help")
-	tb.wantText(`[data-testid=demo-messages]`, "used /kudos give")
-	tb.wantText(thankBack, "Thank back")
+	// Waits, not reads: the live region may be re-rendered under a read.
+	tb.do("Kimi's reply appears",
+		e2eVisible(thankBack),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[contains(., "answering in #help")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[contains(., "used /kudos give")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[starts-with(@data-testid, "demo-button-m:`+kudos.Name+`:`+kudos.ButtonThankBack+`:") and contains(., "Thank back")]`)),
+	)
 
 	tb.do("switch to bo and thank back",
 		chromedp.SetValue(chromedp.CSS(`[data-testid=demo-as]`), bo),
