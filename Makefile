@@ -69,7 +69,7 @@ bench-report: ## the budget table of the last make bench ($(BENCHOUT)), figures 
 	  END { if (n) printf "\n%d figure(s) over budget\n", n; else print "\nevery figure within budget" }' $(BENCHOUT)
 
 e2e: ## browser tests only (chromedp + /usr/bin/chromium, headless)
-	$(GO) test -count=1 -run 'Browser' ./app/admin/...
+	$(GO) test -count=1 -run 'Browser' ./app ./app/admin/...
 
 check-libc: ## modernc.org/libc must equal the version modernc.org/sqlite pins
 	@have="$$($(GO) list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' modernc.org/libc)"; \

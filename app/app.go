@@ -16,6 +16,7 @@ import (
 	"github.com/kimiapp/kimi/app/admin"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -48,6 +49,10 @@ type cli struct {
 	started       time.Time
 	// specs are the modules compiled into this binary.
 	specs []sdk.Spec
+	// onDemoFake, when set (tests), is called in demo mode with the
+	// built-in fake Discord and its seeded demo guild, before the bot
+	// connects: a test seeds more of the fake's model and drives it.
+	onDemoFake func(*fakediscord.Server, fakediscord.DemoGuild)
 }
 
 // command is one `kimi` subcommand.

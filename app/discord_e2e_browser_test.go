@@ -1,0 +1,284 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/modules/kudos"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// The browser conventions are app/admin's (browser_test.go): Debian's
+// chromium, headless, kept on loopback, one browser per package, a tab per
+// test whose console errors fail it.
+
+const e2eChromium = "/usr/bin/chromium"
+
+var e2eBrowser struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel func()
+	err    error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if e2eBrowser.cancel != nil {
+		e2eBrowser.cancel()
+	}
+	os.Exit(code)
+}
+
+// e2eRequireBrowser returns the shared browser, skipping loudly when
+// chromium is missing locally and failing under CI=true.
+func e2eRequireBrowser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(e2eChromium); err != nil {
+		msg := "!!! BROWSER TESTS NOT RUN: " + e2eChromium + " is missing. Install it with `apt-get install -y chromium`. !!!"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	e2eBrowser.once.Do(func() {
+		userData, err := os.MkdirTemp("", "kimi-chromium-")
+		if err != nil {
+			e2eBrowser.err = err
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(e2eChromium),
+			chromedp.Headless,
+			chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true),
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			// Loopback only: every other name resolves to nothing, no proxy,
+			// no DNS prefetch or background probes.
+			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"),
+			chromedp.Flag("proxy-server", "direct://"),
+			chromedp.Flag("dns-prefetch-disable", true),
+			chromedp.Flag("disable-domain-reliability", true),
+			chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate,DialMediaRouteProvider,AsyncDns"),
+			chromedp.Flag("no-pings", true),
+			chromedp.NoFirstRun,
+			chromedp.UserDataDir(userData),
+			chromedp.WindowSize(1280, 900),
+		)
+		allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancel := chromedp.NewContext(allocCtx)
+		if err := chromedp.Do(ctx); err != nil { // starts the browser; no timeout
+			e2eBrowser.err = fmt.Errorf("start chromium: %w", err)
+		}
+		e2eBrowser.ctx = ctx
+		e2eBrowser.cancel = func() {
+			cancel()
+			allocCancel()
+			_ = os.RemoveAll(userData)
+		}
+	})
+	if e2eBrowser.err != nil {
+		t.Fatalf("browser: %v", e2eBrowser.err)
+	}
+	return e2eBrowser.ctx
+}
+
+// e2eTab is one tab bound to a test: console errors and exceptions fail it
+// (a page's deliberate 4xx status aside).
+type e2eTab struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu       sync.Mutex
+	problems []string
+}
+
+func newE2ETab(t *testing.T) *e2eTab {
+	t.Helper()
+	ctx, cancel := chromedp.NewContext(e2eRequireBrowser(t))
+	tb := &e2eTab{t: t, ctx: ctx}
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			deliberate := m.Source == "network" && strings.HasPrefix(m.Text, "Failed to load resource") && !strings.Contains(m.URL, "/static/")
+			if (m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException) && !deliberate {
+				tb.mu.Lock()
+				tb.problems = append(tb.problems, m.String()+" ("+m.URL+")")
+				tb.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if t.Failed() {
+			tb.screenshot()
+		}
+		cancel()
+		<-done
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		for _, p := range tb.problems {
+			t.Errorf("browser console: %s", p)
+		}
+	})
+	return tb
+}
+
+// screenshot keeps a full-page screenshot in $KIMI_ARTIFACTS (default
+// the system temp dir's kimi-artifacts), as app/admin's browser tests do.
+func (tb *e2eTab) screenshot() {
+	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Logf("screenshot failed: %v", err)
+		return
+	}
+	dir := os.Getenv("KIMI_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
+	}
+	p := filepath.Join(dir, strings.ReplaceAll(tb.t.Name(), "/", "_")+"-failure-"+time.Now().UTC().Format("20060102T150405")+".png")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.t.Logf("screenshot dir: %v", err)
+		return
+	}
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		tb.t.Logf("screenshot write: %v", err)
+		return
+	}
+	tb.t.Logf("screenshot kept: %s", p)
+}
+
+func (tb *e2eTab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, e2eWait)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		tb.t.Fatalf("%s: %v", step, err)
+	}
+}
+
+func (tb *e2eTab) wantText(css, want string) {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, e2eWait)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+	if err != nil {
+		tb.t.Fatalf("text of %s: %v", css, err)
+	}
+	if !strings.Contains(s, want) {
+		tb.t.Fatalf("%s text = %q, want it to contain %q", css, s, want)
+	}
+}
+
+func e2eFill(css, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.SendKeys(chromedp.CSS(css), value)
+}
+func e2eClick(css string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(css)) }
+func e2eVisible(css string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(css))
+}
+
+// TestBrowserE2EKudosInTheDemo: `kimi serve --demo` with kudos, in a real
+// headless Chromium: sign in, switch the demo guild on at /guilds, open
+// /demo in #general as ada, run `/kudos give` with bo and a reason, and
+// see Kimi's public reply appear with its Thank back button; switch to bo,
+// click it, and see Kimi's kudos back to ada appear.
+func TestBrowserE2EKudosInTheDemo(t *testing.T) {
+	a := startE2E(t, e2eOptions{specs: []sdk.Spec{kudos.Spec()}, modules: kudos.Name,
+		seed: func(*fakediscord.Server) {}})
+	tb := newE2ETab(t)
+	guild, general, ada, bo := a.demo.GuildID, a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	// The global commands are synced: /demo lists /kudos give.
+	e2eEventually(t, "/kudos registered", func() bool {
+		for _, c := range a.fake.Commands("") {
+			if c.Name == "kudos" {
+				return true
+			}
+		}
+		return false
+	})
+
+	tb.do("sign in",
+		chromedp.Navigate(a.url+"/login"),
+		e2eVisible(`[data-testid=demo-banner]`),
+		e2eFill(`#login-username`, e2eAdminLogin),
+		e2eFill(`#login-password`, e2eAdminPass),
+		e2eClick(`[data-testid=login-submit]`),
+		e2eVisible(`[data-testid=overview-version]`),
+	)
+	tb.do("switch the demo guild on",
+		chromedp.Navigate(a.url+"/guilds"),
+		e2eVisible(`[data-testid=guild-add-form]`),
+		e2eFill(`#guild-add-id`, guild),
+		e2eClick(`[data-testid=guild-add-submit]`),
+		e2eVisible(`[data-testid=guild-setup-form]`),
+		// The "Guild added" alert goes, so the next one is the save's.
+		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.alert').forEach(e => e.remove())`),
+		e2eClick(`label[for=gs-active]`),
+		e2eClick(`[data-testid=guild-setup-submit]`),
+		e2eVisible(`[data-testid=alert-success]`),
+	)
+	tb.wantText(`[data-testid=alert-success]`, "Saved as a new revision.")
+	tb.wantText(`[data-testid=guild-status]`, "Active")
+
+	tb.do("open /demo in #general as ada",
+		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
+		e2eVisible(`[data-testid=demo-chat]`),
+		e2eVisible(`[data-testid=demo-command-kudos-give]`),
+	)
+	tb.do("run /kudos give",
+		e2eClick(`[data-testid=demo-command-kudos-give] summary`),
+		chromedp.SetValue(chromedp.CSS(`[data-testid=demo-o-kudos-give-member]`), bo),
+		e2eFill(`[data-testid=demo-o-kudos-give-reason]`, "answering in #help"),
+		e2eClick(`[data-testid=demo-run-kudos-give]`),
+		e2eVisible(`[data-testid=demo-chat]`),
+	)
+	thankBack := `[data-testid^="demo-button-m:` + kudos.Name + `:` + kudos.ButtonThankBack + `:"]`
+	// Waits, not reads: the live region may be re-rendered under a read.
+	tb.do("Kimi's reply appears",
+		e2eVisible(thankBack),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[contains(., "answering in #help")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[contains(., "used /kudos give")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[starts-with(@data-testid, "demo-button-m:`+kudos.Name+`:`+kudos.ButtonThankBack+`:") and contains(., "Thank back")]`)),
+	)
+
+	tb.do("switch to bo and thank back",
+		chromedp.SetValue(chromedp.CSS(`[data-testid=demo-as]`), bo),
+		e2eClick(`[data-testid=demo-as-switch]`),
+		// bo's page, not ada's still showing: the click must be bo's.
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-post"]//*[contains(., "Post as bo")]`)),
+		e2eVisible(thankBack),
+		e2eClick(thankBack),
+		e2eVisible(`[data-testid=demo-chat]`),
+	)
+	tb.do("Kimi's kudos back appears", chromedp.WaitVisible(chromedp.Search(
+		`//*[@data-testid="demo-messages"]//*[contains(., "thanks for the kudos!")]`)))
+
+	// The fake's model: both of Kimi's posts in #general, in order.
+	want := []string{"Kudos to <@" + bo + ">: answering in #help", "Kudos to <@" + ada + ">: thanks for the kudos!"}
+	var got []string
+	for _, m := range a.fake.Messages(general) {
+		if m.Author != nil && m.Author.ID == a.fake.BotID() {
+			got = append(got, m.Content)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("Kimi's posts in #general = %q, want %q", got, want)
+	}
+}
