@@ -195,7 +195,7 @@ func e2eVisible(css string) chromedp.Action[chromedp.Void] {
 }
 
 // TestBrowserE2EKudosInTheDemo: `kimi serve --demo` with kudos, in a real
-// headless Chromium: sign in, switch the demo guild on at /guilds, open
+// headless Chromium: sign in, see the demo guild active out of the box, open
 // /demo in #general as ada, run `/kudos give` with bo and a reason, and
 // see Kimi's public reply appear with its Thank back button; switch to bo,
 // click it, and see Kimi's kudos back to ada appear.
@@ -222,19 +222,12 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 		e2eClick(`[data-testid=login-submit]`),
 		e2eVisible(`[data-testid=overview-version]`),
 	)
-	tb.do("switch the demo guild on",
-		chromedp.Navigate(a.url+"/guilds"),
-		e2eVisible(`[data-testid=guild-add-form]`),
-		e2eFill(`#guild-add-id`, guild),
-		e2eClick(`[data-testid=guild-add-submit]`),
-		e2eVisible(`[data-testid=guild-setup-form]`),
-		// The "Guild added" alert goes, so the next one is the save's.
-		chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.alert').forEach(e => e.remove())`),
-		e2eClick(`label[for=gs-active]`),
-		e2eClick(`[data-testid=guild-setup-submit]`),
-		e2eVisible(`[data-testid=alert-success]`),
+	// Demo mode prepares the demo guild itself: Kimi is active there on
+	// the first start, with nothing to set up.
+	tb.do("the demo guild is active out of the box",
+		chromedp.Navigate(a.url+"/guilds/"+guild),
+		e2eVisible(`[data-testid=guild-status]`),
 	)
-	tb.wantText(`[data-testid=alert-success]`, "Saved as a new revision.")
 	tb.wantText(`[data-testid=guild-status]`, "Active")
 
 	tb.do("open /demo in #general as ada",

@@ -139,6 +139,9 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		fake = fakediscord.New(fakediscord.Options{MaxRecorded: 1000})
 		defer fake.Close()
 		demoGuild = fake.SeedDemo() // before the bot connects: READY has the demo guild
+		if err := prepareDemo(ctx, st, guilds, demoGuild); err != nil {
+			return err
+		}
 		if c.onDemoFake != nil {
 			c.onDemoFake(fake, demoGuild)
 		}
