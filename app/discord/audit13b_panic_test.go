@@ -22,7 +22,9 @@ func auditPanicModule() *ixModule {
 			func(ctx context.Context, in sdk.Interaction) error {
 				return in.Respond(ctx, sdk.Response{Content: "press", Components: []sdk.Component{sdk.ButtonSpec{Key: "boom", Label: "boom"}}})
 			},
-			func(context.Context, sdk.Interaction, string, string) ([]sdk.Choice, error) { panic("autocomplete bug") }); err != nil {
+			func(context.Context, sdk.Interaction, string, string) ([]sdk.Choice, error) {
+				panic("autocomplete bug")
+			}); err != nil {
 			return err
 		}
 		if _, err := ix.AddCommand(sdk.CommandSpec{Name: "crash", Description: "crash", MinTier: sdk.TierMember}, boom, nil); err != nil {
