@@ -81,6 +81,8 @@ type Bot struct {
 	closeOnce    sync.Once
 	cancel       context.CancelFunc
 	done         chan struct{}
+	stopREST     context.Context    // ends every request of the bot's sessions (Close)
+	endREST      context.CancelFunc // ends stopREST
 
 	mu          sync.Mutex
 	opening     net.Conn           // the connection Open is dialing or reading (abortOpen closes it)
@@ -142,6 +144,7 @@ func New(opts Options) (*Bot, error) {
 	b := &Bot{opts: opts, log: opts.Logger.With("component", "discord"),
 		backoffBase: backoffBase, openTimeout: openTimeout, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
 		done: make(chan struct{}), state: StateNotConfigured, guilds: map[string]*GuildStatus{}}
+	b.stopREST, b.endREST = context.WithCancel(context.Background())
 	bridgeLogger(opts.Logger)
 	b.cache = NewCache(opts.Cache)
 	b.ing = newIngest(b.log, opts.Bus, opts.Guilds, b.cache, b)
@@ -182,6 +185,7 @@ func (b *Bot) Close() error {
 			started = true
 			b.cancel()
 		}
+		b.endREST() // a request in flight (Open's GET /gateway has no ctx) ends now
 		if started {
 			<-b.done
 		}
@@ -308,7 +312,9 @@ func (b *Bot) baseTransport() http.RoundTripper {
 // added before Open.
 func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	s, _ := discordgo.New("Bot " + token) // New fails only on its deprecated login form
-	s.Client = &http.Client{Transport: newTransport(b.baseTransport(), b.onRateLimit)}
+	tr := newTransport(b.baseTransport(), b.onRateLimit).(*transport)
+	tr.stop = b.stopREST
+	s.Client = &http.Client{Transport: tr}
 	base := b.opts.Dialer
 	if base == nil {
 		base = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}

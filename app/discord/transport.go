@@ -45,6 +45,15 @@ type RateLimitEvent struct {
 	At         time.Time
 }
 
+// defaultRequestTimeout bounds a request whose ctx has no deadline of its
+// own: discordgo's Open asks GET /gateway with no ctx, and the session's
+// http.Client has no Timeout, so an endpoint that accepts the request and
+// never answers held Open (under the session's lock, and Close waiting for
+// it) for ever. It covers the whole request: rate-limit waits, the sends
+// and the reading of the body. A ctx with its own deadline keeps it, even a
+// longer one.
+const defaultRequestTimeout = 30 * time.Second
+
 // maxAttempts bounds the sends of one request: the first and the retries
 // after 429s (a 429 was not processed, so a retried POST cannot double).
 const maxAttempts = 4
@@ -98,6 +107,8 @@ type rlState struct {
 type transport struct {
 	base    http.RoundTripper
 	onLimit func(RateLimitEvent)
+	timeout time.Duration   // defaultRequestTimeout; tests shorten it
+	stop    context.Context // nil, or ends every request when done (the bot's Close)
 	now     func() time.Time
 
 	mu      sync.Mutex
@@ -112,7 +123,7 @@ func newTransport(base http.RoundTripper, onLimit func(RateLimitEvent)) http.Rou
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{base: base, onLimit: onLimit, now: time.Now,
+	return &transport{base: base, onLimit: onLimit, now: time.Now, timeout: defaultRequestTimeout,
 		hashes: map[string]string{}, buckets: map[string]*rlState{}}
 }
 
@@ -181,9 +192,57 @@ func (t *transport) key(route, major string) string {
 	return route + "|" + major
 }
 
-// RoundTrip sends r under Kimi's rate limits.
+// RoundTrip sends r under Kimi's rate limits, bounded by r's ctx, by
+// defaultRequestTimeout when that ctx has no deadline, and by t.stop.
 func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	ctx := r.Context()
+	ctx, cancel := t.bound(r.Context())
+	r = r.WithContext(ctx)
+	resp, err := t.roundTrip(ctx, r)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// bound derives a request's ctx: the default deadline when ctx has none,
+// ended also when t.stop ends.
+func (t *transport) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	cancels := []context.CancelFunc{}
+	if _, ok := ctx.Deadline(); !ok && t.timeout > 0 {
+		var c context.CancelFunc
+		ctx, c = context.WithTimeout(ctx, t.timeout)
+		cancels = append(cancels, c)
+	}
+	if t.stop != nil {
+		var c context.CancelFunc
+		ctx, c = context.WithCancel(ctx)
+		stop := context.AfterFunc(t.stop, c)
+		cancels = append(cancels, func() { stop() }, c)
+	}
+	return ctx, func() {
+		for _, c := range cancels {
+			c()
+		}
+	}
+}
+
+// cancelBody ends a request's derived ctx once its body is closed (net/http
+// reads the body under that ctx: it must outlive RoundTrip).
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.cancel)
+	return err
+}
+
+func (t *transport) roundTrip(ctx context.Context, r *http.Request) (*http.Response, error) {
 	route, major := routeOf(r.Method, r.URL.Path)
 	body, err := replayableBody(r)
 	if err != nil {
