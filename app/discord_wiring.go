@@ -11,8 +11,10 @@ import (
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 // hostBus forwards the bot's events to the host's bus, which exists only
@@ -55,3 +57,18 @@ func newBot(ctx context.Context, st *store.Store, guilds *guildcfg.Service, pub 
 	}
 	return discord.New(opts)
 }
+
+// withProposals is the module host as the bot sees it when the proposals
+// service is wired: every capability set the bot advertises (those of the
+// stored intents) gains proposals.v2, which only a wired service honours.
+type withProposals struct{ *host.Host }
+
+// SetCapabilities adds proposals.v2 to caps.
+func (h withProposals) SetCapabilities(ctx context.Context, caps sdk.Capabilities) error {
+	return h.Host.SetCapabilities(ctx, sdk.NewCapabilities(append(caps.Names(), sdk.CapProposals), caps.MembersIntent(), caps.MessageContentIntent()))
+}
+
+var (
+	_ discord.Host             = withProposals{}
+	_ discord.CapabilitySetter = withProposals{}
+)

@@ -23,6 +23,7 @@ import (
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/proposals"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -148,16 +149,31 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	if err != nil {
 		return fmt.Errorf("app: discord: %w", err)
 	}
-	modHost, err := host.New(ctx, host.Options{
+	// The proposals service: modules propose through the host's ports, the
+	// cards go through the bot, and their buttons come back to it.
+	var modHost *host.Host
+	props, err := proposals.New(proposals.Options{
+		Store: st, Guilds: guilds, Discord: bot, OwnerUserID: cfg.OwnerUserID, Logger: root.With("component", "proposals"),
+		KnownModule: func(name string) bool {
+			m, ok := modHost.Module(name)
+			return ok && m.State == host.StateRunning
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("app: proposals: %w", err)
+	}
+	defer props.Close()
+	modHost, err = host.New(ctx, host.Options{
 		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
 		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
-		Discord: bot,
+		Discord: bot, Proposals: props,
 	})
 	if err != nil {
 		return fmt.Errorf("app: module host: %w", err)
 	}
 	pub.bus.Store(modHost.Bus())
-	bot.Attach(modHost)
+	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
+	bot.Attach(withProposals{modHost})
 	// The capabilities of the stored intents, before the modules start.
 	if err := bot.ApplyCapabilities(ctx); err != nil {
 		return fmt.Errorf("app: discord: %w", err)
@@ -170,6 +186,10 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 			err = errors.Join(err, cerr)
 		}
 	}()
+	// The original warns at start about pending proposals without a card.
+	if _, err := props.ReportUncarded(ctx); err != nil {
+		logger.Warn("could not list the pending proposals", "err", err)
+	}
 	// After the modules started, so the first READY's command sync has
 	// their commands; closed before the host.
 	bot.Start(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -72,6 +73,7 @@ type Bot struct {
 	watch watchers
 
 	backoffBase  time.Duration // backoffBase; tests shorten it
+	openTimeout  time.Duration // openTimeout; tests shorten it
 	wake         chan wakeup   // Reconnect
 	disconnected chan struct{} // the current session's Disconnect
 	ready        atomic.Bool   // READY or RESUMED seen on the current connection
@@ -81,6 +83,7 @@ type Bot struct {
 	done         chan struct{}
 
 	mu          sync.Mutex
+	opening     net.Conn           // the connection Open is dialing or reading (abortOpen closes it)
 	sess        *discordgo.Session // connected session, nil when none
 	current     *discordgo.Session // the session being opened or open
 	intents     Intents            // those of the current session
@@ -137,7 +140,7 @@ func New(opts Options) (*Bot, error) {
 		opts.Logger = slog.Default()
 	}
 	b := &Bot{opts: opts, log: opts.Logger.With("component", "discord"),
-		backoffBase: backoffBase, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
+		backoffBase: backoffBase, openTimeout: openTimeout, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
 		done: make(chan struct{}), state: StateNotConfigured, guilds: map[string]*GuildStatus{}}
 	bridgeLogger(opts.Logger)
 	b.cache = NewCache(opts.Cache)
@@ -306,11 +309,11 @@ func (b *Bot) baseTransport() http.RoundTripper {
 func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	s, _ := discordgo.New("Bot " + token) // New fails only on its deprecated login form
 	s.Client = &http.Client{Transport: newTransport(b.baseTransport(), b.onRateLimit)}
-	if b.opts.Dialer != nil {
-		s.Dialer = b.opts.Dialer
-	} else {
-		s.Dialer = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}
+	base := b.opts.Dialer
+	if base == nil {
+		base = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}
 	}
+	s.Dialer = b.trackingDialer(base)
 	s.SyncEvents = true
 	s.ShouldReconnectOnError = false
 	s.ShouldRetryOnRateLimit = false

@@ -345,6 +345,16 @@ func (x *interactions) commandsChanged() {
 		x.timer.Stop()
 	}
 	x.timer = x.afterFunc(x.debounce, func() {
+		// Counted in wg: Stop does not wait for a func already running,
+		// and close must not return while a sync still runs.
+		x.mu.Lock()
+		if x.closed {
+			x.mu.Unlock()
+			return
+		}
+		x.wg.Add(1)
+		x.mu.Unlock()
+		defer x.wg.Done()
 		s, err := x.src.session()
 		if err != nil {
 			return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 const (
 	backoffBase = time.Second
 	backoffMax  = 2 * time.Minute
+	// openTimeout bounds one Open: the dial, Hello and READY or RESUMED.
+	openTimeout = time.Minute
 )
 
 // backoff is the wait before attempt n (1-based), with jitter in [d/2, d].
@@ -135,7 +138,7 @@ func (b *Bot) run(ctx context.Context) {
 		fresh = false
 		b.drainDisconnect()
 		b.ready.Store(false)
-		err = sess.Open()
+		err = b.open(ctx, sess)
 		if err == nil {
 			b.connected(ctx, sess)
 			select {
@@ -193,6 +196,65 @@ func (b *Bot) run(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// trackingDialer is base whose connections are remembered while Open runs
+// (b.opening), so open can end a stalled one.
+func (b *Bot) trackingDialer(base *websocket.Dialer) *websocket.Dialer {
+	d := *base
+	dial := d.NetDialContext
+	if dial == nil && d.NetDial != nil {
+		nd := d.NetDial
+		dial = func(_ context.Context, network, addr string) (net.Conn, error) { return nd(network, addr) }
+	}
+	if dial == nil {
+		var nd net.Dialer
+		dial = nd.DialContext
+	}
+	d.NetDial = nil
+	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err == nil {
+			b.mu.Lock()
+			b.opening = c
+			b.mu.Unlock()
+		}
+		return c, err
+	}
+	return &d
+}
+
+// open is sess.Open bounded by ctx and openTimeout. discordgo's Open reads
+// Hello and READY with no deadline, under the session's lock: a gateway
+// that accepts the websocket and then stalls kept the loop (and Close,
+// which waits for it) in Open for ever. Closing the connection being
+// opened makes Open return its read error.
+func (b *Bot) open(ctx context.Context, sess *discordgo.Session) error {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTimer(b.openTimeout)
+		defer t.Stop()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		case <-t.C:
+			b.log.Warn("gateway connect stalled; giving up on this attempt", "after", b.openTimeout)
+		}
+		b.mu.Lock()
+		c := b.opening
+		b.opening = nil
+		b.mu.Unlock()
+		if c != nil {
+			_ = c.Close()
+		}
+	}()
+	err := sess.Open()
+	b.mu.Lock()
+	b.opening = nil
+	b.mu.Unlock()
+	return err
 }
 
 // waitWake blocks until Reconnect (true) or ctx ends (false).

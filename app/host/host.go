@@ -95,11 +95,20 @@ type Options struct {
 	// wiring honours (with a Discord connection, e.g.
 	// discord.guild_commands.v1).
 	Capabilities *sdk.Capabilities
+	// Proposals is the configuration proposals service (nil: none, and
+	// Runtime.Proposals stays nil); each module gets its own bound port.
+	Proposals Proposals
 
 	// storage and events replace the real subsystems in tests.
 	storage storageFactory
 	events  eventsFactory
 	caps    *sdk.Capabilities
+}
+
+// Proposals gives each module its bound proposals port;
+// *proposals.Service implements it.
+type Proposals interface {
+	Port(module string) sdk.Proposals
 }
 
 // JobScheduler binds each module instance to the durable scheduler;
@@ -601,6 +610,9 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		if spec.GuildSettings != nil {
 			rt.GuildSettings = &guildSettings{inst: inst, g: h.guilds}
 		}
+	}
+	if h.opts.Proposals != nil {
+		rt.Proposals = &revocableProposals{inst: inst, p: h.opts.Proposals.Port(inst.name)}
 	}
 	if spec.Permissions.RawStorage {
 		rt.RawStorage = port.Raw()

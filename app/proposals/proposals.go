@@ -7,16 +7,12 @@
 package proposals
 
 import (
-	"context"
 	"errors"
 	"time"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
-
-// SKELETON: the service work fills in the bodies; the admin UI codes
-// against these types and methods.
 
 // State is a proposal's lifecycle state: pending → applied | rejected.
 type State = sdk.ProposalState
@@ -70,6 +66,9 @@ type Decider struct {
 	UserID uint64
 	Admin  string
 	IP     string
+	// GuildID is the guild of a Discord decision (a card clicked in another
+	// guild is refused); 0 for the web.
+	GuildID uint64
 }
 
 // Outcome is a decision's result: the proposal after it and the reply the
@@ -105,39 +104,6 @@ type Page struct {
 // ErrNotFound is returned for an unknown proposal id.
 var ErrNotFound = errors.New("proposals: not found")
 
-// Service is the proposals service.
-type Service struct{}
-
-// Port returns module's view of the service (the sdk.Proposals port): it
-// attributes every proposal to module.
-func (s *Service) Port(module string) sdk.Proposals { return nil }
-
-// List returns a page of the inbox.
-func (s *Service) List(ctx context.Context, f Filter) (Page, error) { return Page{}, nil }
-
-// Get returns a proposal and its history.
-func (s *Service) Get(ctx context.Context, id string) (Proposal, []Event, error) {
-	return Proposal{}, nil, ErrNotFound
-}
-
-// Approve applies a pending proposal (one decision at a time).
-func (s *Service) Approve(ctx context.Context, id string, d Decider) (Outcome, error) {
-	return Outcome{}, ErrNotFound
-}
-
-// Reject rejects a pending proposal (recovering an interrupted approval).
-func (s *Service) Reject(ctx context.Context, id string, d Decider, reason string) (Outcome, error) {
-	return Outcome{}, ErrNotFound
-}
-
-// Check validates the proposed content against the configuration as it is
-// now: the problems an approval would meet (none: it would apply), and
-// whether the live document still equals the base (Conflict false) or
-// already equals the proposal.
-func (s *Service) Check(ctx context.Context, id string) (CheckResult, error) {
-	return CheckResult{}, ErrNotFound
-}
-
 // CheckResult is what Check found.
 type CheckResult struct {
 	Problems []string
@@ -147,10 +113,3 @@ type CheckResult struct {
 	// the proposal ("configuration changed since proposal").
 	Conflict bool
 }
-
-// PendingCount is the number of pending proposals (the navigation badge).
-func (s *Service) PendingCount(ctx context.Context) (int, error) { return 0, nil }
-
-// Watch calls fn after every change (a new proposal, a decision); cancel
-// stops it. fn must not block.
-func (s *Service) Watch(fn func()) (cancel func()) { return func() {} }

@@ -453,6 +453,14 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 	}
 	s.mu.Lock()
 	status, out, aerr := h(c)
+	if out != nil && aerr == nil {
+		// An answer may point into the model (the application, a message):
+		// encode it before the lock is let go, or a concurrent change races
+		// with the encoding.
+		if b, err := json.Marshal(out); err == nil {
+			out = json.RawMessage(b)
+		}
+	}
 	s.mu.Unlock()
 	if c.r.Method != http.MethodGet && aerr == nil {
 		s.notify() // ephemeral responses and modals change the model without a dispatch
