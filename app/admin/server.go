@@ -78,12 +78,11 @@ type Options struct {
 	// and every page is labelled as a demo. Nil: not demo mode, /demo answers 404.
 	Demo DemoChat
 	// Proposals is the proposals service (app/serve.go passes the
-	// *proposals.Service): /proposals, the navigation's pending badge.
-	// Nil: the proposal pages answer 503.
+	// *proposals.Service): /proposals, the navigation's pending badge and
+	// the proposal notifications of /settings (stored with app/settings).
+	// Nil: the proposal pages answer 503 and /settings says notifications
+	// are not available.
 	Proposals ProposalReview
-	// ProposalNotify reads and stores the proposal notifications of
-	// /settings. Nil: the settings page says they are not available.
-	ProposalNotify ProposalNotifySettings
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
