@@ -3,8 +3,11 @@ package admin
 import (
 	"context"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -284,5 +287,132 @@ func TestProposalNotifyFieldNamesAreTheSettings(t *testing.T) {
 		if m != settings.NotifyOff && m != settings.NotifyDM && m != settings.NotifyWebhook {
 			t.Errorf("form mode %q is not a settings mode", m)
 		}
+	}
+}
+
+var (
+	proposalRowRE  = regexp.MustCompile(`data-testid="proposal-row-([0-9a-f]{32})"`)
+	proposalNextRE = regexp.MustCompile(`href="([^"]+)" rel="next" data-testid="page-next"`)
+)
+
+// listedProposals are the ids of a list page, in order, and its next page's
+// address ("" on the last).
+func listedProposals(t *testing.T, res *response) (ids []string, next string) {
+	t.Helper()
+	wantStatus(t, res, http.StatusOK)
+	for _, m := range proposalRowRE.FindAllStringSubmatch(res.body, -1) {
+		ids = append(ids, m[1])
+	}
+	if m := proposalNextRE.FindStringSubmatch(res.body); m != nil {
+		next = html.UnescapeString(m[1])
+	}
+	return ids, next
+}
+
+// TestProposalInboxFiltersAndPages: 28 proposals (26 of kudos, 2 of
+// allkinds, one of them rejected), listed newest first 25 to a page: the
+// cursor's second page holds the rest with no repeat, every filter keeps
+// only what it names, the counts are per state, and a bad filter is
+// refused (400) on its field with nothing listed.
+func TestProposalInboxFiltersAndPages(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	var kudosIDs []string
+	for i := range 26 {
+		kudosIDs = append(kudosIDs, h.propose(t, kudos.Name, fmt.Sprintf("---\ndigest_channel_id: %d\n---\n", 1000+i), fmt.Sprintf("kudos #%d", i)))
+	}
+	allPending := h.propose(t, "allkinds", "---\nlimit: 7\n---\n", "allkinds limit")
+	allRejected := h.propose(t, "allkinds", "---\nlimit: 8\n---\n", "allkinds limit again")
+	if _, err := h.props.Reject(context.Background(), allRejected, proposals.Decider{Source: "web", Admin: "x"}, "no"); err != nil {
+		t.Fatal(err)
+	}
+	newestFirst := []string{allRejected, allPending}
+	for _, id := range slices.Backward(kudosIDs) {
+		newestFirst = append(newestFirst, id)
+	}
+	c := h.newClient()
+	c.login(testUser, testPassword)
+
+	first, next := listedProposals(t, c.get("/proposals"))
+	if !slices.Equal(first, newestFirst[:25]) || next == "" {
+		t.Fatalf("first page = %d ids (next %q), want the newest 25 in order", len(first), next)
+	}
+	second, last := listedProposals(t, c.get(next))
+	if !slices.Equal(second, newestFirst[25:]) || last != "" {
+		t.Fatalf("second page = %v (next %q), want %v and no further page", second, last, newestFirst[25:])
+	}
+	wantBody(t, c.get("/proposals"), `data-testid="proposal-count-pending-n">27<`, `data-testid="proposal-count-rejected-n">1<`)
+
+	filters := []struct {
+		query string
+		want  []string
+	}{
+		{"state=rejected", []string{allRejected}},
+		{"module=allkinds", []string{allRejected, allPending}},
+		{"module=allkinds&state=pending", []string{allPending}},
+		{"target=guild:42:allkinds", []string{allRejected, allPending}},
+		{"guild=42&module=allkinds", []string{allRejected, allPending}},
+		{"guild=43", nil},
+		{"module=hello", nil},
+	}
+	for _, f := range filters {
+		got, next := listedProposals(t, c.get("/proposals?"+f.query))
+		if !slices.Equal(got, f.want) || next != "" {
+			t.Errorf("?%s = %v (next %q), want %v", f.query, got, next, f.want)
+		}
+	}
+	// The pending filter pages too, and its cursor keeps the filter.
+	pending, next := listedProposals(t, c.get("/proposals?state=pending"))
+	rest, _ := listedProposals(t, c.get(next))
+	if len(pending) != 25 || len(rest) != 2 || !strings.Contains(next, "state=pending") || slices.Contains(append(pending, rest...), allRejected) {
+		t.Errorf("pending pages = %d + %d (next %q)", len(pending), len(rest), next)
+	}
+	wantBody(t, c.get("/proposals?guild=43"), "No matching proposals")
+
+	for _, bad := range []struct{ query, field string }{
+		{"state=maybe", form.ProposalState},
+		{"guild=abc", form.ProposalGuild},
+		{"module=Not%20A%20Module", form.ProposalModule},
+		{"target=nowhere", form.ProposalTarget},
+		{"after=%3Cscript%3E", form.ProposalAfter},
+	} {
+		res := c.get("/proposals?" + bad.query)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(res.body, `data-testid="error-`+bad.field+`"`) || proposalRowRE.MatchString(res.body) {
+			t.Errorf("?%s = %d, error on %s: %t", bad.query, res.StatusCode, bad.field, strings.Contains(res.body, `data-testid="error-`+bad.field+`"`))
+		}
+	}
+}
+
+// TestProposalEvents: the inbox's live region arrives when its stream opens
+// and again, with the new proposal, when one is made; the detail page's
+// region follows a decision (its state and the Discord card's outcome).
+func TestProposalEvents(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	proposalGuild(t, h)
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	list, _ := openStream(t, c, "/proposals/events?view=list&state=pending")
+	if first := readEvent(t, list); !strings.Contains(first, "No matching proposals") {
+		t.Fatalf("first list fragment: %.600s", first)
+	}
+	id := h.propose(t, kudos.Name, "---\ndigest_channel_id: 123456789012345678\n---\n", "live kudos")
+	for ev := readEvent(t, list); !strings.Contains(ev, `data-testid="proposal-row-`+id+`"`); ev = readEvent(t, list) {
+	}
+
+	detail, _ := openStream(t, c, "/proposals/events?view=detail&id="+id)
+	if first := readEvent(t, detail); !strings.Contains(first, `data-state="pending"`) {
+		t.Fatalf("first detail fragment: %.600s", first)
+	}
+	if _, err := h.props.Approve(context.Background(), id, proposals.Decider{Source: "web", Admin: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	for ev := readEvent(t, detail); !strings.Contains(ev, `data-state="applied"`); ev = readEvent(t, detail) {
+	}
+	// The pending list drops it.
+	for ev := readEvent(t, list); strings.Contains(ev, `data-testid="proposal-row-`+id+`"`); ev = readEvent(t, list) {
+	}
+	if res := c.get("/proposals/events?view=detail&id=0123456789abcdef0123456789abcdef"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown proposal's stream = %d, want 404", res.StatusCode)
 	}
 }
