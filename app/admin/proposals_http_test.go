@@ -51,11 +51,18 @@ func proposalGuild(t *testing.T, h *harness) {
 func (h *harness) propose(t *testing.T, module, content, summary string) string {
 	t.Helper()
 	proposalGuild(t, h)
-	ch, _ := strconv.ParseUint(h.vars["general"], 10, 64)
-	user, _ := strconv.ParseUint(h.vars["staff"], 10, 64)
+	return h.proposeIn(t, h.vars["general"], h.vars["staff"], module, content, summary)
+}
+
+// proposeIn proposes content for module's settings of testGuild from a
+// request in channel by user (both in the fake, the bot connected).
+func (h *harness) proposeIn(t *testing.T, channel, user, module, content, summary string) string {
+	t.Helper()
+	ch, _ := strconv.ParseUint(channel, 10, 64)
+	uid, _ := strconv.ParseUint(user, 10, 64)
 	ref, err := h.props.Port(module).Propose(context.Background(), sdk.Proposal{
 		Target: sdk.GuildModuleTarget(testGuild, module), Content: content, Summary: summary,
-		Actor: sdk.ProposalActor{UserID: user, Source: module + ":setup", GuildID: testGuild, ChannelID: ch},
+		Actor: sdk.ProposalActor{UserID: uid, Source: module + ":setup", GuildID: testGuild, ChannelID: ch},
 	})
 	if err != nil {
 		t.Fatalf("Propose: %v", err)
