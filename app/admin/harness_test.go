@@ -136,9 +136,20 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 	ts := httptest.NewServer(srv.Handler())
 	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props}
 	h.modHost, _ = opts.Host.(*host.Host)
+	// An option's own bot and proposals service (withDemoAppliance) close
+	// as serve closes them: the bot before the fake it is connected to,
+	// the service after the host.
+	ownBot, _ := opts.Discord.(*discord.Bot)
+	ownProps, _ := opts.Proposals.(*proposals.Service)
+	if ownProps != nil {
+		h.props = ownProps
+	}
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
+		if ownBot != nil && ownBot != bot {
+			_ = ownBot.Close()
+		}
 		if cl, ok := opts.Demo.(io.Closer); ok {
 			_ = cl.Close()
 		}
@@ -147,6 +158,9 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		fake.Close()
 		if h.modHost != nil {
 			_ = h.modHost.Close(context.Background())
+		}
+		if ownProps != nil && ownProps != props {
+			ownProps.Close()
 		}
 		guilds.Close()
 		_ = st.Close()
