@@ -27,7 +27,7 @@ type ProposalNotifySettingsView struct {
 }
 
 // ProposalNotifySettingsSection is the settings page's proposal
-// notifications: off, a Discord DM to the guild's owner, or a webhook.
+// notifications: off, a Discord DM to the owner, or a webhook.
 func ProposalNotifySettingsSection(csrf string, v ProposalNotifySettingsView) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -174,7 +174,7 @@ func ProposalNotifySettingsSection(csrf string, v ProposalNotifySettingsView) te
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, ">Send the guild's owner a Discord DM</option> <option value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, ">Send the owner a Discord DM</option> <option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -256,7 +256,7 @@ func ProposalNotifySettingsSection(csrf string, v ProposalNotifySettingsView) te
 }
 
 func webhookHint(v ProposalNotifySettingsView) string {
-	h := "An https:// address; Kimi posts the proposal's summary, target and link as JSON. Its host must be allowed by the egress rules."
+	h := "An https:// address on a public host; Kimi posts the proposal's id, guild, target, module, summary and proposer as JSON."
 	if v.WebhookSet {
 		h = "A webhook URL is set (" + v.WebhookHost + "); leave blank to keep it. " + h
 	}

@@ -14,8 +14,8 @@ const (
 	ProposalNotifyWebhookURL = "proposal_webhook_url"
 )
 
-// The notification modes: none, a Discord DM to the guild's owner, or a
-// POST to a webhook URL.
+// The notification modes (settings.NotifyOff, NotifyDM, NotifyWebhook):
+// none, a Discord DM to the owner, or a POST to a webhook URL.
 const (
 	ProposalNotifyOff     = "off"
 	ProposalNotifyDM      = "dm"
