@@ -156,7 +156,8 @@ func unifiedDiff(hunks []guildcfg.Hunk) []templates.DiffHunk {
 	return out
 }
 
-// historyHunk is one hunk as the history page's diff shows it.
+// historyHunk is one hunk as the history page's diff and a proposal's
+// unified diff show it.
 func historyHunk(h guildcfg.Hunk) templates.DiffHunk {
 	hv := templates.DiffHunk{Header: hunkHeader(h)}
 	for _, l := range h.Lines {
