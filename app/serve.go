@@ -226,7 +226,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		Scheduler:      modHost.Scheduler(),
-		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot,
+		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot, Proposals: props,
 	})
 	if err != nil {
 		ln.Close()

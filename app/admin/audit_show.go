@@ -15,6 +15,7 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/proposals"
 	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
@@ -123,6 +124,16 @@ func auditActionLabel(id string) (string, bool) {
 		return "Saved a guild configuration document", true
 	case guildcfg.ActionDocumentRevert:
 		return "Reverted a guild configuration document", true
+	case guildcfg.ActionDocumentDelete:
+		return "Removed a guild configuration document", true
+	case proposals.ActionApprove:
+		return "Approved a configuration proposal", true
+	case proposals.ActionApproveFailed:
+		return "Approved a configuration proposal (not applied)", true
+	case proposals.ActionReject:
+		return "Rejected a configuration proposal", true
+	case settings.AuditActionProposalNotifications:
+		return "Changed the proposal notifications", true
 	case store.ActionBackupWithoutSecrets:
 		return "Removed the secrets from a backup copy", true
 	case settings.AuditActionWorldtree:

@@ -96,6 +96,11 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 	// (guildcfg picks its save or revert action into one): their values
 	// are those constants, which the const scan already counts.
 	fromActions := map[string]bool{}
+	// fieldActions are struct fields (dir + "." + field) that every keyed
+	// literal sets to an Action… constant (app/proposals carries its
+	// decision's action in one); a selector of that field is those
+	// constants, which the const scan already counts.
+	fieldActions := map[string]bool{}
 	nameRE := regexp.MustCompile(`^(Audit)?Action[A-Z]\w*$`)
 	var files []*ast.File
 	dirOf := map[*ast.File]string{}
@@ -176,6 +181,27 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 					}
 				}
 			case *ast.CompositeLit:
+				for _, el := range n.Elts {
+					kv, ok := el.(*ast.KeyValueExpr)
+					if !ok {
+						continue
+					}
+					k, ok := kv.Key.(*ast.Ident)
+					if !ok || ast.IsExported(k.Name) {
+						continue
+					}
+					var val string
+					switch v := kv.Value.(type) {
+					case *ast.Ident:
+						val = v.Name
+					case *ast.SelectorExpr:
+						val = v.Sel.Name
+					}
+					key := dir + "." + k.Name
+					if prev, seen := fieldActions[key]; !seen || prev {
+						fieldActions[key] = nameRE.MatchString(val)
+					}
+				}
 				if !isAuditEntry(n.Type) {
 					return true
 				}
@@ -194,6 +220,10 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 					case *ast.Ident:
 						unresolved = append(unresolved, dir+"."+v.Name)
 					case *ast.SelectorExpr:
+						if x, ok := v.X.(*ast.Ident); ok && !ast.IsExported(v.Sel.Name) {
+							unresolved = append(unresolved, "field:"+dir+"."+v.Sel.Name+"|"+x.Name)
+							break
+						}
 						unresolved = append(unresolved, "sel:"+v.Sel.Name)
 					default:
 						t.Errorf("%s: an AuditEntry's Action is neither a constant nor a literal; give it a constant and a label",
@@ -205,6 +235,13 @@ func TestAuditActionsHaveLabels(t *testing.T) {
 		})
 	}
 	for _, name := range unresolved {
+		if field, isField := strings.CutPrefix(name, "field:"); isField {
+			field, _, _ = strings.Cut(field, "|")
+			if !fieldActions[field] {
+				t.Errorf("AuditEntry{Action: %s}: the field is not set only from Action… constants", field)
+			}
+			continue
+		}
 		v, ok := consts[name]
 		if sel, isSel := strings.CutPrefix(name, "sel:"); isSel {
 			v, ok = byName[sel]

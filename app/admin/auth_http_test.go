@@ -68,9 +68,15 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 		// :name is a module's (a page of an unknown one is a 404).
 		path := strings.NewReplacer(":name", "hello", ":id", "1", "*", "x").Replace(r.Path)
 		switch {
-		case r.Method == http.MethodGet && (r.Path == "/modules/events" || r.Path == "/demo/events" || r.Path == "/discord/events"):
+		case r.Method == http.MethodGet && (r.Path == "/modules/events" || r.Path == "/demo/events" || r.Path == "/discord/events" || r.Path == "/proposals/events"):
 			// An event stream never ends by itself: TestModuleEvents*,
-			// TestDemoEventsFollowTheFake and TestDiscordEvents cover them.
+			// TestDemoEventsFollowTheFake, TestDiscordEvents and
+			// TestProposalEvents cover them.
+		case r.Method == http.MethodGet && r.Path == "/proposals/:id":
+			// No proposal has the id "1" (not 32 hex): the page is a 404.
+			if res := admin.get(path); res.StatusCode != http.StatusNotFound {
+				t.Errorf("signed in GET %s = %d, want 404", r.Path, res.StatusCode)
+			}
 		case r.Method == http.MethodGet && !h.srv.isPublic(r.Method, r.Path):
 			if res := admin.get(path); res.StatusCode != http.StatusOK {
 				t.Errorf("signed in GET %s = %d", r.Path, res.StatusCode)

@@ -96,19 +96,6 @@ func historyEntryView(e guildcfg.HistoryEntry, current string) templates.History
 		After: guildcfg.ShortRevision(e.AfterRevision), Current: e.AfterRevision == current,
 		Created: e.BeforeRevision == guildcfg.EmptyRevision,
 	}
-	for _, h := range e.Diff() {
-		hv := templates.DiffHunk{Header: fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.BeforeStart, h.BeforeLines, h.AfterStart, h.AfterLines)}
-		for _, l := range h.Lines {
-			dl := templates.DiffLine{Op: "ctx", Marker: " ", Text: l.Text}
-			switch l.Op {
-			case guildcfg.DiffInsert:
-				dl.Op, dl.Marker = "add", "+"
-			case guildcfg.DiffDelete:
-				dl.Op, dl.Marker = "del", "-"
-			}
-			hv.Lines = append(hv.Lines, dl)
-		}
-		v.Hunks = append(v.Hunks, hv)
-	}
+	v.Hunks = unifiedDiff(e.Diff()) // the hunks as proposal pages show them unified
 	return v
 }

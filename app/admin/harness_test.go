@@ -23,6 +23,7 @@ import (
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/proposals"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -83,6 +84,10 @@ type harness struct {
 	// starts it. An option may replace Options.Discord (nil: no bot).
 	bot  *discord.Bot
 	fake *fakediscord.Server
+	// props is the real proposals service over the harness's store, guild
+	// configuration and bot (Options.Proposals unless an option replaces
+	// it); proposing needs the bot connected (see proposalGuild).
+	props *proposals.Service
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -115,6 +120,12 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("discord.New: %v", err)
 	}
 	opts.Discord = bot
+	props, err := proposals.New(proposals.Options{Store: st, Guilds: guilds, Discord: bot, Logger: logger})
+	if err != nil {
+		t.Fatalf("proposals.New: %v", err)
+	}
+	opts.Proposals = props
+	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
 	for _, m := range mutate {
 		m(&opts)
 	}
@@ -123,18 +134,33 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake}
+	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props}
 	h.modHost, _ = opts.Host.(*host.Host)
+	// An option's own bot and proposals service (withDemoAppliance) close
+	// as serve closes them: the bot before the fake it is connected to,
+	// the service after the host.
+	ownBot, _ := opts.Discord.(*discord.Bot)
+	ownProps, _ := opts.Proposals.(*proposals.Service)
+	if ownProps != nil {
+		h.props = ownProps
+	}
 	t.Cleanup(func() {
 		ts.Close()
 		srv.Close()
+		if ownBot != nil && ownBot != bot {
+			_ = ownBot.Close()
+		}
 		if cl, ok := opts.Demo.(io.Closer); ok {
 			_ = cl.Close()
 		}
 		_ = bot.Close()
+		props.Close()
 		fake.Close()
 		if h.modHost != nil {
 			_ = h.modHost.Close(context.Background())
+		}
+		if ownProps != nil && ownProps != props {
+			ownProps.Close()
 		}
 		guilds.Close()
 		_ = st.Close()

@@ -105,6 +105,11 @@ func TestBrowserLayout(t *testing.T) {
 		st := h.bot.Status()
 		return st.State == discord.StateConnected && len(st.Guilds) == 2 && st.Guilds[0].Name != "" && st.Guilds[1].Name != ""
 	})
+	// A pending proposal of kudos' settings (a long summary, a diff against
+	// the live document): the inbox's row, the badge and the review page.
+	proposalID := h.proposeIn(t, h.fake.AddChannel(fakediscord.ChannelSpec{GuildID: "42", Name: "general"}).ID, "", kudos.Name,
+		"---\ngiver_min_tier: regular\ndigest_channel_id: 123456789012345678\nallow_thank_back: false\n---\n",
+		"Send the weekly kudos digest to #general and let regulars give kudos, "+strings.Repeat("with a long summary ", 4))
 
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
@@ -113,7 +118,8 @@ func TestBrowserLayout(t *testing.T) {
 		{"guild-history", "/guilds/42/history?module=" + kudos.Name, `[data-testid=history-list]`, true},
 		{"modules", "/modules", `[data-testid=module-list]`, true},
 		{"module", "/modules/probe", `[data-testid=module-jobs]`, true},
-		{"proposals", "/proposals", `[data-testid=page-title]`, true},
+		{"proposals", "/proposals", `[data-testid=proposal-list]`, true},
+		{"proposal", "/proposals/" + proposalID, `[data-testid=proposal-reject-form]`, true},
 		{"results", "/results", `[data-testid=page-title]`, true},
 		{"tasks", "/tasks", `[data-testid=page-title]`, true},
 		{"discord", "/discord", `[data-testid=discord-guild-table]`, true},

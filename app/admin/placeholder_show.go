@@ -16,14 +16,6 @@ type placeholderPage struct {
 }
 
 var placeholders = []placeholderPage{
-	{path: "/proposals", key: "proposals", view: templates.Placeholder{
-		Title: "Proposals", Lead: "Configuration changes waiting for your approval.",
-		Features: []string{
-			"Pending proposals with a readable diff of what would change",
-			"Approve, reject or roll back, each recorded in the audit log",
-			"History of applied proposals and their revisions",
-		},
-	}},
 	{path: "/results", key: "results", view: templates.Placeholder{
 		Title: "Results", Lead: "Scheduled results published by tasks and modules.",
 		Features: []string{

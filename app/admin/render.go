@@ -31,47 +31,49 @@ const (
 // Flash codes carried across a redirect in a short-lived cookie. Only codes
 // travel, never text, so a cookie cannot inject content.
 const (
-	flashSessionExpired  = "expired"
-	flashSignedOut       = "signedout"
-	flashWelcome         = "welcome"
-	flashSignedIn        = "signedin"
-	flashPasswordChanged = "pwchanged"
-	flashSessionsRevoked = "revoked"
-	flashWorldtreeOff    = "wtremoved"
-	flashGuildCreated    = "guildnew"
-	flashGuildExists     = "guildold"
-	flashGuildSaved      = "guildsaved"
-	flashGuildUnchanged  = "guildsame"
-	flashGuildReverted   = "guildrevert"
-	flashModuleEnabled   = "modon"
-	flashModuleDisabled  = "modoff"
-	flashModuleWaits     = "modwait"
-	flashModuleRestarted = "modrestart"
-	flashModuleSaved     = "modsaved"
-	flashJobRun          = "jobrun"
-	flashJobCancelled    = "jobcancel"
+	flashSessionExpired      = "expired"
+	flashSignedOut           = "signedout"
+	flashWelcome             = "welcome"
+	flashSignedIn            = "signedin"
+	flashPasswordChanged     = "pwchanged"
+	flashSessionsRevoked     = "revoked"
+	flashWorldtreeOff        = "wtremoved"
+	flashGuildCreated        = "guildnew"
+	flashGuildExists         = "guildold"
+	flashGuildSaved          = "guildsaved"
+	flashGuildUnchanged      = "guildsame"
+	flashGuildReverted       = "guildrevert"
+	flashModuleEnabled       = "modon"
+	flashModuleDisabled      = "modoff"
+	flashModuleWaits         = "modwait"
+	flashModuleRestarted     = "modrestart"
+	flashModuleSaved         = "modsaved"
+	flashJobRun              = "jobrun"
+	flashJobCancelled        = "jobcancel"
+	flashProposalNotifySaved = "propnotify"
 )
 
 var flashes = map[string]templates.Flash{
-	flashSessionExpired:  {Kind: templates.FlashInfo, Message: "Your session expired. Please sign in again."},
-	flashSignedOut:       {Kind: templates.FlashSuccess, Message: "You have been signed out."},
-	flashWelcome:         {Kind: templates.FlashSuccess, Message: "Welcome! Your admin account is ready and you are signed in."},
-	flashSignedIn:        {Kind: templates.FlashSuccess, Message: "Signed in."},
-	flashPasswordChanged: {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},
-	flashSessionsRevoked: {Kind: templates.FlashSuccess, Message: "All other sessions were signed out."},
-	flashWorldtreeOff:    {Kind: templates.FlashSuccess, Message: "The Worldtree configuration was removed, keys included."},
-	flashGuildCreated:    {Kind: templates.FlashSuccess, Message: "Guild added. It stays inactive until you switch the bot on below and save."},
-	flashGuildExists:     {Kind: templates.FlashInfo, Message: "This guild already has a server-setup document; here it is."},
-	flashGuildSaved:      {Kind: templates.FlashSuccess, Message: "Saved as a new revision. The bot uses it from now on; the history shows the change."},
-	flashGuildUnchanged:  {Kind: templates.FlashInfo, Message: "Nothing changed: the document already had this text, so no revision was recorded."},
-	flashGuildReverted:   {Kind: templates.FlashSuccess, Message: "Reverted: the old text is now the newest revision, recorded in the history like any save."},
-	flashModuleEnabled:   {Kind: templates.FlashSuccess, Message: "Module enabled; the modules were restarted on the new selection."},
-	flashModuleDisabled:  {Kind: templates.FlashSuccess, Message: "Module disabled; the modules were restarted on the new selection."},
-	flashModuleWaits:     {Kind: templates.FlashInfo, Message: "Saved, but KIMI_MODULES sets the selection: the change applies once it is removed from the environment."},
-	flashModuleRestarted: {Kind: templates.FlashSuccess, Message: "Restarted. The list shows each module's state now."},
-	flashJobRun:          {Kind: templates.FlashSuccess, Message: "The job is due now: the scheduler runs it as soon as the module's slot is free."},
-	flashJobCancelled:    {Kind: templates.FlashSuccess, Message: "The job is cancelled: it will not run again unless the module schedules it anew."},
-	flashModuleSaved:     {Kind: templates.FlashSuccess, Message: "Settings saved. The module uses them from its next restart."},
+	flashSessionExpired:      {Kind: templates.FlashInfo, Message: "Your session expired. Please sign in again."},
+	flashSignedOut:           {Kind: templates.FlashSuccess, Message: "You have been signed out."},
+	flashWelcome:             {Kind: templates.FlashSuccess, Message: "Welcome! Your admin account is ready and you are signed in."},
+	flashSignedIn:            {Kind: templates.FlashSuccess, Message: "Signed in."},
+	flashPasswordChanged:     {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},
+	flashSessionsRevoked:     {Kind: templates.FlashSuccess, Message: "All other sessions were signed out."},
+	flashWorldtreeOff:        {Kind: templates.FlashSuccess, Message: "The Worldtree configuration was removed, keys included."},
+	flashGuildCreated:        {Kind: templates.FlashSuccess, Message: "Guild added. It stays inactive until you switch the bot on below and save."},
+	flashGuildExists:         {Kind: templates.FlashInfo, Message: "This guild already has a server-setup document; here it is."},
+	flashGuildSaved:          {Kind: templates.FlashSuccess, Message: "Saved as a new revision. The bot uses it from now on; the history shows the change."},
+	flashGuildUnchanged:      {Kind: templates.FlashInfo, Message: "Nothing changed: the document already had this text, so no revision was recorded."},
+	flashGuildReverted:       {Kind: templates.FlashSuccess, Message: "Reverted: the old text is now the newest revision, recorded in the history like any save."},
+	flashModuleEnabled:       {Kind: templates.FlashSuccess, Message: "Module enabled; the modules were restarted on the new selection."},
+	flashModuleDisabled:      {Kind: templates.FlashSuccess, Message: "Module disabled; the modules were restarted on the new selection."},
+	flashModuleWaits:         {Kind: templates.FlashInfo, Message: "Saved, but KIMI_MODULES sets the selection: the change applies once it is removed from the environment."},
+	flashModuleRestarted:     {Kind: templates.FlashSuccess, Message: "Restarted. The list shows each module's state now."},
+	flashJobRun:              {Kind: templates.FlashSuccess, Message: "The job is due now: the scheduler runs it as soon as the module's slot is free."},
+	flashJobCancelled:        {Kind: templates.FlashSuccess, Message: "The job is cancelled: it will not run again unless the module schedules it anew."},
+	flashModuleSaved:         {Kind: templates.FlashSuccess, Message: "Settings saved. The module uses them from its next restart."},
+	flashProposalNotifySaved: {Kind: templates.FlashSuccess, Message: "Proposal notifications saved. They apply to the next proposal."},
 }
 
 func (s *Server) setFlash(c echo.Context, code string) {
@@ -109,6 +111,10 @@ func (s *Server) chrome(c echo.Context, title, active string) templates.Chrome {
 		}
 		if ch.Demo {
 			ch.ShowOptional = append(ch.ShowOptional, "demo")
+		}
+		ch.Pending = s.pendingProposals(c.Request().Context())
+		if f, ok := s.decisions.take(sess.ID, c.Request().URL.Path, time.Now()); ok {
+			ch.Flashes = append(ch.Flashes, f)
 		}
 	}
 	return ch

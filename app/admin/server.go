@@ -77,6 +77,12 @@ type Options struct {
 	// Demo is demo mode's guild (`kimi serve --demo`): the /demo page reads and posts into it
 	// and every page is labelled as a demo. Nil: not demo mode, /demo answers 404.
 	Demo DemoChat
+	// Proposals is the proposals service (app/serve.go passes the
+	// *proposals.Service): /proposals, the navigation's pending badge and
+	// the proposal notifications of /settings (stored with app/settings).
+	// Nil: the proposal pages answer 503 and /settings says notifications
+	// are not available.
+	Proposals ProposalReview
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
@@ -124,6 +130,11 @@ type Server struct {
 	headers     []headerValue
 	status      statusCache
 	worldtree   worldtreeNav
+	// pending is the navigation's pending-proposal count; decisions the
+	// messages of the last decisions (proposals.go).
+	pending          pendingCache
+	decisions        decisionResults
+	unwatchProposals func()
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -202,11 +213,12 @@ func New(opts Options) (*Server, error) {
 	}
 	s.assets = assets
 	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
-	if opts.Host != nil || opts.Demo != nil { // the module pages' and /demo's live regions
+	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil { // the module pages', /demo's and /proposals' live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store)
 	s.echo = s.buildEcho()
+	s.watchProposals()
 	go s.housekeeping()
 	return s, nil
 }
@@ -228,6 +240,9 @@ func (s *Server) CloseStreams() {
 func (s *Server) Close() {
 	s.CloseStreams()
 	s.closeOnce.Do(func() {
+		if s.unwatchProposals != nil {
+			s.unwatchProposals()
+		}
 		close(s.stop)
 		<-s.done
 	})

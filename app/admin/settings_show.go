@@ -49,5 +49,8 @@ func (s *Server) renderSettings(c echo.Context, status int, pwErrors form.Errors
 	if v.Worldtree, err = s.worldtreeSettingsView(ctx, c); err != nil {
 		return fmt.Errorf("admin: settings: %w", err)
 	}
+	if v.Proposals, err = s.proposalNotifyView(ctx, c); err != nil {
+		return fmt.Errorf("admin: settings: %w", err)
+	}
 	return render(c, status, templates.SettingsPage(s.chrome(c, "Settings", "settings"), v))
 }

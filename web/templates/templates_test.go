@@ -55,6 +55,14 @@ func pages() map[string]templ.Component {
 			Worldtree: sampleWorldtreeSettings()}),
 		"worldtree":       WorldtreePage(sampleChrome("admin"), sampleWorldtreeView()),
 		"worldtree-empty": WorldtreePage(sampleChrome("admin"), WorldtreeView{}),
+
+		// Proposals (samples in proposals_test.go).
+		"proposals":       ProposalsPage(sampleChrome("admin"), sampleProposalsView()),
+		"proposals-empty": ProposalsPage(sampleChrome("admin"), ProposalsView{}),
+		"proposal":        ProposalPage(sampleChrome("admin"), sampleProposalView()),
+		"settings-proposal": SettingsPage(sampleChrome("admin"), SettingsView{Username: "admin", MinLen: 8, MaxBytes: 72,
+			Proposals: ProposalNotifySettingsView{Available: true, Mode: "webhook", WebhookSet: true, WebhookHost: "hooks.example.org",
+				Errors: form.Errors{form.FieldForm: "Not saved", form.ProposalNotifyWebhookURL: "Bad"}}}),
 	}
 }
 

@@ -26,6 +26,9 @@ type Chrome struct {
 	ShowOptional []string
 	// Demo labels every page as demo mode (a built-in fake Discord, never the real one).
 	Demo bool
+	// Pending is the number of pending proposals, the badge on the
+	// navigation's Proposals entry (0: none shown).
+	Pending int
 }
 
 // Assets holds content-hashed URLs of the static files.
@@ -69,7 +72,7 @@ var Nav = []NavItem{
 	{Key: "demo", Label: "Demo", Href: "/demo", Optional: true},
 	{Key: "guilds", Label: "Guilds", Href: "/guilds"},
 	{Key: "modules", Label: "Modules", Href: "/modules"},
-	{Key: "proposals", Label: "Proposals", Href: "/proposals", Soon: true},
+	{Key: "proposals", Label: "Proposals", Href: "/proposals"},
 	{Key: "results", Label: "Results", Href: "/results", Soon: true},
 	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
 	{Key: "discord", Label: "Discord", Href: "/discord"},
@@ -187,6 +190,7 @@ type SettingsView struct {
 	LastBackup     string
 	DBSize         string
 	Worldtree      WorldtreeSettingsView
+	Proposals      ProposalNotifySettingsView
 }
 
 // ConfirmView is the confirmation page of a destructive action: what will

@@ -57,7 +57,7 @@ func TestWorldtreeNavOnlyWhenConfigured(t *testing.T) {
 				t.Fatal("regular items must always show")
 			}
 			// The pre-rendered variant and a fresh render agree.
-			if pre, fresh := render(t, navMarkup(c)), render(t, navList(c.Active, shownOptional(c.ShowOptional))); pre != fresh {
+			if pre, fresh := render(t, navMarkup(c)), render(t, navList(c.Active, shownOptional(c.ShowOptional), c.Pending)); pre != fresh {
 				t.Fatalf("pre-rendered nav differs:\n%s\n%s", pre, fresh)
 			}
 		})

@@ -1,0 +1,111 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// proposalEvents is GET /proposals/events: a text/event-stream that sends a
+// "fragment" event — the inbox's list for the filters of the query
+// (?view=list&state=…) or a proposal's detail (?view=detail&id=…) — when
+// it opens and after every change the service signals (Watch: a new
+// proposal, a decision) whose rendering differs from the last one sent, so
+// a half-typed rejection reason is not replaced by an identical page. There
+// is no polling. It ends when the client goes away, when the server shuts
+// down (CloseStreams) or on a write error.
+func (s *Server) proposalEvents(c echo.Context) error {
+	var fragment func(ctx context.Context) (templ.Component, error)
+	switch c.QueryParam("view") {
+	case "list":
+		f := form.ParseProposalFilter(c.Request())
+		if !f.Validate().OK() {
+			return echo.NewHTTPError(http.StatusBadRequest, "The filters are not valid.")
+		}
+		fragment = func(ctx context.Context) (templ.Component, error) {
+			v, err := s.proposalListView(ctx, f)
+			return templates.ProposalList(v), err
+		}
+	case "detail":
+		id := c.QueryParam("id")
+		if !proposalIDRE.MatchString(id) {
+			return echo.ErrNotFound
+		}
+		csrf := s.csrfToken(c)
+		fragment = func(ctx context.Context) (templ.Component, error) {
+			v, err := s.proposalDetailView(ctx, id)
+			return templates.ProposalDetail(csrf, v), err
+		}
+	default:
+		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=detail.")
+	}
+	ctx := c.Request().Context()
+	first, err := s.proposalFragment(ctx, fragment)
+	if err != nil {
+		return err // before the stream starts: a 404 for an unknown id
+	}
+	changed := make(chan struct{}, 1)
+	cancel := s.opts.Proposals.Watch(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer cancel()
+	w := c.Response()
+	h := w.Header()
+	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
+	h.Set(echo.HeaderCacheControl, "no-store")
+	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the events
+	w.WriteHeader(http.StatusOK)
+	last := first
+	if _, err := w.Write(sseEvent("fragment", first)); err != nil {
+		return nil // the client went away
+	}
+	w.Flush()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.streams:
+			return nil
+		case <-changed:
+			html, err := s.proposalFragment(ctx, fragment)
+			if err != nil {
+				s.log.Warn("render a proposals fragment", "err", err)
+				continue
+			}
+			if html == last {
+				continue
+			}
+			last = html
+			if _, err := w.Write(sseEvent("fragment", html)); err != nil {
+				return nil
+			}
+			w.Flush()
+		}
+	}
+}
+
+// proposalFragment renders one fragment, its reads bounded.
+func (s *Server) proposalFragment(ctx context.Context, fragment func(context.Context) (templ.Component, error)) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	cmp, err := fragment(ctx)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := cmp.Render(ctx, &buf); err != nil {
+		return "", fmt.Errorf("admin: proposal events: %w", err)
+	}
+	return buf.String(), nil
+}

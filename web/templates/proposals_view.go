@@ -1,0 +1,121 @@
+package templates
+
+import "github.com/kimiapp/kimi/app/admin/form"
+
+// ProposalsView is the proposals inbox (/proposals): the filter form, the
+// counts per state and the live list.
+type ProposalsView struct {
+	// The filter form as typed, and its errors.
+	State, Guild, Module, Target string
+	Errors                       form.Errors
+	Filtered                     bool
+	// Live is the list's SSE address (the same filters and cursor).
+	Live string
+	List ProposalListView
+}
+
+// ProposalListView is the inbox's live region: the counts, the rows of one
+// page and the pagination.
+type ProposalListView struct {
+	Counts []ProposalCount
+	Rows   []ProposalRow
+	// Filtered: an empty list says no proposal matches rather than none
+	// exist; Invalid: the filters were refused, so nothing was listed.
+	Filtered, Invalid bool
+	ClearURL          string
+	FirstURL, NextURL string
+	// Pending is the number of pending proposals (all guilds), for the
+	// heading of the live region.
+	Pending int
+}
+
+// ProposalCount is one state's count, a link that filters by it.
+type ProposalCount struct {
+	State, Label string
+	Count        int
+	URL          string
+	Active       bool
+}
+
+// ProposalRow is one proposal of the inbox.
+type ProposalRow struct {
+	ID, URL string
+	Summary string
+	// State is the state's word; StateKind its badge kind.
+	State, StateKind string
+	Guild, Module    string
+	Target           string
+	Proposer         string // "<@id>"
+	At, AtExact      string
+}
+
+// ProposalView is a proposal's page (/proposals/{id}); Detail is its live
+// region.
+type ProposalView struct {
+	ID, Summary string
+	Live        string
+	Detail      ProposalDetailView
+}
+
+// ProposalDetailView is everything of a proposal's page below its heading,
+// sent again over SSE after every change.
+type ProposalDetailView struct {
+	ID, Summary      string
+	State, StateKind string
+	Pending          bool
+	// Proposer: the module, the Discord user ("<@id>"), the source the
+	// module gave (a command) and the channel ("<#id>", "" when none).
+	Module, Proposer, Source, Channel string
+	// Target is the document ("guild:1:kudos"), TargetName says what it is
+	// ("kudos settings in guild 1"), TargetURL links its page ("" for
+	// channel fragments, which have none).
+	Target, TargetName, TargetURL string
+	HistoryURL                    string
+	CreatedAt, CreatedAtExact     string
+	// The decision, once made.
+	DecidedBy, DecisionSource, DecisionReason, DecidedAt string
+	// LastError is a failed approval's reason while still pending.
+	LastError string
+	// The validation result (pending proposals): the problems an approval
+	// would meet, none meaning it would apply; Conflict explains a live
+	// document that equals neither the base nor the proposal, AlreadyLive a
+	// live document that already is the proposal.
+	Checked     bool
+	Problems    []string
+	WouldApply  bool
+	Conflict    string
+	AlreadyLive bool
+	// CheckError is set when the check could not run.
+	CheckError string
+	// The diff: DiffTitle names its two sides, Split the side-by-side rows
+	// (wide screens) and Unified the hunks (phones); NoChanges when the two
+	// sides are equal.
+	DiffTitle, DiffOld, DiffNew string
+	Split                       []SplitRow
+	Unified                     []DiffHunk
+	NoChanges                   bool
+	Events                      []ProposalEventView
+	// The reject form as typed and its errors.
+	Reason string
+	Errors form.Errors
+}
+
+// SplitRow is one row of a side-by-side diff: a hunk header, or a line of
+// each side (an empty side has Op "none").
+type SplitRow struct {
+	Header               string
+	OldNo, NewNo         string
+	Old, New             string
+	OldOp, NewOp         string // ctx, del, add, none
+	OldMarker, NewMarker string
+}
+
+// ProposalEventView is one entry of a proposal's decision history.
+type ProposalEventView struct {
+	Kind, Label   string
+	Actor, Source string
+	Detail        string
+	At, AtExact   string
+	Before, After string // short revisions, "" when none
+	BadgeKind     string
+}
