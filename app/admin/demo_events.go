@@ -1,8 +1,7 @@
 package admin
 
 import (
-	"bytes"
-	"fmt"
+	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -37,54 +36,12 @@ func (s *Server) demoEvents(c echo.Context) error {
 	} else if v == nil {
 		return echo.ErrNotFound
 	}
-	ctx := c.Request().Context()
-	changed := s.opts.Demo.Watch(ctx)
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the events
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	last, sent := "", false
-	send := func() error {
+	return s.streamFragments(c, s.opts.Demo.Watch(c.Request().Context()), func(ctx context.Context) (string, bool, error) {
 		v, err := s.demoView(c, channel, as)
-		if err != nil {
-			return err
+		if err != nil || v == nil { // nil: the channel is gone, nothing more to show
+			return "", false, err
 		}
-		if v == nil { // the channel is gone: nothing more to show
-			return nil
-		}
-		buf.Reset()
-		if err := fragment(*v).Render(ctx, &buf); err != nil {
-			return fmt.Errorf("admin: demo events: %w", err)
-		}
-		if sent && buf.String() == last {
-			return nil
-		}
-		last, sent = buf.String(), true
-		if _, err := w.Write(sseEvent("fragment", last)); err != nil {
-			return nil // the client went away
-		}
-		w.Flush()
-		return nil
-	}
-	if err := send(); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.streams:
-			return nil
-		case _, ok := <-changed:
-			if !ok {
-				return nil
-			}
-			if err := send(); err != nil {
-				return err
-			}
-		}
-	}
+		html, err := renderFragment(ctx, fragment(*v))
+		return html, err == nil, err
+	})
 }

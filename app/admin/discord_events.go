@@ -1,10 +1,7 @@
 package admin
 
 import (
-	"bytes"
-	"fmt"
-	"net/http"
-
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/web/templates"
@@ -16,42 +13,7 @@ import (
 // /modules/events does. It ends when the client goes away, when the server
 // shuts down (CloseStreams) or on a write error.
 func (s *Server) discordEvents(c echo.Context) error {
-	ctx := c.Request().Context()
-	changed := s.opts.Discord.Watch(ctx)
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	send := func() error {
-		buf.Reset()
-		if err := templates.DiscordStatus(s.discordStatusView(c)).Render(ctx, &buf); err != nil {
-			return fmt.Errorf("admin: discord events: %w", err)
-		}
-		if _, err := w.Write(sseEvent("fragment", buf.String())); err != nil {
-			return nil // the client went away
-		}
-		w.Flush()
-		return nil
-	}
-	if err := send(); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.streams:
-			return nil
-		case _, ok := <-changed:
-			if !ok {
-				return nil
-			}
-			if err := send(); err != nil {
-				return err
-			}
-		}
-	}
+	return s.streamFragments(c, s.opts.Discord.Watch(c.Request().Context()), staticFragment(func() templ.Component {
+		return templates.DiscordStatus(s.discordStatusView(c))
+	}))
 }

@@ -1,8 +1,6 @@
 package admin
 
 import (
-	"bytes"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -28,44 +26,7 @@ func (s *Server) moduleEvents(c echo.Context) error {
 	default:
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=overview.")
 	}
-	ctx := c.Request().Context()
-	changed := s.opts.Host.Watch(ctx)
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the events
-	w.WriteHeader(http.StatusOK)
-	var buf bytes.Buffer
-	send := func() error {
-		buf.Reset()
-		if err := fragment().Render(ctx, &buf); err != nil {
-			return fmt.Errorf("admin: module events: %w", err)
-		}
-		if _, err := w.Write(sseEvent("fragment", buf.String())); err != nil {
-			return nil // the client went away
-		}
-		w.Flush()
-		return nil
-	}
-	if err := send(); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.streams:
-			return nil
-		case _, ok := <-changed:
-			if !ok {
-				return nil
-			}
-			if err := send(); err != nil {
-				return err
-			}
-		}
-	}
+	return s.streamFragments(c, s.opts.Host.Watch(c.Request().Context()), staticFragment(fragment))
 }
 
 // sseEvent frames data as one server-sent event: every line of it a

@@ -1,9 +1,7 @@
 package admin
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -47,11 +45,6 @@ func (s *Server) proposalEvents(c echo.Context) error {
 	default:
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=detail.")
 	}
-	ctx := c.Request().Context()
-	first, err := s.proposalFragment(ctx, fragment)
-	if err != nil {
-		return err // before the stream starts: a 404 for an unknown id
-	}
 	changed := make(chan struct{}, 1)
 	cancel := s.opts.Proposals.Watch(func() {
 		select {
@@ -60,52 +53,14 @@ func (s *Server) proposalEvents(c echo.Context) error {
 		}
 	})
 	defer cancel()
-	w := c.Response()
-	h := w.Header()
-	h.Set(echo.HeaderContentType, "text/event-stream; charset=utf-8")
-	h.Set(echo.HeaderCacheControl, "no-store")
-	h.Set("X-Accel-Buffering", "no") // a buffering proxy would hold the events
-	w.WriteHeader(http.StatusOK)
-	last := first
-	if _, err := w.Write(sseEvent("fragment", first)); err != nil {
-		return nil // the client went away
-	}
-	w.Flush()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.streams:
-			return nil
-		case <-changed:
-			html, err := s.proposalFragment(ctx, fragment)
-			if err != nil {
-				s.log.Warn("render a proposals fragment", "err", err)
-				continue
-			}
-			if html == last {
-				continue
-			}
-			last = html
-			if _, err := w.Write(sseEvent("fragment", html)); err != nil {
-				return nil
-			}
-			w.Flush()
+	return s.streamFragments(c, changed, func(ctx context.Context) (string, bool, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		cmp, err := fragment(ctx)
+		if err != nil {
+			return "", false, err // before the stream starts: a 404 for an unknown id
 		}
-	}
-}
-
-// proposalFragment renders one fragment, its reads bounded.
-func (s *Server) proposalFragment(ctx context.Context, fragment func(context.Context) (templ.Component, error)) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cmp, err := fragment(ctx)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	if err := cmp.Render(ctx, &buf); err != nil {
-		return "", fmt.Errorf("admin: proposal events: %w", err)
-	}
-	return buf.String(), nil
+		html, err := renderFragment(ctx, cmp)
+		return html, err == nil, err
+	})
 }
