@@ -40,7 +40,8 @@ func TestBrowserDemo(t *testing.T) {
 	tb.do("switch to bo",
 		chromedp.SetValue(chromedp.CSS(`[data-testid=demo-as]`), demoChannel(t, h, "bo")),
 		click(`[data-testid=demo-as-switch]`),
-		visible(`[data-testid=demo-post]`),
+		// Wait for the new page, not any post form: the old page has one too.
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-post"]//*[contains(@class, "card-title") and contains(., "Post as bo")]`)),
 	)
 	tb.wantText(`[data-testid=demo-post] .card-title`, "Post as bo")
 	tb.do("post as bo",
