@@ -31,7 +31,7 @@ func evBenchMessage(id uint64) json.RawMessage {
 // BenchmarkGatewayIngest: MESSAGE_CREATE frames from fakediscord through a
 // real discordgo session, Kimi's handlers and the real bus to a module's
 // handler. Reports events/s and allocs/event (the whole process: the fake's
-// framing and websocket write included), and, in the same run, a plain
+// framing and websocket write included; the payload is encoded once, up front), and, in the same run, a plain
 // json.Unmarshal of the same payload into *discordgo.MessageCreate
 // (unmarshals/s) and ratio = events/s ÷ unmarshals/s.
 //
@@ -80,7 +80,7 @@ func evBenchIngest(b *testing.B, compress bool) {
 		start := time.Now()
 		for i := 0; i < n; i++ {
 			inflight <- struct{}{}
-			if err := f.Dispatch(evGuild, "MESSAGE_CREATE", frames[i%len(frames)]); err != nil {
+			if err := f.DispatchRaw(evGuild, "MESSAGE_CREATE", frames[i%len(frames)]); err != nil {
 				b.Fatal(err)
 			}
 		}

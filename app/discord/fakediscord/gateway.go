@@ -619,6 +619,13 @@ func (s *Server) Dispatch(guildID, event string, data any) error {
 	if err != nil {
 		return fmt.Errorf("fakediscord: marshal dispatch: %w", err)
 	}
+	return s.DispatchRaw(guildID, event, raw)
+}
+
+// DispatchRaw is Dispatch for an already encoded payload, sent as given, unchecked: benchmarks
+// use it so that the fake's own encoding is not measured, and a test may send a malformed
+// payload to see how the client copes.
+func (s *Server) DispatchRaw(guildID, event string, raw json.RawMessage) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	need := eventIntent(event, guildID == "")
