@@ -8,6 +8,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // The decisions' replies and reasons (the original's words, §4.1).
@@ -68,6 +69,11 @@ func (s *Service) loadPending(ctx context.Context, id string, d Decider) (Propos
 
 func (s *Service) approve(ctx context.Context, p Proposal, d Decider) (Outcome, error) {
 	actor := guildcfg.Actor{Kind: guildcfg.ActorProposal, Name: p.ID, IP: d.IP}
+	// The module a guild-module target configures must still be loaded: its
+	// settings schema validates the content, and its OnChange applies it.
+	if p.Target.Kind == guildcfg.KindGuildModule && s.known != nil && !s.known(p.Target.Module) {
+		return s.failApproval(ctx, p, d, "unknown module "+hostkit.Repr(p.Target.Module), "", p.BaseRevision)
+	}
 	if err := s.guilds.Validate(p.Target, p.Content); err != nil {
 		return s.failApproval(ctx, p, d, refusal(err).Error(), "", p.BaseRevision)
 	}
