@@ -134,16 +134,18 @@ func TestBrowserDemoInteractions(t *testing.T) {
 	)
 	tb.do("post as ada",
 		fill(`[data-testid=demo-content-input]`, "hi bot"),
+		leaveDocument(),
 		click(`[data-testid=demo-send]`),
-		visible(`[data-testid=demo-messages]`),
+		inNewDocument(`[data-testid=demo-messages]`),
 	)
-	tb.wantText(`[data-testid=demo-messages]`, "hi bot")
+	tb.do("the post is listed", waitDemoText("hi bot"))
 
 	tb.do("run /echo",
 		click(`[data-testid=demo-command-echo] summary`),
 		fill(`[data-testid=demo-o-echo-text]`, "ping from the browser"),
+		leaveDocument(),
 		click(`[data-testid=demo-run-echo]`),
-		visible(`[data-testid=demo-chat]`),
+		inNewDocument(`[data-testid=demo-chat]`),
 	)
 	tb.markPage("demo-live", "demo-modals-live")
 	in := next("/echo")
@@ -157,11 +159,11 @@ func TestBrowserDemoInteractions(t *testing.T) {
 			discordgo.Button{Label: "Tell me more", Style: discordgo.PrimaryButton, CustomID: "echo-more"}}}},
 	}})
 	tb.do("the reply appears", visible(`[data-testid=demo-button-echo-more]`))
-	tb.wantText(`[data-testid=demo-messages]`, "echo: ping from the browser")
-	tb.wantText(`[data-testid=demo-messages]`, "used /echo")
+	// Waits, not reads: the live region may be re-rendered under a read.
+	tb.do("the reply's text", waitDemoText("echo: ping from the browser"), waitDemoText("used /echo"))
 	tb.wantSamePage("the reply to /echo")
 
-	tb.do("click the reply's button", click(`[data-testid=demo-button-echo-more]`), visible(`[data-testid=demo-chat]`))
+	tb.do("click the reply's button", leaveDocument(), click(`[data-testid=demo-button-echo-more]`), inNewDocument(`[data-testid=demo-chat]`))
 	tb.markPage("demo-live", "demo-modals-live")
 	in = next("the button click")
 	if d := in.MessageComponentData(); d.CustomID != "echo-more" || in.Member.User.ID != h.vars["ada"] {
@@ -172,13 +174,14 @@ func TestBrowserDemoInteractions(t *testing.T) {
 			discordgo.TextInput{CustomID: "why", Label: "Why?", Style: discordgo.TextInputParagraph, Required: true, MaxLength: 200}}}},
 	}})
 	tb.do("the modal appears", visible(`[data-testid=demo-modal-input-why]`))
-	tb.wantText(`[data-testid=demo-modal]`, "Tell me more")
+	tb.do("the modal's title", waitTestIDText("demo-modal", "Tell me more"))
 	tb.wantSamePage("the modal")
 
 	tb.do("submit the modal",
 		fill(`[data-testid=demo-modal-input-why]`, "because tests"),
+		leaveDocument(),
 		click(`[data-testid=demo-modal-submit]`),
-		visible(`[data-testid=demo-chat]`),
+		inNewDocument(`[data-testid=demo-chat]`),
 	)
 	tb.markPage("demo-live", "demo-modals-live")
 	in = next("the modal submit")
@@ -190,12 +193,23 @@ func TestBrowserDemoInteractions(t *testing.T) {
 	respond(in, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseChannelMessageWithSource, Data: &discordgo.InteractionResponseData{
 		Content: "thanks: because tests", Flags: discordgo.MessageFlagsEphemeral}})
 	tb.do("the ephemeral thanks appear", visible(`[data-testid=demo-ephemeral]`))
-	tb.wantText(`.demo-ephemeral`, "thanks: because tests")
-	tb.wantText(`[data-testid=demo-ephemeral]`, "Only you (ada) can see this.")
+	tb.do("the ephemeral's text", chromedp.WaitVisible(chromedp.Search(`//*[contains(concat(" ", @class, " "), " demo-ephemeral ") and contains(., "thanks: because tests")]`)), waitTestIDText("demo-ephemeral", "Only you (ada) can see this."))
 	tb.wantSamePage("the ephemeral thanks")
 	for action, want := range map[string]int{ActionDemoMessagePost: 1, ActionDemoCommandRun: 1, ActionDemoButtonClick: 1, ActionDemoModalSubmit: 1} {
 		if n := h.auditCount(action); n != want {
 			t.Errorf("audit rows of %s = %d, want %d", action, n, want)
 		}
 	}
+}
+
+// leaveDocument marks the current document, so that inNewDocument can wait
+// for the one a form submission loads (a selector alone would match the old
+// page, which has the same elements, before the navigation ends).
+func leaveDocument() chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](`document.documentElement.dataset.kimiOld = "1"`)
+}
+
+// inNewDocument waits for css in a document loaded after leaveDocument.
+func inNewDocument(css string) chromedp.Action[chromedp.Void] {
+	return visible(`html:not([data-kimi-old]) ` + css)
 }

@@ -213,8 +213,8 @@ func TestBrowserProposalApprovedFromThePage(t *testing.T) {
 			}
 			return id != ""
 		})
-		demo.do("kudos' reply", visible(`[data-testid=demo-ephemeral]`))
-		demo.wantText(`[data-testid=demo-messages]`, "Proposed (`"+id+"`)")
+		// Waits, not reads: the live region may be re-rendered under a read.
+		demo.do("kudos' reply", visible(`[data-testid=demo-ephemeral]`), waitDemoText("Proposed (`"+id+"`)"))
 		h.vars["proposals"] += id + " "
 		return id
 	}
@@ -283,8 +283,8 @@ func TestBrowserProposalApprovedFromThePage(t *testing.T) {
 	if len(card.Embeds) == 0 || card.Embeds[0].Title != proposals.TitleApplied || len(cardButtons(card)) != 0 {
 		t.Fatalf("the card after the approval: %+v, buttons %v", card.Embeds, cardButtons(card))
 	}
-	demo.do("the card on /demo", chromedp.Navigate(h.ts.URL+demoLocation(h.vars["general"], h.vars["ada"])), visible(`[data-testid=demo-messages]`))
-	demo.wantText(`[data-testid=demo-messages]`, proposals.TitleApplied)
+	demo.do("the card on /demo", chromedp.Navigate(h.ts.URL+demoLocation(h.vars["general"], h.vars["ada"])), visible(`[data-testid=demo-messages]`),
+		waitDemoText(proposals.TitleApplied))
 	if n := h.auditCount(proposals.ActionApprove); n != 1 || h.auditCount(proposals.ActionApproveFailed) != 1 {
 		t.Fatalf("proposal.approve rows = %d (failed %d), want 1 (1)", n, h.auditCount(proposals.ActionApproveFailed))
 	}
@@ -396,4 +396,16 @@ func TestBrowserProposalApprovedFromThePage(t *testing.T) {
 	if fmt.Sprint(ms.Values[kudos.FieldDigestChannel]) != h.vars["welcome"] {
 		t.Errorf("kudos' settings after the second approval = %v, want #welcome", ms.Values)
 	}
+}
+
+// waitDemoText waits until /demo's messages show text (a wait, not a read:
+// the live region may be swapped while it is read).
+func waitDemoText(text string) chromedp.Action[chromedp.Void] {
+	return waitTestIDText("demo-messages", text)
+}
+
+// waitTestIDText waits until the element with data-testid testid (or one
+// inside it) shows text.
+func waitTestIDText(testid, text string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="` + testid + `" and contains(., "` + text + `")]`))
 }
