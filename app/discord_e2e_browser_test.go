@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,85 +12,26 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/internal/browsertest"
 	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// The browser conventions are app/admin's (browser_test.go): Debian's
-// chromium, headless, kept on loopback, one browser per package, a tab per
-// test whose console errors fail it.
+// The browser conventions are app/admin's (browser_test.go): the shared
+// browser of app/internal/browsertest (Debian's chromium, headless, kept on
+// loopback), a tab per test whose console errors fail it.
 
-const e2eChromium = "/usr/bin/chromium"
-
-var e2eBrowser struct {
-	once   sync.Once
-	ctx    context.Context
-	cancel func()
-	err    error
-}
+var e2eBrowser browsertest.Browser
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if e2eBrowser.cancel != nil {
-		e2eBrowser.cancel()
-	}
+	e2eBrowser.Close()
 	os.Exit(code)
 }
 
 // e2eRequireBrowser returns the shared browser, skipping loudly when
 // chromium is missing locally and failing under CI=true.
-func e2eRequireBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(e2eChromium); err != nil {
-		msg := "!!! BROWSER TESTS NOT RUN: " + e2eChromium + " is missing. Install it with `apt-get install -y chromium`. !!!"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	e2eBrowser.once.Do(func() {
-		userData, err := os.MkdirTemp("", "kimi-chromium-")
-		if err != nil {
-			e2eBrowser.err = err
-			return
-		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(e2eChromium),
-			chromedp.Headless,
-			chromedp.NoSandbox,
-			chromedp.Flag("disable-gpu", true),
-			chromedp.Flag("disable-background-networking", true),
-			chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true),
-			// Loopback only: every other name resolves to nothing, no proxy,
-			// no DNS prefetch or background probes.
-			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"),
-			chromedp.Flag("proxy-server", "direct://"),
-			chromedp.Flag("dns-prefetch-disable", true),
-			chromedp.Flag("disable-domain-reliability", true),
-			chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate,DialMediaRouteProvider,AsyncDns"),
-			chromedp.Flag("no-pings", true),
-			chromedp.NoFirstRun,
-			chromedp.UserDataDir(userData),
-			chromedp.WindowSize(1280, 900),
-		)
-		allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(allocCtx)
-		if err := chromedp.Do(ctx); err != nil { // starts the browser; no timeout
-			e2eBrowser.err = fmt.Errorf("start chromium: %w", err)
-		}
-		e2eBrowser.ctx = ctx
-		e2eBrowser.cancel = func() {
-			cancel()
-			allocCancel()
-			_ = os.RemoveAll(userData)
-		}
-	})
-	if e2eBrowser.err != nil {
-		t.Fatalf("browser: %v", e2eBrowser.err)
-	}
-	return e2eBrowser.ctx
-}
+func e2eRequireBrowser(t *testing.T) context.Context { t.Helper(); return e2eBrowser.Require(t) }
 
 // e2eTab is one tab bound to a test: console errors and exceptions fail it
 // (a page's deliberate 4xx status aside).

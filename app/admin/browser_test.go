@@ -17,85 +17,23 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/internal/browsertest"
 	"github.com/kimiapp/kimi/app/store"
 )
 
-// chromiumPath is Debian's chromium; tests never download a browser.
-const chromiumPath = "/usr/bin/chromium"
-
 // One browser for the whole package (2 cores): started lazily by the first
 // browser test, each test opens its own tab, TestMain closes it.
-var browser struct {
-	once   sync.Once
-	ctx    context.Context
-	cancel func()
-	err    error
-}
+var browser browsertest.Browser
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if browser.cancel != nil {
-		browser.cancel()
-	}
+	browser.Close()
 	os.Exit(code)
 }
 
 // requireBrowser returns the shared browser context, skipping loudly when
 // chromium is missing locally and failing under CI=true.
-func requireBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		msg := "!!! BROWSER TESTS NOT RUN: " + chromiumPath + " is missing. Install it with `apt-get install -y chromium`. !!!"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	browser.once.Do(func() {
-		userData, err := os.MkdirTemp("", "kimi-chromium-")
-		if err != nil {
-			browser.err = err
-			return
-		}
-		opts := append(chromedp.DefaultExecAllocatorOptions[:],
-			chromedp.ExecPath(chromiumPath),
-			chromedp.Headless,
-			chromedp.NoSandbox,
-			chromedp.Flag("disable-gpu", true),
-			chromedp.Flag("disable-background-networking", true),
-			chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true),
-			// The browser reaches the test servers on loopback only: every
-			// other name resolves to nothing (no DNS query leaves the
-			// machine), no proxy, no DNS prefetch or background probes.
-			chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"),
-			chromedp.Flag("proxy-server", "direct://"),
-			chromedp.Flag("dns-prefetch-disable", true),
-			chromedp.Flag("disable-domain-reliability", true),
-			chromedp.Flag("disable-features", "MediaRouter,OptimizationHints,Translate,DialMediaRouteProvider,AsyncDns"),
-			chromedp.Flag("no-pings", true),
-			chromedp.NoFirstRun,
-			chromedp.UserDataDir(userData),
-			chromedp.WindowSize(1280, 900),
-		)
-		allocCtx, allocCancel := chromedp.NewExecAllocator(context.Background(), opts...)
-		ctx, cancel := chromedp.NewContext(allocCtx)
-		// The first Run starts the browser; it must not carry a timeout.
-		if err := chromedp.Do(ctx); err != nil {
-			browser.err = fmt.Errorf("start chromium: %w", err)
-		}
-		browser.ctx = ctx
-		browser.cancel = func() {
-			cancel()
-			allocCancel()
-			_ = os.RemoveAll(userData)
-		}
-	})
-	if browser.err != nil {
-		t.Fatalf("browser: %v", browser.err)
-	}
-	return browser.ctx
-}
+func requireBrowser(t *testing.T) context.Context { t.Helper(); return browser.Require(t) }
 
 // tab is one browser tab bound to a test: console errors fail the test and a
 // full-page screenshot is kept when the test fails.
