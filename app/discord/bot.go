@@ -16,6 +16,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -70,7 +71,7 @@ type Bot struct {
 	act   *actions
 	ix    *interactions
 	caps  CapabilitySetter // from Attach; nil: capabilities not advertised
-	watch watchers
+	watch signal.Watchers
 
 	backoffBase  time.Duration // backoffBase; tests shorten it
 	openTimeout  time.Duration // openTimeout; tests shorten it
@@ -371,7 +372,7 @@ func (b *Bot) closeSession(sess *discordgo.Session) {
 // connected records a successful Open and, after an identify, reads the
 // application (owner) and gateway/bot (shards, session start limit).
 func (b *Bot) connected(ctx context.Context, sess *discordgo.Session) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	b.mu.Lock()
 	resumed := !b.since.IsZero() && b.state == StateResuming
 	b.sess = sess
@@ -425,7 +426,7 @@ func (b *Bot) isCurrent(s *discordgo.Session) bool {
 }
 
 func (b *Bot) onReady(s *discordgo.Session, r *discordgo.Ready) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	if !b.isCurrent(s) {
 		return
 	}
@@ -471,7 +472,7 @@ func (b *Bot) onDisconnect(s *discordgo.Session, _ *discordgo.Disconnect) {
 }
 
 func (b *Bot) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCreate) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	if !b.isCurrent(s) || g.Guild == nil {
 		return
 	}
@@ -481,7 +482,7 @@ func (b *Bot) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCreate) {
 }
 
 func (b *Bot) onGuildDelete(s *discordgo.Session, g *discordgo.GuildDelete) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	if !b.isCurrent(s) || g.Guild == nil {
 		return
 	}
@@ -498,7 +499,7 @@ func (b *Bot) onGuildDelete(s *discordgo.Session, g *discordgo.GuildDelete) {
 
 // onRateLimit hears every rate limit the transport meets.
 func (b *Bot) onRateLimit(ev RateLimitEvent) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	if ev.At.IsZero() {
 		ev.At = time.Now()
 	}
@@ -523,7 +524,7 @@ func (b *Bot) onRateLimitEvent(_ *discordgo.Session, rl *discordgo.RateLimit) {
 }
 
 func (b *Bot) setState(st State, reason string, retryAt time.Time) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state, b.reason, b.retryAt = st, reason, retryAt
@@ -533,7 +534,7 @@ func (b *Bot) setState(st State, reason string, retryAt time.Time) {
 }
 
 func (b *Bot) setStopped(reason string, fc *FatalClose) {
-	defer b.watch.notify()
+	defer b.watch.Notify()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state, b.reason, b.fatal, b.retryAt, b.sess, b.current = StateStopped, reason, fc, time.Time{}, nil, nil

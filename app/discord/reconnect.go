@@ -155,7 +155,7 @@ func (b *Bot) run(ctx context.Context) {
 			b.sess = nil
 			b.reconnects++
 			b.mu.Unlock()
-			b.watch.notify()
+			b.watch.Notify()
 			if b.ready.Load() {
 				attempt = 0 // it worked: the next drop starts the backoff again
 				b.log.Warn("gateway connection lost; resuming")

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -129,56 +128,7 @@ func sortGuilds(gs []GuildStatus) {
 	})
 }
 
-// watchers are Watch's subscribers.
-type watchers struct {
-	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
-}
-
-// notify signals every subscriber without blocking (a pending signal is
-// enough: the reader reads the newest Status).
-func (w *watchers) notify() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for ch := range w.subs {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // Watch returns a channel that receives a signal after the Status
 // changed (state, guilds, rate limits, connection facts); it is closed when
 // ctx ends. The /discord page's live region waits on it.
-func (b *Bot) Watch(ctx context.Context) <-chan struct{} {
-	ch := make(chan struct{}, 1)
-	out := make(chan struct{})
-	b.watch.mu.Lock()
-	if b.watch.subs == nil {
-		b.watch.subs = map[chan struct{}]struct{}{}
-	}
-	b.watch.subs[ch] = struct{}{}
-	b.watch.mu.Unlock()
-	go func() {
-		defer close(out)
-		defer func() {
-			b.watch.mu.Lock()
-			delete(b.watch.subs, ch)
-			b.watch.mu.Unlock()
-		}()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-ch:
-				select {
-				case out <- struct{}{}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}
-	}()
-	return out
-}
+func (b *Bot) Watch(ctx context.Context) <-chan struct{} { return b.watch.Watch(ctx) }

@@ -24,6 +24,7 @@ import (
 	"github.com/kimiapp/kimi/app/egress"
 	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/modstore"
 	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
@@ -180,7 +181,7 @@ type Host struct {
 	discord  Discord              // nil when not connected
 
 	unsubscribe func()
-	watch       watchers // Watch's subscribers
+	watch       signal.Watchers // Watch's subscribers
 
 	op sync.Mutex // serializes boot, restart, set-enabled and close
 
@@ -260,7 +261,7 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		h.entries[s.Name] = &entry{spec: c, state: StateNotSelected}
 	}
 	h.health = newHealthBook(h.now, opts.HistorySize, h.moduleLogger)
-	h.health.changed = h.watch.notify
+	h.health.changed = h.watch.Notify
 	h.services = newServiceBook()
 	h.tools = newToolBook()
 	h.router = newRouter()
@@ -340,7 +341,7 @@ func (h *Host) boot(ctx context.Context) error {
 		}
 	}
 	h.mu.Unlock()
-	h.watch.notify()
+	h.watch.Notify()
 	for _, prob := range p.problems {
 		h.log.Error("module selection refused", "problem", prob)
 	}
@@ -369,7 +370,7 @@ func (h *Host) mark(name string, state State, reason string) {
 	e.state, e.reason = state, reason
 	version := e.spec.Version
 	h.mu.Unlock()
-	h.watch.notify()
+	h.watch.Notify()
 	switch state {
 	case StateDisabled:
 		h.moduleLogger(name).Warn(fmt.Sprintf("Kimi module disabled: %s %s (%s)", name, version, reason))

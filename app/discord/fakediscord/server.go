@@ -16,6 +16,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+	"github.com/kimiapp/kimi/app/internal/signal"
 )
 
 // Options configure a fake. The zero value is usable: every field has a default.
@@ -82,7 +83,7 @@ type Server struct {
 	gwin     globalWindow
 	gw       gatewayState
 	side     sideState // dm.go, threads.go
-	watch    watchers
+	watch    signal.Watchers
 }
 
 // Request is one REST request the fake received, as recorded.
@@ -150,7 +151,6 @@ func New(opts Options) *Server {
 	s.app = &discordgo.Application{ID: opts.AppID, Name: opts.BotName, Owner: owner, BotPublic: false,
 		Flags: appFlags(*opts.AllowedIntents)}
 	s.gw.sessions = map[string]*gwSession{}
-	s.watch.done = make(chan struct{})
 	s.mux = http.NewServeMux()
 	s.routes()
 	s.mux.HandleFunc("/gw", s.serveGateway)
@@ -195,7 +195,7 @@ func (s *Server) Close() {
 	for _, c := range conns {
 		c.kill()
 	}
-	s.closeWatchers()
+	s.watch.Close()
 	_ = s.srv.Close() // the listener and every HTTP connection (websockets were hijacked: killed above)
 }
 
