@@ -54,36 +54,8 @@ func (h *Host) SetCapabilities(ctx context.Context, caps sdk.Capabilities) error
 	if len(affected) == 0 {
 		return nil
 	}
-	h.mu.Lock()
-	var closing []*instance
-	for _, inst := range h.started {
-		if affected[inst.name] {
-			closing = append(closing, inst)
-		}
-	}
-	h.mu.Unlock()
-	for _, inst := range slices.Backward(closing) {
-		h.closeModule(inst)
-	}
-	var order []string
-	for _, n := range after.order {
-		if !affected[n] {
-			continue
-		}
-		order = append(order, n)
-		h.mu.Lock()
-		h.entries[n].fieldErrors = nil
-		h.mu.Unlock()
-		switch {
-		case after.failed[n] != "":
-			h.mark(n, StateFailed, after.failed[n])
-		case after.disabled[n] != "":
-			h.mark(n, StateDisabled, after.disabled[n])
-		default:
-			h.mark(n, StateStopped, "")
-		}
-	}
-	h.launch(ctx, order)
+	h.closeSet(affected)
+	h.relaunch(ctx, affected, after)
 	return nil
 }
 

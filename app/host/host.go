@@ -782,6 +782,17 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 		return h.boot(ctx)
 	}
 	set := h.dependents(name)
+	h.closeSet(set)
+	sel, err := h.selectionNow(ctx)
+	if err != nil {
+		return err
+	}
+	h.relaunch(ctx, set, preflight(h.specs, sel, h.caps, h.opts.HasFileReader))
+	return nil
+}
+
+// closeSet closes the running modules in set, newest first.
+func (h *Host) closeSet(set map[string]bool) {
 	h.mu.Lock()
 	var closing []*instance
 	for _, inst := range h.started {
@@ -793,11 +804,12 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 	for _, inst := range slices.Backward(closing) {
 		h.closeModule(inst)
 	}
-	sel, err := h.selectionNow(ctx)
-	if err != nil {
-		return err
-	}
-	p := preflight(h.specs, sel, h.caps, h.opts.HasFileReader)
+}
+
+// relaunch marks the modules of set as plan p judges them (failed,
+// disabled, or stopped and ready) and launches them in p's order. Their
+// modules must be closed already (closeSet).
+func (h *Host) relaunch(ctx context.Context, set map[string]bool, p *plan) {
 	var order []string
 	for _, n := range p.order {
 		if !set[n] {
@@ -817,7 +829,6 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 		}
 	}
 	h.launch(ctx, order)
-	return nil
 }
 
 // dependents returns name and every module that depends on it, directly or not.
