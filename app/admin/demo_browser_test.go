@@ -36,7 +36,7 @@ func TestBrowserDemo(t *testing.T) {
 		click(`[data-testid=demo-channel-general]`),
 		visible(`[data-testid=demo-empty]`),
 	)
-	tb.wantText(`[data-testid=demo-empty]`, "No messages in #general yet.")
+	tb.do("the empty channel", waitTestIDText("demo-empty", "No messages in #general yet."))
 	tb.do("switch to bo",
 		chromedp.SetValue(chromedp.CSS(`[data-testid=demo-as]`), demoChannel(t, h, "bo")),
 		click(`[data-testid=demo-as-switch]`),
@@ -49,8 +49,8 @@ func TestBrowserDemo(t *testing.T) {
 		click(`[data-testid=demo-send]`),
 		visible(`[data-testid=demo-messages]`),
 	)
-	tb.wantText(`[data-testid=demo-content]`, "hello from the browser")
-	tb.wantText(`[data-testid=demo-author]`, "bo")
+	// Waits, not reads: the live region may be re-rendered under a read.
+	tb.do("the post is listed", waitTestIDText("demo-content", "hello from the browser"), waitTestIDText("demo-author", "bo"))
 	tb.wantText(`[data-testid=demo-banner]`, "Demo mode.")
 	tb.wantText(`[data-testid=demo-send]`, "Send to #general")
 	if got := demoMessages(t, h, "general"); len(got) != 1 || got[0] != "bo: hello from the browser" {
