@@ -110,14 +110,17 @@ func (b *healthBook) constrain(module, source string, state sdk.HealthState, det
 }
 
 // mergeMetrics updates the core's counters (the event bus's, the
-// storage's) in a module's health metrics without changing its state,
-// detail or age. It runs when the health is read, not per event.
+// storage's, the scheduled results') in a module's health metrics without
+// changing its state, detail or age. It runs when the health is read, not
+// per event. Counters that arrive before the module's first report are
+// kept and show with it.
 func (b *healthBook) mergeMetrics(module string, metrics map[string]float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e := b.mods[module]
-	if e == nil || !e.seen {
-		return // never reported: nothing to carry the counters yet
+	e := b.entry(module)
+	if !e.seen {
+		maps.Copy(e.merged, metrics) // nothing visible to settle yet
+		return
 	}
 	same := true
 	for k, v := range metrics {

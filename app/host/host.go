@@ -99,6 +99,11 @@ type Options struct {
 	// Proposals is the configuration proposals service (nil: none, and
 	// Runtime.Proposals stays nil); each module gets its own bound port.
 	Proposals Proposals
+	// Results is the scheduled-results outbox (nil: none, and
+	// Runtime.ScheduledResults stays nil). A module that declares
+	// Permissions.ScheduledResults gets its own binding while the host
+	// advertises scheduled_results.v1; the binding closes with the module.
+	Results Results
 
 	// storage and events replace the real subsystems in tests.
 	storage storageFactory
@@ -147,10 +152,12 @@ func (h *Host) isClosed() bool {
 	return h.closed
 }
 
-// Advertised is the capability set the appliance honours today: none of
-// the Discord capabilities (Discord is not connected yet), no proposals
-// (proposals.v2), no scheduled results and no tool files. Each appears here
-// when the issue that implements it lands.
+// Advertised is the capability set a bare host honours: none of the
+// Discord capabilities (they come from the Discord connection's intents),
+// no proposals (proposals.v2) and no scheduled results
+// (scheduled_results.v1) — a host honours those only with Options.Proposals
+// and Options.Results wired, so the wiring that has the services adds them
+// (app: withServices) — and no tool files.
 func Advertised() sdk.Capabilities { return sdk.NewCapabilities(nil, false, false) }
 
 // Host runs the modules. Create it with New, then Start; Close it before
@@ -618,6 +625,10 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 	if spec.Permissions.RawStorage {
 		rt.RawStorage = port.Raw()
 	}
+	if rp := h.bindResults(inst, h.caps); rp != nil {
+		inst.results = rp
+		rt.ScheduledResults = rp
+	}
 	if missing := rt.MissingPorts(); len(missing) > 0 {
 		h.revoke(inst)
 		return fmt.Errorf("Kimi module %s cannot start: core provided no %s port", hostkit.Repr(inst.name), joinComma(missing))
@@ -690,6 +701,9 @@ func (h *Host) revoke(inst *instance) {
 	}
 	if inst.jobs != nil {
 		inst.jobs.Close()
+	}
+	if inst.results != nil {
+		inst.results.close() // its handlers are unregistered; its rows stay
 	}
 	h.services.retireModule(inst.name)
 	if inst.storage != nil {
@@ -1026,6 +1040,7 @@ type instance struct {
 	events   eventsPort
 	http     *revocableHTTP
 	jobs     *scheduler.Binding
+	results  *revocableResults // nil unless the module has the port
 
 	closedFlag  atomic.Bool
 	runningFlag atomic.Bool
