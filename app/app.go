@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -53,6 +56,8 @@ type cli struct {
 	// built-in fake Discord and its seeded demo guild, before the bot
 	// connects: a test seeds more of the fake's model and drives it.
 	onDemoFake func(*fakediscord.Server, fakediscord.DemoGuild)
+	// onServe is Extensions.OnServe.
+	onServe func(context.Context, ServeParts)
 }
 
 // command is one `kimi` subcommand.
@@ -93,6 +98,37 @@ func findCommand(name string) (command, bool) {
 // specs are the modules compiled into this binary; a custom build passes its
 // own list (see README "Custom builds").
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, specs ...sdk.Spec) int {
+	return MainWith(ctx, args, stdout, stderr, Extensions{Specs: specs})
+}
+
+// Extensions is what a custom build adds to the stock appliance: its
+// modules and a hook into `kimi serve` (README "Custom builds").
+type Extensions struct {
+	// Specs are the modules compiled into this binary.
+	Specs []sdk.Spec
+	// OnServe, when set, is called once by `kimi serve` after the modules
+	// started and before the scheduled-results dispatcher starts: a
+	// producer of scheduled results calls p.Results.SetProducer and may
+	// start goroutines bound to ctx, which ends when serve shuts down
+	// (before the outbox, the modules and the store close). It must not
+	// block.
+	OnServe func(ctx context.Context, p ServeParts)
+}
+
+// ServeParts are the running appliance's parts that OnServe receives.
+type ServeParts struct {
+	// Store is the appliance's database (migrated).
+	Store *store.Store
+	// Results is the scheduled-results outbox: SetProducer before it
+	// starts, Enqueue inside the producer's write transaction.
+	Results *results.Service
+	// Logger is the root logger (add a component of your own).
+	Logger *slog.Logger
+}
+
+// MainWith is Main for a custom build that needs more than its module
+// list: ext adds the modules and the serve hook.
+func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, ext Extensions) int {
 	c := &cli{
 		stdin:         os.Stdin,
 		stdout:        stdout,
@@ -102,7 +138,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, specs ..
 		stdinTerminal: func() bool { return isTerminal(os.Stdin) },
 		readPassword:  func() (string, error) { return readPasswordNoEcho(os.Stdin) },
 		started:       time.Now(),
-		specs:         specs,
+		specs:         ext.Specs,
+		onServe:       ext.OnServe,
 	}
 	return c.main(ctx, args)
 }

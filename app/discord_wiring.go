@@ -58,17 +58,27 @@ func newBot(ctx context.Context, st *store.Store, guilds *guildcfg.Service, pub 
 	return discord.New(opts)
 }
 
-// withProposals is the module host as the bot sees it when the proposals
-// service is wired: every capability set the bot advertises (those of the
-// stored intents) gains proposals.v2, which only a wired service honours.
-type withProposals struct{ *host.Host }
+// withServices is the module host as the bot sees it when core services
+// are wired: every capability set the bot advertises (those of the stored
+// intents) gains the capabilities only a wired service honours —
+// proposals.v2 (the proposals service) and scheduled_results.v1 (the
+// results outbox) — listed in extra.
+type withServices struct {
+	*host.Host
+	extra []string
+}
 
-// SetCapabilities adds proposals.v2 to caps.
-func (h withProposals) SetCapabilities(ctx context.Context, caps sdk.Capabilities) error {
-	return h.Host.SetCapabilities(ctx, sdk.NewCapabilities(append(caps.Names(), sdk.CapProposals), caps.MembersIntent(), caps.MessageContentIntent()))
+// SetCapabilities adds the wired services' capabilities to caps.
+func (h withServices) SetCapabilities(ctx context.Context, caps sdk.Capabilities) error {
+	return h.Host.SetCapabilities(ctx, withCapabilities(caps, h.extra...))
+}
+
+// withCapabilities returns caps with names added (the intents kept).
+func withCapabilities(caps sdk.Capabilities, names ...string) sdk.Capabilities {
+	return sdk.NewCapabilities(append(caps.Names(), names...), caps.MembersIntent(), caps.MessageContentIntent())
 }
 
 var (
-	_ discord.Host             = withProposals{}
-	_ discord.CapabilitySetter = withProposals{}
+	_ discord.Host             = withServices{}
+	_ discord.CapabilitySetter = withServices{}
 )

@@ -13,10 +13,11 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// TestProposalsCapabilityOnlyWhenWired: the host advertises proposals.v2
-// only through the wiring that has the proposals service (withProposals),
-// with the intents' capabilities kept; the bare intents do not carry it.
-func TestProposalsCapabilityOnlyWhenWired(t *testing.T) {
+// TestServiceCapabilitiesOnlyWhenWired: the host advertises proposals.v2
+// and scheduled_results.v1 only through the wiring that has the services
+// (withServices), with the intents' capabilities kept; the bare intents
+// do not carry them.
+func TestServiceCapabilitiesOnlyWhenWired(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -37,20 +38,20 @@ func TestProposalsCapabilityOnlyWhenWired(t *testing.T) {
 	}
 	defer h.Close(ctx)
 	caps := discord.Intents{Members: true}.Capabilities()
-	if caps.Has(sdk.CapProposals) {
-		t.Fatal("the intents alone advertise proposals.v2")
+	if caps.Has(sdk.CapProposals) || caps.Has(sdk.CapScheduledResults) {
+		t.Fatal("the intents alone advertise a service's capability")
 	}
 	if err := h.SetCapabilities(ctx, caps); err != nil {
 		t.Fatal(err)
 	}
-	if h.Capabilities().Has(sdk.CapProposals) {
-		t.Fatal("the host advertises proposals.v2 without the service")
+	if h.Capabilities().Has(sdk.CapProposals) || h.Capabilities().Has(sdk.CapScheduledResults) {
+		t.Fatal("the host advertises a service's capability without the service")
 	}
-	if err := (withProposals{h}).SetCapabilities(ctx, caps); err != nil {
+	if err := (withServices{Host: h, extra: []string{sdk.CapProposals, sdk.CapScheduledResults}}).SetCapabilities(ctx, caps); err != nil {
 		t.Fatal(err)
 	}
 	got := h.Capabilities()
-	if !got.Has(sdk.CapProposals) || !got.Has(sdk.CapDiscordMembers) || !got.MembersIntent() || got.MessageContentIntent() {
+	if !got.Has(sdk.CapProposals) || !got.Has(sdk.CapScheduledResults) || !got.Has(sdk.CapDiscordMembers) || !got.MembersIntent() || got.MessageContentIntent() {
 		t.Fatalf("capabilities = %v", got.Names())
 	}
 }

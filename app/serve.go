@@ -24,7 +24,9 @@ import (
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/proposals"
+	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 const serveHelp = `
@@ -47,6 +49,11 @@ exclusive lock on the data directory while it runs, so 'kimi restore' and
 
 // shutdownTimeout bounds how long in-flight requests may take after a signal.
 const shutdownTimeout = 15 * time.Second
+
+// resultsCloseTimeout bounds the scheduled results' close: running
+// handlers are cancelled and waited for (results.CancelGrace each, at
+// once); a lease still held then expires on its own.
+const resultsCloseTimeout = 2 * results.CancelGrace
 
 // bootstrapActor is the audit actor of admins created from the environment.
 const bootstrapActor = "bootstrap"
@@ -169,17 +176,30 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		return fmt.Errorf("app: proposals: %w", err)
 	}
 	defer props.Close()
+	// The scheduled-results outbox: modules subscribe through the host's
+	// ports; its producer (a custom build's, through Extensions.OnServe)
+	// enqueues. It starts after the modules (their handlers are registered
+	// at Start: a row of an unregistered subscription would block) and
+	// closes before them, so no handler runs into a closing module.
+	res, err := results.New(results.Options{Store: st, Logger: root.With("component", "results")})
+	if err != nil {
+		return fmt.Errorf("app: results: %w", err)
+	}
+	// Only wired services' capabilities are advertised (with the intents').
+	wired := withServices{extra: []string{sdk.CapProposals, sdk.CapScheduledResults}}
+	caps := withCapabilities(host.Advertised(), wired.extra...)
 	modHost, err = host.New(ctx, host.Options{
 		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
 		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
-		Discord: bot, Proposals: props,
+		Discord: bot, Proposals: props, Results: res, Capabilities: &caps,
 	})
 	if err != nil {
 		return fmt.Errorf("app: module host: %w", err)
 	}
+	wired.Host = modHost
 	pub.bus.Store(modHost.Bus())
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
-	bot.Attach(withProposals{modHost})
+	bot.Attach(wired)
 	// The capabilities of the stored intents, before the modules start.
 	if err := bot.ApplyCapabilities(ctx); err != nil {
 		return fmt.Errorf("app: discord: %w", err)
@@ -200,6 +220,21 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	// their commands; closed before the host.
 	bot.Start(ctx)
 	defer func() { _ = bot.Close() }()
+	// A custom build's hook: its goroutines end (serveCtx) before the
+	// outbox, the bot and the modules close.
+	serveCtx, endServe := context.WithCancel(ctx)
+	defer func() {
+		endServe()
+		closeCtx, cancel := context.WithTimeout(context.Background(), resultsCloseTimeout)
+		defer cancel()
+		if cerr := res.Close(closeCtx); cerr != nil {
+			logger.Warn("closing the scheduled results failed", "err", cerr)
+		}
+	}()
+	if c.onServe != nil {
+		c.onServe(serveCtx, ServeParts{Store: st, Results: res, Logger: root})
+	}
+	res.Start()
 
 	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
@@ -227,6 +262,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		Scheduler:      modHost.Scheduler(),
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot, Proposals: props,
+		// TODO(issue 15, ui): Results: res, once admin.Options has the field (h15-ui).
 	})
 	if err != nil {
 		ln.Close()

@@ -39,9 +39,9 @@ func (i Intents) Gateway() discordgo.Intent {
 
 // AdapterCapabilities are the capabilities the Discord adapter provides
 // whatever the intents: message history, per-guild commands, modals and
-// Components V2 layouts. proposals.v2 is added by the wiring that has the
-// proposals service (app: withProposals); scheduled_results.v1 is not
-// advertised: a later issue implements it.
+// Components V2 layouts. proposals.v2 and scheduled_results.v1 are added
+// by the wiring that has the proposals service and the results outbox
+// (app: withServices).
 func AdapterCapabilities() []string {
 	return []string{sdk.CapDiscordHistory, sdk.CapDiscordGuildCommands, sdk.CapDiscordModals, sdk.CapDiscordComponentsV2}
 }
