@@ -1,6 +1,7 @@
 // Package app composes the appliance: it wires configuration, the store, auth
 // and the admin UI together and implements the `kimi` command line. cmd/kimi
-// is a thin main that calls Main; a custom build calls Main the same way.
+// is a thin main that calls Main; a custom build calls Main the same way, or
+// MainWith to hook into serve (Extensions).
 package app
 
 import (

@@ -636,6 +636,9 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 	h.health.report(inst.name, sdk.HealthStarting, "", nil)
 	inst.starting.Store(true)
 	err, how := runBounded(inst.ctx, h.opts.StartTimeout, h.opts.CancelGrace, func(ctx context.Context) error { return inst.mod.Start(ctx, rt) })
+	if err == nil && how == finished {
+		inst.runningFlag.Store(true) // before starting ends: resultsOpen never sees a gap
+	}
 	inst.starting.Store(false)
 	if err != nil || how != finished {
 		detail := lifecycleDetail("start", h.opts.StartTimeout, err, how)

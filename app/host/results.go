@@ -33,7 +33,7 @@ func (h *Host) bindResults(inst *instance, caps sdk.Capabilities) *revocableResu
 	}
 	b := h.opts.Results.Bind(inst.name, results.Hooks{
 		Declared:    slices.Clone(declared),
-		Running:     inst.running,
+		Running:     inst.resultsOpen,
 		GuildActive: inst.guildActive,
 		Health: func(state sdk.HealthState, detail string, metrics map[string]float64) {
 			if inst.revoked() {
@@ -44,6 +44,16 @@ func (h *Host) bindResults(inst *instance, caps sdk.Capabilities) *revocableResu
 		},
 	})
 	return &revocableResults{inst: inst, b: b}
+}
+
+// resultsOpen is the binding's Running hook: the module's view is open
+// from Start (a handler it subscribes there may be called at once, as the
+// original's "module view open" check allows) until Close begins. Not
+// inst.running, which turns true only once Start returned: a notification
+// made due by the Subscribe in Start was then blocked again for
+// BlockedRetry.
+func (i *instance) resultsOpen() bool {
+	return !i.revoked() && (i.runningFlag.Load() || i.starting.Load())
 }
 
 // revocableResults refuses every call once its module closed, like the
