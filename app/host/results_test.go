@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -294,7 +295,7 @@ func TestScheduledResultsDeliveredOnceSubscribedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st := r.status(t, "m"); st.State != StateRunning {
-		if st.Reason == "start() failed: results: not implemented" {
+		if strings.Contains(st.Reason, "results: not implemented") {
 			t.Skip("TEMP(h15-core): the results core is not merged yet")
 		}
 		t.Fatalf("m = %s %q", st.State, st.Reason)
@@ -338,9 +339,10 @@ func TestScheduledResultsDeliveredOnceSubscribedAtStart(t *testing.T) {
 			return errors.New("no delivery during Start")
 		}
 	}}
+	caps := sdk.NewCapabilities([]string{sdk.CapScheduledResults}, false, false)
 	h2, err := New(ctx, Options{Specs: []sdk.Spec{spec("m", mod, subscribes("digest"))}, Store: r.st, Guilds: r.guilds,
 		Selection: []string{"m"}, SelectionSet: true, storage: r.storage, events: r.bus, Results: rec,
-		StartTimeout: 30 * time.Second, caps: func() *sdk.Capabilities { c := sdk.NewCapabilities([]string{sdk.CapScheduledResults}, false, false); return &c }()})
+		StartTimeout: 30 * time.Second, caps: &caps})
 	if err != nil {
 		t.Fatal(err)
 	}
