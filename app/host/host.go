@@ -7,7 +7,8 @@
 // appliance down. It also owns the ports that are not subsystems of their
 // own: services, health, trust, guild settings, tools, interactions, a
 // the HTTP port (on app/egress), the durable scheduler's module bindings (on
-// app/scheduler), and the "Discord is not connected" actions.
+// app/scheduler), the scheduled results' bindings (on app/results), and the
+// "Discord is not connected" actions.
 package host
 
 import (
