@@ -26,10 +26,23 @@ type subscriberModule struct {
 	rt        *sdk.Runtime
 	subErr    error
 	delivered []sdk.ScheduledResult
+	closeErr  error // of a Subscribe tried in Close
+	closed    bool
 }
 
 func (m *subscriberModule) Migrations() []sdk.Migration { return nil }
-func (m *subscriberModule) Close(context.Context) error { return nil }
+
+// Close tries the port once more: by then the outbox must be closed.
+func (m *subscriberModule) Close(ctx context.Context) error {
+	m.mu.Lock()
+	rt := m.rt
+	m.mu.Unlock()
+	err := rt.ScheduledResults.Subscribe(ctx, "digest", 42, func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error { return nil })
+	m.mu.Lock()
+	m.closeErr, m.closed = err, true
+	m.mu.Unlock()
+	return nil
+}
 func (m *subscriberModule) Start(ctx context.Context, rt *sdk.Runtime) error {
 	var err error
 	if rt.ScheduledResults != nil {
@@ -99,7 +112,7 @@ func activateGuild(t *testing.T, dbPath string, guildID uint64) {
 // subscription its port, through which it subscribes, and gives a custom
 // build's OnServe the results service and the store: a producer set there
 // enqueues a publication and the module's handler receives it. OnServe's
-// ctx ends before serve returns.
+// ctx ends before serve returns, and the outbox closes before the modules.
 func TestServeWiresScheduledResults(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
@@ -200,4 +213,12 @@ func TestServeWiresScheduledResults(t *testing.T) {
 		t.Fatalf("delivered %+v", got)
 	}
 	stop()
+	// The outbox closed before the modules: a module's Close finds it
+	// closed, so no handler runs into a closing module.
+	mod.mu.Lock()
+	closed, closeErr := mod.closed, mod.closeErr
+	mod.mu.Unlock()
+	if !closed || !errors.Is(closeErr, results.ErrClosed) {
+		t.Fatalf("Subscribe in the module's Close = %v (closed %v), want results.ErrClosed", closeErr, closed)
+	}
 }
