@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // storedMessage is one published message as kimi_result_publications
@@ -274,7 +275,8 @@ func (k SubKey) String() string {
 	return k.Module + "/" + k.Name + "/" + strconv.FormatUint(k.GuildID, 10)
 }
 
-// ParseSubKey parses String's form.
+// ParseSubKey parses String's form: a valid module name, a valid
+// subscription name and a guild id > 0.
 func ParseSubKey(s string) (SubKey, error) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 3 {
@@ -283,6 +285,9 @@ func ParseSubKey(s string) (SubKey, error) {
 	g, err := strconv.ParseUint(parts[2], 10, 64)
 	if err != nil || g == 0 {
 		return SubKey{}, fmt.Errorf("results: subscription key %q: bad guild id", s)
+	}
+	if hostkit.ValidateModuleName(parts[0]) != nil || !hostkit.ValidScheduledResultName(parts[1]) {
+		return SubKey{}, fmt.Errorf("results: subscription key %q: bad module or subscription name", s)
 	}
 	return SubKey{Module: parts[0], Name: parts[1], GuildID: g}, nil
 }
