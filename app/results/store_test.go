@@ -269,4 +269,3 @@ func FuzzEnqueueValidation(f *testing.F) {
 		}
 	})
 }
-
