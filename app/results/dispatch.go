@@ -318,6 +318,9 @@ func (s *Service) step() time.Time {
 	if s.pruneAt <= nowMs {
 		s.pruneAt = nextPrune
 	}
+	if pa := s.pruneAt; pa > nowMs && pa < 1<<63-1 && (next == 0 || pa < next) {
+		next = pa
+	}
 	closed := s.closed
 	for _, c := range claims {
 		s.inflight[c.token] = c
@@ -498,8 +501,8 @@ func (s *Service) claim(ctx context.Context, tx *sql.Tx, nowMs int64, limit int)
 }
 
 // nextDue is the earliest moment a row becomes due (a retry, a lease
-// running out) or prune has work (0: nothing will happen without a
-// signal).
+// running out) or a publication expires (0: none; the step adds the
+// purge of expired rows).
 func (s *Service) nextDue(ctx context.Context, tx *sql.Tx, nowMs int64) (int64, error) {
 	var t sql.NullInt64
 	err := tx.QueryRowContext(ctx, `SELECT min(t) FROM (
@@ -511,17 +514,10 @@ func (s *Service) nextDue(ctx context.Context, tx *sql.Tx, nowMs int64) (int64, 
 	if err != nil {
 		return 0, fmt.Errorf("next due: %w", err)
 	}
-	next := int64(0)
-	if t.Valid {
-		next = t.Int64
+	if !t.Valid {
+		return 0, nil
 	}
-	s.mu.Lock()
-	pa := s.pruneAt
-	s.mu.Unlock()
-	if pa > nowMs && pa < 1<<63-1 && (next == 0 || pa < next) {
-		next = pa
-	}
-	return next, nil
+	return t.Int64, nil
 }
 
 // launch delivers c in its own goroutine; s.mu held.
@@ -627,8 +623,11 @@ func (s *Service) deliver(c *claim) outcome {
 	default:
 		o.detail = DetailRaisedPrefix + fmt.Sprintf("%T", r.err)
 	}
-	// A retry that could not be delivered anyway is blocked instead.
-	if _, detail := s.fullCheck(ctx, c); detail != "" {
+	// A retry that could not be delivered anyway is blocked instead. The
+	// checks outlive Close's cancellation: its outcome is still settled.
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.HandlerTimeout)
+	defer pcancel()
+	if _, detail := s.fullCheck(pctx, c); detail != "" {
 		return blocked(detail)
 	}
 	return o

@@ -171,6 +171,9 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, p Publication) (int, 
 		return 0, fmt.Errorf("results: enqueue: %w", err)
 	}
 	if n > 0 {
+		s.mu.Lock()
+		s.pruneAt = min(s.pruneAt, exp)
+		s.mu.Unlock()
 		s.signal()
 		s.watch.Notify()
 	}
