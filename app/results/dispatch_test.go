@@ -311,28 +311,23 @@ func TestEmbedTooLarge(t *testing.T) {
 	}
 }
 
-// TestResultIsCloned: a handler that changes its result cannot alter what
-// a retry receives.
+// TestResultIsCloned: a handler that changes its result cannot widen
+// what its reader admits (the reader checks the stored publication's
+// attachments, not the handler's copy).
 func TestResultIsCloned(t *testing.T) {
 	e := newEnv(t)
+	e.prod.files["foreign"] = []byte("another run's file")
 	b, _ := e.bind(e.svc, "kudos")
-	var n atomic.Int64
-	h := &recorder{fn: func(_ context.Context, r sdk.ScheduledResult, _ sdk.ScheduledResultFiles) error {
-		if n.Add(1) == 1 {
-			r.Messages[0].Content = "tampered"
-			r.Messages[0].Attachments[0].ID = "other"
-			return errors.New("retry me")
-		}
+	readErr := make(chan error, 1)
+	e.subscribe(b, guildA, &recorder{fn: func(ctx context.Context, r sdk.ScheduledResult, f sdk.ScheduledResultFiles) error {
+		r.Messages[0].Attachments[0].ID = "foreign"
+		_, err := f.Read(ctx, "foreign", 100)
+		readErr <- err
 		return nil
-	}}
-	e.subscribe(b, guildA, h)
+	}})
 	e.enqueue(e.pub("run-1", guildA))
-	e.waitStatus("run-1", StatusRetry)
-	e.clk.Advance(30 * time.Second)
-	e.svc.signal()
-	e.waitStatus("run-1", StatusAcknowledged)
-	second := h.all()[1]
-	if second.Messages[0].Content != "Daily digest" || second.Messages[0].Attachments[0].ID != "att-1" {
-		t.Fatalf("retry got %+v", second.Messages[0])
+	var ae *sdk.ScheduledResultAccessError
+	if err := <-readErr; !errors.As(err, &ae) || ae.Message != MessageFileUnavailable {
+		t.Fatalf("read of a tampered attachment id: %v", err)
 	}
 }

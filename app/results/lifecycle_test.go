@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,11 +115,10 @@ func TestBatchedClaim(t *testing.T) {
 	s := e.newService(func(o *Options) { o.MaxInFlight = 8 })
 	e.svc = s
 	b, _ := e.bind(s, "kudos")
-	var wg sync.WaitGroup
-	wg.Add(8)
+	var running atomic.Int64
 	gate := make(chan struct{})
 	h := &recorder{fn: func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {
-		wg.Done()
+		running.Add(1)
 		<-gate
 		return nil
 	}}
@@ -127,7 +127,7 @@ func TestBatchedClaim(t *testing.T) {
 		e.enqueue(e.pub("run-"+string(rune('a'+i)), guildA))
 	}
 	s.Start()
-	wg.Wait() // all eight handlers run at once
+	waitFor(t, "eight handlers running at once", func() bool { return running.Load() == 8 })
 	if n := s.claimTxs.Load(); n != 1 {
 		t.Fatalf("claim transactions = %d, want 1", n)
 	}
