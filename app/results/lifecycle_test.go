@@ -51,16 +51,21 @@ func TestExpiry(t *testing.T) {
 }
 
 // TestExpiredWhileDelivering: a row that expires while its handler runs
-// is not acknowledged (the settle is guarded by expiry).
+// (its lease still live) is not acknowledged: the settle is guarded by
+// expiry, and prune marks it expired.
 func TestExpiredWhileDelivering(t *testing.T) {
 	e := newEnv(t)
 	b, _ := e.bind(e.svc, "kudos")
 	e.subscribe(b, guildA, &recorder{fn: func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {
-		e.clk.Advance(Retention)
+		e.clk.Advance(31 * time.Second) // past expiry, within the lease
 		return nil
 	}})
-	e.enqueue(e.pub("run-1", guildA))
-	e.waitStatus("run-1", StatusExpired)
+	p := e.pub("run-1", guildA)
+	p.PublishedAt = e.clk.Now().Add(-Retention + 30*time.Second)
+	e.enqueue(p)
+	if r := e.waitStatus("run-1", StatusExpired); r.AckMs != 0 {
+		t.Fatalf("row = %+v", r)
+	}
 }
 
 // TestLeaseExpiryRedelivery: a process that claimed a row and died

@@ -269,3 +269,63 @@ func FuzzEnqueueValidation(f *testing.F) {
 		}
 	})
 }
+
+// TestSettleGuards: a settle writes only under the claim's token, a live
+// lease and before expiry; otherwise nothing (the lease is lost).
+func TestSettleGuards(t *testing.T) {
+	cases := []struct {
+		name  string
+		token string
+		after time.Duration // clock at settle, after the claim
+		pubAt time.Duration // publication time relative to the claim
+		ok    bool
+	}{
+		{"valid", "", 0, 0, true},
+		{"other token", "ffffffffffffffffffffffffffffffff", 0, 0, false},
+		{"lease ran out", "", Lease, 0, false},
+		{"expired within the lease", "", 20 * time.Second, -Retention + 10*time.Second, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.svc.Close(e.ctx)
+			s := e.newService()
+			e.svc = s
+			b, _ := e.bind(s, "kudos")
+			e.subscribe(b, guildA, &recorder{})
+			p := e.pub("run-1", guildA)
+			p.PublishedAt = e.clk.Now().Add(tc.pubAt)
+			e.enqueue(p)
+			var c *claim
+			err := e.st.Write(e.ctx, func(tx *sql.Tx) error {
+				cs, err := s.claim(e.ctx, tx, e.clk.Now().UnixMilli(), 1)
+				if err == nil && len(cs) != 1 {
+					err = errors.New("nothing claimed")
+				}
+				if err == nil {
+					c = cs[0]
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.token != "" {
+				c.token = tc.token
+			}
+			e.clk.Advance(tc.after)
+			var ok bool
+			err = e.st.Write(e.ctx, func(tx *sql.Tx) error {
+				var err error
+				ok, err = s.settle(e.ctx, tx, outcome{c: c, status: StatusAcknowledged}, e.clk.Now())
+				return err
+			})
+			if err != nil || ok != tc.ok {
+				t.Fatalf("settle = %v, %v; want %v", ok, err, tc.ok)
+			}
+			if want := map[bool]Status{true: StatusAcknowledged, false: StatusDelivering}[tc.ok]; e.one("run-1").Status != want {
+				t.Fatalf("status = %s, want %s", e.one("run-1").Status, want)
+			}
+		})
+	}
+}
