@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,10 +43,19 @@ type state struct {
 	// outcomes waiting for the next step's settle.
 	inflight map[string]*claim
 	done     []outcome
-	// dirty are modules whose health the next step reports.
-	dirty map[string]bool
-	// pruneAt is when the next prune has work (unix ms; 0: at once).
-	pruneAt int64
+	// healthDirty are modules whose health the reporter reports next.
+	healthDirty map[string]bool
+	healthWake  chan struct{}
+	healthDone  chan struct{}
+	// stmts are the dispatcher's prepared statements (only the loop
+	// goroutine uses them, and Close after it stopped).
+	stmts      map[string]*sql.Stmt
+	unprepared map[string]bool
+	// pruneAt is when the next prune has work (unix ms; 0: at once);
+	// pruneHint is the earliest expiry enqueued since the last step began
+	// (the step reads it before its transaction, which waits for the
+	// enqueuing one to commit).
+	pruneAt, pruneHint int64
 
 	stop       chan struct{}
 	loopDone   chan struct{}
@@ -64,7 +74,10 @@ func (s *Service) initState() {
 	s.quarantine = map[string]int{}
 	s.released = map[string]bool{}
 	s.inflight = map[string]*claim{}
-	s.dirty = map[string]bool{}
+	s.healthDirty = map[string]bool{}
+	s.pruneHint = noPrune
+	s.healthWake = make(chan struct{}, 1)
+	s.healthDone = make(chan struct{})
 	s.stop = make(chan struct{})
 	s.loopDone = make(chan struct{})
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
@@ -104,13 +117,7 @@ func (s *Service) isQuarantined(module string) bool {
 // the next step, the dispatcher wakes and /results' watchers are told.
 // The admin's actions call it after their transactions commit.
 func (s *Service) changed(modules ...string) {
-	if len(modules) > 0 {
-		s.mu.Lock()
-		for _, m := range modules {
-			s.dirty[m] = true
-		}
-		s.mu.Unlock()
-	}
+	s.healthLater(modules...)
 	s.signal()
 	s.watch.Notify()
 }
@@ -125,6 +132,7 @@ func (s *Service) Start() {
 	}
 	s.started = true
 	go s.loop()
+	go s.reportLoop()
 }
 
 func (s *Service) loop() {
@@ -183,6 +191,9 @@ type outcome struct {
 	detail string
 }
 
+// noPrune is pruneAt when nothing will expire.
+const noPrune = 1<<63 - 1
+
 // stepTimeout bounds one step's transaction.
 const stepTimeout = time.Minute
 
@@ -204,9 +215,8 @@ func (s *Service) step() time.Time {
 	quarantined := slices.Sorted(maps.Keys(s.quarantine))
 	released := slices.Sorted(maps.Keys(s.released))
 	clear(s.released)
-	dirty := slices.Sorted(maps.Keys(s.dirty))
-	clear(s.dirty)
-	pruneAt := s.pruneAt
+	pruneAt := min(s.pruneAt, s.pruneHint)
+	s.pruneHint = noPrune
 	s.mu.Unlock()
 
 	now := s.now()
@@ -218,14 +228,12 @@ func (s *Service) step() time.Time {
 		next        int64
 		nextPrune   int64
 		changedRows bool
-		health      map[string]Counts
+		health      []string
 	)
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.st.Write(ctx, func(sqlTx *sql.Tx) error {
+		tx := stx{Tx: sqlTx, s: s}
 		claims, changedRows = nil, false
 		affected := map[string]bool{}
-		for _, m := range dirty {
-			affected[m] = true
-		}
 		nextPrune = pruneAt
 		if pruneAt <= nowMs {
 			n, err := s.prune(ctx, tx, nowMs, affected)
@@ -283,14 +291,10 @@ func (s *Service) step() time.Time {
 		if next, err = s.nextDue(ctx, tx, nowMs); err != nil {
 			return err
 		}
-		health = map[string]Counts{}
-		for m := range affected {
-			if health[m], err = moduleCounts(ctx, tx, m); err != nil {
-				return err
-			}
-		}
+		health = slices.Collect(maps.Keys(affected))
 		return nil
 	})
+	s.prepareSeen(ctx)
 	if err != nil {
 		s.log.Error("dispatch step failed", "err", err)
 		s.mu.Lock()
@@ -300,12 +304,10 @@ func (s *Service) step() time.Time {
 		for _, o := range settles {
 			s.inflight[o.c.token] = o.c
 		}
-		for _, m := range dirty {
-			s.dirty[m] = true
-		}
 		for _, m := range released {
 			s.released[m] = true
 		}
+		s.pruneHint = min(s.pruneHint, pruneAt)
 		s.mu.Unlock()
 		return now.Add(time.Second)
 	}
@@ -314,11 +316,8 @@ func (s *Service) step() time.Time {
 		s.claimTxs.Add(1)
 	}
 	s.mu.Lock()
-	s.pruneAt = min(s.pruneAt, nextPrune)
-	if s.pruneAt <= nowMs {
-		s.pruneAt = nextPrune
-	}
-	if pa := s.pruneAt; pa > nowMs && pa < 1<<63-1 && (next == 0 || pa < next) {
+	s.pruneAt = nextPrune
+	if pa := min(s.pruneAt, s.pruneHint); pa < noPrune && (next == 0 || pa < next) {
 		next = pa
 	}
 	closed := s.closed
@@ -329,9 +328,7 @@ func (s *Service) step() time.Time {
 		}
 	}
 	s.mu.Unlock()
-	for m, c := range health {
-		s.publishHealth(m, c)
-	}
+	s.healthLater(health...)
 	if changedRows {
 		s.watch.Notify()
 	}
@@ -344,7 +341,7 @@ func (s *Service) step() time.Time {
 // prune expires live rows past their expiry, deletes acknowledged rows
 // past it and expired rows a further Retention on, and publications past
 // expiry with no notifications left.
-func (s *Service) prune(ctx context.Context, tx *sql.Tx, nowMs int64, affected map[string]bool) (int, error) {
+func (s *Service) prune(ctx context.Context, tx querier, nowMs int64, affected map[string]bool) (int, error) {
 	total := 0
 	stmts := []struct {
 		q   string
@@ -385,7 +382,7 @@ func (s *Service) prune(ctx context.Context, tx *sql.Tx, nowMs int64, affected m
 
 // nextPrune is when prune next has work: the earliest publication expiry
 // to come, or the purge of expired rows (0: none).
-func (s *Service) nextPrune(ctx context.Context, tx *sql.Tx, nowMs int64) (int64, error) {
+func (s *Service) nextPrune(ctx context.Context, tx querier, nowMs int64) (int64, error) {
 	var a, b sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT min(expires_ms) FROM kimi_result_publications WHERE expires_ms > ?`, nowMs).Scan(&a); err != nil {
 		return 0, fmt.Errorf("next prune: %w", err)
@@ -394,7 +391,7 @@ func (s *Service) nextPrune(ctx context.Context, tx *sql.Tx, nowMs int64) (int64
 		AND EXISTS (SELECT 1 FROM kimi_result_notifications n WHERE n.run_id = p.run_id AND n.status = 'expired')`, nowMs).Scan(&b); err != nil {
 		return 0, fmt.Errorf("next prune: %w", err)
 	}
-	next := int64(1<<63 - 1)
+	next := int64(noPrune)
 	if a.Valid {
 		next = a.Int64
 	}
@@ -406,7 +403,7 @@ func (s *Service) nextPrune(ctx context.Context, tx *sql.Tx, nowMs int64) (int64
 
 // settle writes one outcome, guarded by the claim's token, a live lease
 // and the row's expiry; false: the lease was lost (nothing written).
-func (s *Service) settle(ctx context.Context, tx *sql.Tx, o outcome, now time.Time) (bool, error) {
+func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Time) (bool, error) {
 	if o.status == "" {
 		return false, nil
 	}
@@ -446,9 +443,25 @@ const dueWhere = `n.status IN ('pending', 'retry', 'blocked', 'delivering') AND 
 	AND n.lease_until_ms <= ?1 AND EXISTS (SELECT 1 FROM kimi_result_subscriptions s
 	WHERE s.module = n.module AND s.name = n.name AND s.guild_id = n.guild_id AND s.paused = 0)`
 
+// claimQuery selects up to ?2 due rows in claim order: each status's
+// rows come in that order from the due index, so only the first ?2 of
+// each are read, and the four are merged.
+var claimQuery = func() string {
+	var parts []string
+	for _, st := range []Status{StatusPending, StatusRetry, StatusBlocked, StatusDelivering} {
+		parts = append(parts, `SELECT * FROM (SELECT n.id, n.module, n.name, n.guild_id, n.attempts, n.expires_ms, n.retry_ms, n.published_ms, n.run_id
+			FROM kimi_result_notifications n WHERE n.status = '`+string(st)+`' AND `+dueWhere+`
+			ORDER BY n.retry_ms, n.published_ms, n.id LIMIT ?2)`)
+	}
+	return `SELECT d.id, d.module, d.name, d.guild_id, d.attempts, d.expires_ms,
+		p.run_id, p.task_id, p.revision, p.owner_id, p.origin_channel, p.published_ms, p.messages
+		FROM (` + strings.Join(parts, " UNION ALL ") + `) d JOIN kimi_result_publications p ON p.run_id = d.run_id
+		ORDER BY d.retry_ms, d.published_ms, d.id LIMIT ?2`
+}()
+
 // blockQuarantined settles a quarantined module's due rows blocked
 // (DetailQuarantined) without delivering them.
-func (s *Service) blockQuarantined(ctx context.Context, tx *sql.Tx, module string, nowMs int64) (int64, error) {
+func (s *Service) blockQuarantined(ctx context.Context, tx querier, module string, nowMs int64) (int64, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications AS n SET status = 'blocked', attempts = attempts + 1,
 		retry_ms = ?2, lease_token = '', lease_until_ms = 0, detail = ?3, detail_ms = ?1
 		WHERE n.module = ?4 AND `+dueWhere, nowMs, nowMs+s.opts.BlockedRetry.Milliseconds(), DetailQuarantined, module)
@@ -459,11 +472,8 @@ func (s *Service) blockQuarantined(ctx context.Context, tx *sql.Tx, module strin
 }
 
 // claim leases up to limit due rows, oldest due first.
-func (s *Service) claim(ctx context.Context, tx *sql.Tx, nowMs int64, limit int) ([]*claim, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT n.id, n.module, n.name, n.guild_id, n.attempts, n.expires_ms,
-		p.run_id, p.task_id, p.revision, p.owner_id, p.origin_channel, p.published_ms, p.messages
-		FROM kimi_result_notifications n JOIN kimi_result_publications p ON p.run_id = n.run_id
-		WHERE `+dueWhere+` ORDER BY n.retry_ms, n.published_ms, n.id LIMIT ?2`, nowMs, limit)
+func (s *Service) claim(ctx context.Context, tx querier, nowMs int64, limit int) ([]*claim, error) {
+	rows, err := tx.QueryContext(ctx, claimQuery, nowMs, limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
@@ -503,7 +513,7 @@ func (s *Service) claim(ctx context.Context, tx *sql.Tx, nowMs int64, limit int)
 // nextDue is the earliest moment a row becomes due (a retry, a lease
 // running out) or a publication expires (0: none; the step adds the
 // purge of expired rows).
-func (s *Service) nextDue(ctx context.Context, tx *sql.Tx, nowMs int64) (int64, error) {
+func (s *Service) nextDue(ctx context.Context, tx querier, nowMs int64) (int64, error) {
 	var t sql.NullInt64
 	err := tx.QueryRowContext(ctx, `SELECT min(t) FROM (
 		SELECT min(retry_ms) AS t FROM kimi_result_notifications WHERE status = 'pending' AND retry_ms > ?1
@@ -637,8 +647,8 @@ func (s *Service) deliver(c *claim) outcome {
 func (s *Service) quarantineAdd(module string) {
 	s.mu.Lock()
 	s.quarantine[module]++
-	s.dirty[module] = true
 	s.mu.Unlock()
+	s.healthLater(module)
 	s.signal()
 }
 
@@ -649,8 +659,8 @@ func (s *Service) release(module string) {
 		delete(s.quarantine, module)
 		s.released[module] = true
 	}
-	s.dirty[module] = true
 	s.mu.Unlock()
+	s.healthLater(module)
 	s.log.Info("quarantined scheduled-result handler returned", "module", module)
 	s.signal()
 }
@@ -723,7 +733,9 @@ func (s *Service) Close(ctx context.Context) error {
 	close(s.stop)
 	if started {
 		<-s.loopDone
+		<-s.healthDone
 	}
+	s.closeStmts()
 	s.cancelRun()
 	waited := make(chan struct{})
 	go func() { s.deliveries.Wait(); close(waited) }()

@@ -3,6 +3,8 @@ package results
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -46,4 +48,42 @@ func (s *Service) reportHealth(ctx context.Context, module string) {
 		return
 	}
 	s.publishHealth(module, c)
+}
+
+// healthLater queues modules for the reporter (coalesced: counting a
+// module's rows is kept off the dispatcher's write transaction).
+func (s *Service) healthLater(modules ...string) {
+	if len(modules) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, m := range modules {
+		s.healthDirty[m] = true
+	}
+	s.mu.Unlock()
+	select {
+	case s.healthWake <- struct{}{}:
+	default:
+	}
+}
+
+// reportLoop reports the queued modules' health until Close.
+func (s *Service) reportLoop() {
+	defer close(s.healthDone)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.healthWake:
+		}
+		s.mu.Lock()
+		mods := slices.Sorted(maps.Keys(s.healthDirty))
+		clear(s.healthDirty)
+		s.mu.Unlock()
+		for _, m := range mods {
+			ctx, cancel := context.WithTimeout(s.runCtx, stepTimeout)
+			s.reportHealth(ctx, m)
+			cancel()
+		}
+	}
 }

@@ -172,7 +172,7 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, p Publication) (int, 
 	}
 	if n > 0 {
 		s.mu.Lock()
-		s.pruneAt = min(s.pruneAt, exp)
+		s.pruneHint = min(s.pruneHint, exp)
 		s.mu.Unlock()
 		s.signal()
 		s.watch.Notify()
@@ -293,4 +293,88 @@ func ParseSubKey(s string) (SubKey, error) {
 		return SubKey{}, fmt.Errorf("results: subscription key %q: bad module or subscription name", s)
 	}
 	return SubKey{Module: parts[0], Name: parts[1], GuildID: g}, nil
+}
+
+// querier is a write transaction: the step's stx (prepared statements)
+// or a plain *sql.Tx.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+var (
+	_ querier = (*sql.Tx)(nil)
+	_ querier = stx{}
+)
+
+// stx is a step's transaction whose statements reuse the dispatcher's
+// prepared statements (parsing the same few statements every step would
+// cost as much as running them). A statement seen for the first time runs
+// unprepared and is prepared after the transaction: the writer has one
+// connection, held by the transaction. Only the loop goroutine (and
+// Close, after it stopped) uses stx and s.stmts.
+type stx struct {
+	*sql.Tx
+	s *Service
+}
+
+func (t stx) prepared(ctx context.Context, q string) *sql.Stmt {
+	if p := t.s.stmts[q]; p != nil {
+		return t.Tx.StmtContext(ctx, p)
+	}
+	if t.s.unprepared == nil {
+		t.s.unprepared = map[string]bool{}
+	}
+	t.s.unprepared[q] = true
+	return nil
+}
+
+// ExecContext runs q through its prepared statement when there is one.
+func (t stx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.ExecContext(ctx, args...)
+	}
+	return t.Tx.ExecContext(ctx, q, args...)
+}
+
+// QueryContext runs q through its prepared statement when there is one.
+func (t stx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.QueryContext(ctx, args...)
+	}
+	return t.Tx.QueryContext(ctx, q, args...)
+}
+
+// QueryRowContext runs q through its prepared statement when there is one.
+func (t stx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if p := t.prepared(ctx, q); p != nil {
+		return p.QueryRowContext(ctx, args...)
+	}
+	return t.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// prepareSeen prepares the statements the last step ran unprepared; a
+// failure only leaves them unprepared.
+func (s *Service) prepareSeen(ctx context.Context) {
+	for q := range s.unprepared {
+		p, err := s.st.Writer().PrepareContext(ctx, q)
+		if err != nil {
+			s.log.Warn("dispatcher statement not prepared", "err", err)
+			continue
+		}
+		if s.stmts == nil {
+			s.stmts = map[string]*sql.Stmt{}
+		}
+		s.stmts[q] = p
+	}
+	s.unprepared = nil
+}
+
+// closeStmts closes the prepared statements (at Close).
+func (s *Service) closeStmts() {
+	for q, p := range s.stmts {
+		_ = p.Close()
+		delete(s.stmts, q)
+	}
 }
