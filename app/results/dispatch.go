@@ -51,6 +51,10 @@ type state struct {
 	// goroutine uses them, and Close after it stopped).
 	stmts      map[string]*sql.Stmt
 	unprepared map[string]bool
+	// readStmts are statements prepared on the read pool (database/sql
+	// prepares them again on each connection as needed).
+	readMu    sync.Mutex
+	readStmts map[string]*sql.Stmt
 	// pruneAt is when the next prune has work (unix ms; 0: at once);
 	// pruneHint is the earliest expiry enqueued since the last step began
 	// (the step reads it before its transaction, which waits for the
@@ -65,6 +69,7 @@ type state struct {
 
 	// Counters for tests and benchmarks.
 	steps, claimTxs, timerFires, commits atomic.Int64
+	healthStep                           atomic.Int64 // the step that last woke the reporter
 }
 
 func (s *Service) initState() {
@@ -328,7 +333,14 @@ func (s *Service) step() time.Time {
 		}
 	}
 	s.mu.Unlock()
-	s.healthLater(health...)
+	// Under load the health reporter runs every healthEvery steps (its
+	// counts read every row of a module); at once when the step claimed
+	// nothing (the queue drained or is waiting).
+	s.healthQueue(health...)
+	if len(claims) == 0 || s.steps.Load()-s.healthStep.Load() >= healthEvery {
+		s.healthStep.Store(s.steps.Load())
+		s.wakeHealth()
+	}
 	if changedRows {
 		s.watch.Notify()
 	}
@@ -705,13 +717,15 @@ func (s *Service) fullCheck(ctx context.Context, c *claim) (*registration, strin
 	return s.check(ctx, c)
 }
 
+const liveQuery = `SELECT 1 FROM kimi_result_notifications WHERE id = ? AND lease_token = ?
+	AND status = 'delivering' AND lease_until_ms > ? AND expires_ms > ?`
+
 // live reports whether c's row is still delivering under its token with a
 // live lease and not expired (read from the committed state).
 func (s *Service) live(ctx context.Context, c *claim) bool {
 	nowMs := s.now().UnixMilli()
 	var one int
-	err := s.st.Reader().QueryRowContext(ctx, `SELECT 1 FROM kimi_result_notifications WHERE id = ? AND lease_token = ?
-		AND status = 'delivering' AND lease_until_ms > ? AND expires_ms > ?`, c.id, c.token, nowMs, nowMs).Scan(&one)
+	err := s.readStmt(ctx, liveQuery).QueryRowContext(ctx, c.id, c.token, nowMs, nowMs).Scan(&one)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		s.log.Warn("notification liveness check failed", "id", c.id, "err", err)
 	}
@@ -736,6 +750,12 @@ func (s *Service) Close(ctx context.Context) error {
 		<-s.healthDone
 	}
 	s.closeStmts()
+	s.readMu.Lock()
+	for q, p := range s.readStmts {
+		_ = p.Close()
+		delete(s.readStmts, q)
+	}
+	s.readMu.Unlock()
 	s.cancelRun()
 	waited := make(chan struct{})
 	go func() { s.deliveries.Wait(); close(waited) }()

@@ -42,7 +42,7 @@ func (s *Service) publishHealth(module string, c Counts) {
 
 // reportHealth reads module's counts and reports its constraint.
 func (s *Service) reportHealth(ctx context.Context, module string) {
-	c, err := moduleCounts(ctx, s.st.Reader(), module)
+	c, err := s.moduleCounts(ctx, module)
 	if err != nil {
 		s.log.Warn("scheduled-result health not reported", "module", module, "err", err)
 		return
@@ -50,17 +50,32 @@ func (s *Service) reportHealth(ctx context.Context, module string) {
 	s.publishHealth(module, c)
 }
 
-// healthLater queues modules for the reporter (coalesced: counting a
-// module's rows is kept off the dispatcher's write transaction).
+// healthEvery is how many busy dispatcher steps may pass between health
+// reports.
+const healthEvery = 64
+
+// healthLater queues modules for the reporter and wakes it (coalesced:
+// counting a module's rows is kept off the dispatcher's write
+// transaction).
 func (s *Service) healthLater(modules ...string) {
 	if len(modules) == 0 {
 		return
 	}
+	s.healthQueue(modules...)
+	s.wakeHealth()
+}
+
+// healthQueue queues modules for the reporter's next run.
+func (s *Service) healthQueue(modules ...string) {
 	s.mu.Lock()
 	for _, m := range modules {
 		s.healthDirty[m] = true
 	}
 	s.mu.Unlock()
+}
+
+// wakeHealth wakes the reporter (never blocks).
+func (s *Service) wakeHealth() {
 	select {
 	case s.healthWake <- struct{}{}:
 	default:

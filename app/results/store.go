@@ -252,11 +252,9 @@ func clipRunes(s string, n int) string {
 }
 
 // moduleCounts returns a module's notifications by status (the health
-// constraint's figures); q is the step's transaction or the reader pool.
-func moduleCounts(ctx context.Context, q interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}, module string) (Counts, error) {
-	rows, err := q.QueryContext(ctx, `SELECT status, count(*) FROM kimi_result_notifications WHERE module = ? GROUP BY status`, module)
+// constraint's figures), from the read pool.
+func (s *Service) moduleCounts(ctx context.Context, module string) (Counts, error) {
+	rows, err := s.readStmt(ctx, `SELECT status, count(*) FROM kimi_result_notifications WHERE module = ? GROUP BY status`).QueryContext(ctx, module)
 	if err != nil {
 		return nil, fmt.Errorf("results: count %s: %w", module, err)
 	}
@@ -377,4 +375,46 @@ func (s *Service) closeStmts() {
 		_ = p.Close()
 		delete(s.stmts, q)
 	}
+}
+
+// preparedRead is a read-pool statement or, when it could not be
+// prepared, the query run directly.
+type preparedRead struct {
+	st *sql.Stmt
+	db *sql.DB
+	q  string
+}
+
+// QueryRowContext runs the statement.
+func (p preparedRead) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	if p.st != nil {
+		return p.st.QueryRowContext(ctx, args...)
+	}
+	return p.db.QueryRowContext(ctx, p.q, args...)
+}
+
+// QueryContext runs the statement.
+func (p preparedRead) QueryContext(ctx context.Context, args ...any) (*sql.Rows, error) {
+	if p.st != nil {
+		return p.st.QueryContext(ctx, args...)
+	}
+	return p.db.QueryContext(ctx, p.q, args...)
+}
+
+// readStmt returns q prepared on the read pool (once per service).
+func (s *Service) readStmt(ctx context.Context, q string) preparedRead {
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	if p := s.readStmts[q]; p != nil {
+		return preparedRead{st: p}
+	}
+	p, err := s.st.Reader().PrepareContext(ctx, q)
+	if err != nil {
+		return preparedRead{db: s.st.Reader(), q: q}
+	}
+	if s.readStmts == nil {
+		s.readStmts = map[string]*sql.Stmt{}
+	}
+	s.readStmts[q] = p
+	return preparedRead{st: p}
 }
