@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -455,7 +456,7 @@ const dueWhere = `n.status IN ('pending', 'retry', 'blocked', 'delivering') AND 
 	AND n.lease_until_ms <= ?1 AND EXISTS (SELECT 1 FROM kimi_result_subscriptions s
 	WHERE s.module = n.module AND s.name = n.name AND s.guild_id = n.guild_id AND s.paused = 0)`
 
-// claimQuery selects up to ?2 due rows in claim order: each status's
+// claimQuery selects up to ?2 (the claim's limit, written in) due rows in claim order: each status's
 // rows come in that order from the due index, so only the first ?2 of
 // each are read, and the four are merged.
 var claimQuery = func() string {
@@ -485,7 +486,10 @@ func (s *Service) blockQuarantined(ctx context.Context, tx querier, module strin
 
 // claim leases up to limit due rows, oldest due first.
 func (s *Service) claim(ctx context.Context, tx querier, nowMs int64, limit int) ([]*claim, error) {
-	rows, err := tx.QueryContext(ctx, claimQuery, nowMs, limit)
+	// The limit is written into the statement (at most MaxInFlight
+	// variants, each prepared once): a bound LIMIT in the compound query
+	// made SQLite re-prepare it on every run.
+	rows, err := tx.QueryContext(ctx, strings.ReplaceAll(claimQuery, "?2", strconv.Itoa(limit)), nowMs)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
