@@ -140,6 +140,12 @@ func TestRetryDelays(t *testing.T) {
 			t.Errorf("attempts %d: %v, want %ds", i+1, got, w)
 		}
 	}
+	// The exponent stops at 7: a row retried for days never overflows.
+	for _, a := range []int{40, 64, 1000} {
+		if got := retryDelay(a); got != time.Hour {
+			t.Errorf("attempts %d: %v, want 1h", a, got)
+		}
+	}
 }
 
 // TestRetryDelayStored: the settle uses the row's attempts (a row
