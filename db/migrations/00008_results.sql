@@ -62,8 +62,9 @@ CREATE TABLE kimi_result_notifications (
     FOREIGN KEY (module, name, guild_id) REFERENCES kimi_result_subscriptions (module, name, guild_id) ON DELETE CASCADE,
     UNIQUE (run_id, module, name, guild_id)
 ) STRICT;
--- The dispatcher's claim: due rows by status and time.
-CREATE INDEX kimi_result_notifications_due ON kimi_result_notifications (status, retry_ms, lease_until_ms);
+-- The dispatcher's claim: due rows by status in claim order (retry,
+-- publication, id), so a claim reads only the rows it takes.
+CREATE INDEX kimi_result_notifications_due ON kimi_result_notifications (status, retry_ms, published_ms, id);
 -- /results: counts by subscription and status, and a subscription's
 -- notifications newest first (keyset pagination).
 CREATE INDEX kimi_result_notifications_sub ON kimi_result_notifications (module, name, guild_id, status, expires_ms);
