@@ -83,6 +83,9 @@ type Options struct {
 	// Nil: the proposal pages answer 503 and /settings says notifications
 	// are not available.
 	Proposals ProposalReview
+	// Results is the scheduled-results outbox (app/serve.go passes the
+	// *results.Service): the /results pages. Nil: they answer 503.
+	Results ResultsAdmin
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
@@ -213,7 +216,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.assets = assets
 	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
-	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil { // the module pages', /demo's and /proposals' live regions
+	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil || opts.Results != nil { // the module pages', /demo's, /proposals' and /results' live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store)
