@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -37,7 +38,7 @@ type ResultsAdmin interface {
 var _ ResultsAdmin = (*results.Service)(nil)
 
 // resultsPageSize is a subscription page's notifications per page.
-const resultsPageSize = 50
+const resultsPageSize = 25
 
 // resultsActionTimeout bounds one operator action (one write).
 const resultsActionTimeout = 30 * time.Second
@@ -107,6 +108,7 @@ func resultsNotFound(err error, what string) error {
 // resultActed keeps the action's message for the page it redirects to
 // (the counts are the service's, which a flash code cannot carry).
 func (s *Server) resultActed(c echo.Context, page, message string) error {
+	s.resultSubs.invalidate() // the page redirected to shows the action's effect
 	if sess := sessionOf(c); sess != nil {
 		s.decisions.put(sess.ID, page, templates.Flash{Kind: templates.FlashSuccess, Message: message}, time.Now())
 	}
@@ -177,9 +179,89 @@ func resultSubRow(sub results.Subscription, names map[uint64]string, active stri
 	return r
 }
 
+// resultsCache is the subscriptions as /results shows them, read once
+// after each change the service signals (Watch: an enqueue, a claim, a
+// settle, a subscription, an operator action) and served from memory
+// until the next, as the navigation's pending count is: the list, every
+// subscription page and every open live region share one read per change.
+// A read that races a change is not kept.
+type resultsCache struct {
+	mu    sync.Mutex
+	subs  []results.Subscription
+	valid bool
+	gen   uint64
+}
+
+func (r *resultsCache) invalidate() {
+	r.mu.Lock()
+	r.valid = false
+	r.gen++
+	r.mu.Unlock()
+}
+
+func (r *resultsCache) get(ctx context.Context, read func(context.Context) ([]results.Subscription, error)) ([]results.Subscription, error) {
+	r.mu.Lock()
+	if r.valid {
+		subs := r.subs
+		r.mu.Unlock()
+		return subs, nil
+	}
+	gen := r.gen
+	r.mu.Unlock()
+	subs, err := read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.gen == gen {
+		r.subs, r.valid = subs, true
+	}
+	r.mu.Unlock()
+	return subs, nil
+}
+
+// watchResults invalidates the cache on every change of the service, then
+// signals resultsChanged (the live regions' source), until Close.
+func (s *Server) watchResults() {
+	if s.opts.Results == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := s.opts.Results.Watch(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range changed {
+			s.resultSubs.invalidate()
+			s.resultsChanged.Notify() // after: a stream's render reads anew
+		}
+	}()
+	s.unwatchResults = func() { cancel(); <-done }
+}
+
+// resultSubscriptions are every subscription (cached).
+func (s *Server) resultSubscriptions(ctx context.Context) ([]results.Subscription, error) {
+	return s.resultSubs.get(ctx, s.opts.Results.Subscriptions)
+}
+
+// resultSubscription is one subscription (cached); results.ErrNotFound
+// when there is none.
+func (s *Server) resultSubscription(ctx context.Context, k results.SubKey) (results.Subscription, error) {
+	subs, err := s.resultSubscriptions(ctx)
+	if err != nil {
+		return results.Subscription{}, err
+	}
+	for _, sub := range subs {
+		if sub.SubKey == k {
+			return sub, nil
+		}
+	}
+	return results.Subscription{}, results.ErrNotFound
+}
+
 // resultsListView reads every subscription, grouped by module.
 func (s *Server) resultsListView(ctx context.Context) (templates.ResultsListView, error) {
-	subs, err := s.opts.Results.Subscriptions(ctx)
+	subs, err := s.resultSubscriptions(ctx)
 	if err != nil {
 		return templates.ResultsListView{}, fmt.Errorf("admin: results list: %w", err)
 	}
@@ -199,7 +281,7 @@ func (s *Server) resultsListView(ctx context.Context) (templates.ResultsListView
 // an unknown subscription is echo.ErrNotFound; a cursor the service did
 // not hand out is reported as badCursor with nothing listed.
 func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.ResultsFilter) (sub results.Subscription, d templates.ResultSubDetail, badCursor bool, err error) {
-	sub, err = s.opts.Results.Subscription(ctx, k)
+	sub, err = s.resultSubscription(ctx, k)
 	if err != nil {
 		return sub, d, false, resultsNotFound(err, "result subscription")
 	}

@@ -17,7 +17,8 @@ import (
 // subscription's counts and notifications (?view=sub&module=…&name=…&
 // guild=…&status=…&after=…) — when it opens and after every change the
 // service signals (an enqueue, a claim, a settle, an operator action)
-// whose rendering differs from the last one sent. There is no polling. It
+// whose rendering differs from the last one sent (resultsChanged: after
+// the subscriptions' cache has been invalidated). There is no polling. It
 // ends when the client goes away, when the server shuts down
 // (CloseStreams) or when the subscription is gone.
 func (s *Server) resultEvents(c echo.Context) error {
@@ -48,7 +49,7 @@ func (s *Server) resultEvents(c echo.Context) error {
 	default:
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=sub.")
 	}
-	changed := s.opts.Results.Watch(c.Request().Context())
+	changed := s.resultsChanged.Watch(c.Request().Context())
 	return s.streamFragments(c, changed, func(ctx context.Context) (string, bool, error) {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

@@ -17,7 +17,7 @@ func (s *Server) purgeResults(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, resultsActionTimeout)
 	defer cancel()
-	if _, err := s.opts.Results.Subscription(ctx, k); err != nil {
+	if _, err := s.resultSubscription(ctx, k); err != nil {
 		return resultsNotFound(err, "result subscription")
 	}
 	if f := form.ParseResultsPurge(c.Request()); !f.Confirmed {

@@ -19,7 +19,7 @@ func (s *Server) unsubscribeResults(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, resultsActionTimeout)
 	defer cancel()
-	if _, err := s.opts.Results.Subscription(ctx, k); err != nil {
+	if _, err := s.resultSubscription(ctx, k); err != nil {
 		return resultsNotFound(err, "result subscription")
 	}
 	if f := form.ParseResultsUnsubscribe(c.Request()); !f.Confirmed {

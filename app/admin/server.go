@@ -32,6 +32,7 @@ import (
 
 	kimi "github.com/kimiapp/kimi"
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -138,6 +139,11 @@ type Server struct {
 	pending          pendingCache
 	decisions        decisionResults
 	unwatchProposals func()
+	// resultSubs are /results' subscriptions, read once per change
+	// (results.go); unwatchResults ends their watch.
+	resultSubs     resultsCache
+	resultsChanged signal.Watchers
+	unwatchResults func()
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -222,6 +228,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics = newMetrics(opts.Store)
 	s.echo = s.buildEcho()
 	s.watchProposals()
+	s.watchResults()
 	go s.housekeeping()
 	return s, nil
 }
@@ -245,6 +252,9 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		if s.unwatchProposals != nil {
 			s.unwatchProposals()
+		}
+		if s.unwatchResults != nil {
+			s.unwatchResults()
 		}
 		close(s.stop)
 		<-s.done

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -48,166 +50,156 @@ func (s *Service) dropHandler(k SubKey) {}
 
 // Subscriptions returns every subscription with its counts, ordered by
 // module, name and guild. Fast with 100k notifications (the admin's p99
-// budget is 20 ms): counts come from the covering index.
+// budget is 20 ms): one statement (subscriptionSQL) whose every part is a
+// primary-key read or an index seek.
 func (s *Service) Subscriptions(ctx context.Context) ([]Subscription, error) {
-	rows, err := s.st.Reader().QueryContext(ctx,
-		`SELECT module, name, guild_id, created_ms, paused FROM kimi_result_subscriptions ORDER BY module, name, guild_id`)
+	stmt, err := s.prepared(ctx, subscriptionSQL+` ORDER BY s.module, s.name, s.guild_id`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, s.now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("results: list subscriptions: %w", err)
 	}
 	var subs []Subscription
-	index := map[SubKey]int{}
 	for rows.Next() {
-		sub, err := scanSubscription(rows)
+		sub, err := s.scanSubscription(rows)
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		index[sub.SubKey] = len(subs)
 		subs = append(subs, sub)
 	}
 	if err := closeRows(rows); err != nil {
 		return nil, fmt.Errorf("results: list subscriptions: %w", err)
-	}
-	now := s.now().UnixMilli()
-	// One pass over the covering index (module, name, guild_id, status,
-	// expires_ms) for every count.
-	crows, err := s.st.Reader().QueryContext(ctx,
-		`SELECT module, name, guild_id, status, COUNT(*), COALESCE(SUM(expires_ms <= ?), 0)
-		   FROM kimi_result_notifications GROUP BY module, name, guild_id, status`, now)
-	if err != nil {
-		return nil, fmt.Errorf("results: count notifications: %w", err)
-	}
-	for crows.Next() {
-		var k SubKey
-		var st Status
-		var n, past int
-		if err := crows.Scan(&k.Module, &k.Name, &k.GuildID, &st, &n, &past); err != nil {
-			crows.Close()
-			return nil, fmt.Errorf("results: count notifications: %w", err)
-		}
-		if i, ok := index[k]; ok {
-			addCount(subs[i].Counts, st, n, past)
-		}
-	}
-	if err := closeRows(crows); err != nil {
-		return nil, fmt.Errorf("results: count notifications: %w", err)
-	}
-	for i := range subs {
-		if err := s.fillOpen(ctx, &subs[i], now); err != nil {
-			return nil, err
-		}
 	}
 	return subs, nil
 }
 
 // Subscription returns one subscription (ErrNotFound when none).
 func (s *Service) Subscription(ctx context.Context, k SubKey) (Subscription, error) {
-	sub, err := scanSubscription(s.st.Reader().QueryRowContext(ctx,
-		`SELECT module, name, guild_id, created_ms, paused FROM kimi_result_subscriptions
-		  WHERE module = ? AND name = ? AND guild_id = ?`, k.Module, k.Name, int64(k.GuildID)))
+	stmt, err := s.prepared(ctx, subscriptionSQL+` WHERE s.module = ?2 AND s.name = ?3 AND s.guild_id = ?4`)
 	if err != nil {
 		return Subscription{}, err
 	}
-	now := s.now().UnixMilli()
-	rows, err := s.st.Reader().QueryContext(ctx,
-		`SELECT status, COUNT(*), COALESCE(SUM(expires_ms <= ?), 0) FROM kimi_result_notifications
-		  WHERE module = ? AND name = ? AND guild_id = ? GROUP BY status`, now, k.Module, k.Name, int64(k.GuildID))
-	if err != nil {
-		return Subscription{}, fmt.Errorf("results: count notifications: %w", err)
-	}
-	for rows.Next() {
-		var st Status
-		var n, past int
-		if err := rows.Scan(&st, &n, &past); err != nil {
-			rows.Close()
-			return Subscription{}, fmt.Errorf("results: count notifications: %w", err)
-		}
-		addCount(sub.Counts, st, n, past)
-	}
-	if err := closeRows(rows); err != nil {
-		return Subscription{}, fmt.Errorf("results: count notifications: %w", err)
-	}
-	if err := s.fillOpen(ctx, &sub, now); err != nil {
-		return Subscription{}, err
-	}
-	return sub, nil
+	return s.scanSubscription(stmt.QueryRowContext(ctx, s.now().UnixMilli(), k.Module, k.Name, int64(k.GuildID)))
 }
 
-type rowScanner interface{ Scan(dest ...any) error }
+// preparedKey names a statement prepared on a reader pool.
+type preparedKey struct {
+	db *sql.DB
+	q  string
+}
 
-// scanSubscription reads a subscription row (module, name, guild_id,
-// created_ms, paused) and the registry's state of it.
-func scanSubscription(r rowScanner) (Subscription, error) {
+// preparedStmts are /results' statements, prepared once per reader pool:
+// compiling subscriptionSQL costs several times what running it does. A
+// pool's statements end with it (database/sql closes them on its
+// connections); the few entries of closed pools stay (tests).
+var preparedStmts sync.Map // preparedKey → *sql.Stmt
+
+// prepared returns q prepared on the service's reader pool.
+func (s *Service) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+	key := preparedKey{s.st.Reader(), q}
+	if st, ok := preparedStmts.Load(key); ok {
+		return st.(*sql.Stmt), nil
+	}
+	st, err := key.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("results: prepare: %w", err)
+	}
+	if prev, loaded := preparedStmts.LoadOrStore(key, st); loaded {
+		_ = st.Close()
+		return prev.(*sql.Stmt), nil
+	}
+	return st, nil
+}
+
+// subscriptionSQL reads subscriptions (s) with, per subscription (?1 is
+// now in unix ms):
+//   - the count of each status, from kimi_result_counts (the triggers');
+//   - per open status, how many rows are past their expiry (they count as
+//     expired until the prune marks them): a range of the _sub index;
+//   - per open status, the publication of its oldest unexpired row: every
+//     row expires Retention after its publication, so the first entry of
+//     the _sub index (status, expires_ms) past now is the oldest — a seek;
+//   - the newest detail of an unexpired retry or blocked row, from the
+//     partial _error index, newest first.
+var subscriptionSQL = func() string {
+	var b strings.Builder
+	b.WriteString(`SELECT s.module, s.name, s.guild_id, s.created_ms, s.paused`)
+	key := `module = s.module AND name = s.name AND guild_id = s.guild_id`
+	for _, st := range Statuses {
+		fmt.Fprintf(&b, `,
+		COALESCE((SELECT n FROM kimi_result_counts WHERE %s AND status = '%s'), 0)`, key, st)
+	}
+	for _, st := range openStatuses {
+		fmt.Fprintf(&b, `,
+		(SELECT COUNT(*) FROM kimi_result_notifications WHERE %s AND status = '%s' AND expires_ms <= ?1)`, key, st)
+	}
+	for _, st := range openStatuses {
+		fmt.Fprintf(&b, `,
+		(SELECT published_ms FROM kimi_result_notifications WHERE %s AND status = '%s' AND expires_ms > ?1 ORDER BY expires_ms LIMIT 1)`, key, st)
+	}
+	fmt.Fprintf(&b, `,
+		(SELECT json_array(detail, detail_ms) FROM kimi_result_notifications INDEXED BY kimi_result_notifications_error
+		  WHERE %s AND status IN ('retry', 'blocked') AND expires_ms > ?1 AND detail <> '' ORDER BY detail_ms DESC, id DESC LIMIT 1)
+		FROM kimi_result_subscriptions AS s`, key)
+	return b.String()
+}()
+
+// scanSubscription reads a row of subscriptionSQL, with the registry's
+// state of it.
+func (s *Service) scanSubscription(r interface{ Scan(dest ...any) error }) (Subscription, error) {
 	var sub Subscription
 	var created int64
 	var paused int
-	if err := r.Scan(&sub.Module, &sub.Name, &sub.GuildID, &created, &paused); errors.Is(err, sql.ErrNoRows) {
+	counts := make([]int, len(Statuses))
+	past := make([]int, len(openStatuses))
+	oldest := make([]sql.NullInt64, len(openStatuses))
+	var lastErr sql.NullString
+	dest := []any{&sub.Module, &sub.Name, &sub.GuildID, &created, &paused}
+	for i := range counts {
+		dest = append(dest, &counts[i])
+	}
+	for i := range past {
+		dest = append(dest, &past[i])
+	}
+	for i := range oldest {
+		dest = append(dest, &oldest[i])
+	}
+	dest = append(dest, &lastErr)
+	if err := r.Scan(dest...); errors.Is(err, sql.ErrNoRows) {
 		return Subscription{}, ErrNotFound
 	} else if err != nil {
 		return Subscription{}, fmt.Errorf("results: read subscription: %w", err)
 	}
 	sub.CreatedAt, sub.Paused, sub.Counts = time.UnixMilli(created), paused != 0, Counts{}
-	return sub, nil
-}
-
-// addCount adds n rows of status st, past of them past their expiry: an
-// open row past expiry counts as expired (the prune has not marked it
-// yet); an acknowledged one stays acknowledged until the prune deletes it.
-func addCount(c Counts, st Status, n, past int) {
-	switch st {
-	case StatusAcknowledged, StatusExpired:
-		c[st] += n
-	default:
-		c[st] += n - past
-		c[StatusExpired] += past
-	}
-}
-
-// fillOpen sets the registry's flags, the oldest open notification and
-// the last error of sub. Open rows are few next to acknowledged ones: the
-// index narrows each read to them.
-func (s *Service) fillOpen(ctx context.Context, sub *Subscription, now int64) error {
-	sub.Registered, sub.Quarantined = s.registered(sub.SubKey), s.quarantined(sub.Module)
-	open := 0
-	for _, st := range openStatuses {
-		open += sub.Counts[st]
-	}
-	if open == 0 {
-		return nil
-	}
-	k := sub.SubKey
-	var oldest sql.NullInt64
-	if err := s.st.Reader().QueryRowContext(ctx,
-		`SELECT MIN(published_ms) FROM kimi_result_notifications
-		  WHERE module = ? AND name = ? AND guild_id = ? AND status IN ('pending', 'delivering', 'retry', 'blocked') AND expires_ms > ?`,
-		k.Module, k.Name, int64(k.GuildID), now).Scan(&oldest); err != nil {
-		return fmt.Errorf("results: oldest pending: %w", err)
-	}
-	if oldest.Valid {
-		sub.OldestPending = time.UnixMilli(oldest.Int64)
-	}
-	if sub.Counts[StatusRetry]+sub.Counts[StatusBlocked] == 0 {
-		return nil
-	}
-	var detail string
-	var at int64
-	err := s.st.Reader().QueryRowContext(ctx,
-		`SELECT detail, detail_ms FROM kimi_result_notifications
-		  WHERE module = ? AND name = ? AND guild_id = ? AND status IN ('retry', 'blocked') AND expires_ms > ? AND detail <> ''
-		  ORDER BY detail_ms DESC, id DESC LIMIT 1`,
-		k.Module, k.Name, int64(k.GuildID), now).Scan(&detail, &at)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return fmt.Errorf("results: last error: %w", err)
-	default:
-		sub.LastError = detail
-		if at > 0 {
-			sub.LastErrorAt = time.UnixMilli(at)
+	for i, st := range Statuses {
+		if counts[i] > 0 {
+			sub.Counts[st] = counts[i]
 		}
 	}
-	return nil
+	for i, st := range openStatuses {
+		// Open rows past their expiry count as expired.
+		if n := min(past[i], sub.Counts[st]); n > 0 {
+			sub.Counts[st] -= n
+			sub.Counts[StatusExpired] += n
+		}
+		if oldest[i].Valid && (sub.OldestPending.IsZero() || oldest[i].Int64 < sub.OldestPending.UnixMilli()) {
+			sub.OldestPending = time.UnixMilli(oldest[i].Int64)
+		}
+	}
+	if lastErr.Valid {
+		var e []any
+		if err := json.Unmarshal([]byte(lastErr.String), &e); err == nil && len(e) == 2 {
+			sub.LastError, _ = e[0].(string)
+			if ms, _ := e[1].(float64); ms > 0 {
+				sub.LastErrorAt = time.UnixMilli(int64(ms))
+			}
+		}
+	}
+	sub.Registered, sub.Quarantined = s.registered(sub.SubKey), s.quarantined(sub.Module)
+	return sub, nil
 }
 
 // Notifications returns a page of a subscription's notifications, newest
@@ -225,19 +217,30 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 		f.Limit = defaultPageLimit
 	}
 	q := strings.Builder{}
-	q.WriteString(`SELECT id, run_id, status, attempts, retry_ms, lease_until_ms, detail, published_ms, expires_ms, acknowledged_ms
-		FROM kimi_result_notifications WHERE module = ? AND name = ? AND guild_id = ?`)
+	// The run's task and revision from its publication (by primary key);
+	// a row always has one (ON DELETE CASCADE), LEFT JOIN keeps it anyway.
+	q.WriteString(`SELECT n.id, n.run_id, COALESCE(p.task_id, ''), COALESCE(p.revision, 0), n.status, n.attempts, n.retry_ms,
+		n.lease_until_ms, n.detail, n.published_ms, n.expires_ms, n.acknowledged_ms
+		FROM kimi_result_notifications AS n INDEXED BY `)
+	// The keyset order is an index's: of every status, or of one.
+	if f.Status == "" || f.Status == StatusExpired {
+		q.WriteString(`kimi_result_notifications_page`)
+	} else {
+		q.WriteString(`kimi_result_notifications_status_page`)
+	}
+	q.WriteString(` LEFT JOIN kimi_result_publications AS p ON p.run_id = n.run_id
+		WHERE n.module = ? AND n.name = ? AND n.guild_id = ?`)
 	now := s.now().UnixMilli()
 	args := []any{k.Module, k.Name, int64(k.GuildID)}
 	switch f.Status {
 	case "":
 	case StatusExpired:
-		q.WriteString(` AND (status = 'expired' OR (status <> 'acknowledged' AND expires_ms <= ?))`)
+		q.WriteString(` AND (n.status = 'expired' OR (n.status <> 'acknowledged' AND n.expires_ms <= ?))`)
 		args = append(args, now)
 	case StatusAcknowledged:
-		q.WriteString(` AND status = 'acknowledged'`)
+		q.WriteString(` AND n.status = 'acknowledged'`)
 	default:
-		q.WriteString(` AND status = ? AND expires_ms > ?`)
+		q.WriteString(` AND n.status = ? AND n.expires_ms > ?`)
 		args = append(args, string(f.Status), now)
 	}
 	if f.After != "" {
@@ -245,27 +248,17 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 		if err != nil {
 			return NotificationPage{}, err
 		}
-		q.WriteString(` AND (published_ms < ? OR (published_ms = ? AND id < ?))`)
+		q.WriteString(` AND (n.published_ms < ? OR (n.published_ms = ? AND n.id < ?))`)
 		args = append(args, pub, pub, id)
 	}
-	q.WriteString(` ORDER BY published_ms DESC, id DESC LIMIT ?`)
+	q.WriteString(` ORDER BY n.published_ms DESC, n.id DESC LIMIT ?`)
 	args = append(args, f.Limit+1)
 
-	// The subscription and its page in one read transaction: a page of a
-	// subscription deleted meanwhile is ErrNotFound, not an empty page.
-	tx, err := s.st.Reader().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	stmt, err := s.prepared(ctx, q.String())
 	if err != nil {
-		return NotificationPage{}, fmt.Errorf("results: notifications: %w", err)
+		return NotificationPage{}, err
 	}
-	defer tx.Rollback() //nolint:errcheck // read-only
-	var one int
-	if err := tx.QueryRowContext(ctx, `SELECT 1 FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`,
-		k.Module, k.Name, int64(k.GuildID)).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-		return NotificationPage{}, ErrNotFound
-	} else if err != nil {
-		return NotificationPage{}, fmt.Errorf("results: notifications: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, q.String(), args...)
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return NotificationPage{}, fmt.Errorf("results: notifications: %w", err)
 	}
@@ -273,7 +266,7 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 	for rows.Next() {
 		n := Notification{SubKey: k}
 		var retry, lease, pub, exp, ack int64
-		if err := rows.Scan(&n.ID, &n.RunID, &n.Status, &n.Attempts, &retry, &lease, &n.Detail, &pub, &exp, &ack); err != nil {
+		if err := rows.Scan(&n.ID, &n.RunID, &n.TaskID, &n.Revision, &n.Status, &n.Attempts, &retry, &lease, &n.Detail, &pub, &exp, &ack); err != nil {
 			rows.Close()
 			return NotificationPage{}, fmt.Errorf("results: notifications: %w", err)
 		}
@@ -286,37 +279,19 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 	if err := closeRows(rows); err != nil {
 		return NotificationPage{}, fmt.Errorf("results: notifications: %w", err)
 	}
+	if len(page.Items) == 0 {
+		// Nothing listed: say so of a subscription that does not exist
+		// (rows go with their subscription, so a listed row proves it).
+		if _, err := s.Subscription(ctx, k); err != nil {
+			return NotificationPage{}, err
+		}
+	}
 	if len(page.Items) > f.Limit {
 		page.Items = page.Items[:f.Limit]
 		last := page.Items[len(page.Items)-1]
 		page.Next = makeCursor(last.PublishedAt.UnixMilli(), last.ID)
 	}
-	if err := s.fillRuns(ctx, tx, page.Items); err != nil {
-		return NotificationPage{}, err
-	}
 	return page, nil
-}
-
-// fillRuns sets the task and revision of each notification from its
-// publication (one lookup per distinct run, by primary key).
-func (s *Service) fillRuns(ctx context.Context, tx *sql.Tx, items []Notification) error {
-	type run struct {
-		task string
-		rev  int
-	}
-	runs := map[string]run{}
-	for i := range items {
-		r, ok := runs[items[i].RunID]
-		if !ok {
-			if err := tx.QueryRowContext(ctx, `SELECT task_id, revision FROM kimi_result_publications WHERE run_id = ?`,
-				items[i].RunID).Scan(&r.task, &r.rev); err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("results: notification's run: %w", err)
-			}
-			runs[items[i].RunID] = r
-		}
-		items[i].TaskID, items[i].Revision = r.task, r.rev
-	}
-	return nil
 }
 
 // makeCursor is the opaque cursor after (published, id).

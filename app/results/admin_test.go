@@ -505,3 +505,69 @@ func TestPurgeExpired(t *testing.T) {
 		t.Errorf("unknown subscription: %v", err)
 	}
 }
+
+// TestCountsFollowEveryChange: the trigger-kept counts equal a COUNT of
+// the rows after inserts, status changes, deletes, a purge and an
+// unsubscribe's cascade, and a subscription made again starts at zero.
+func TestCountsFollowEveryChange(t *testing.T) {
+	f := newAdminFixture(t)
+	f.subscribe(subA)
+	f.subscribe(subB)
+	var ids []string
+	for i := 0; i < 12; i++ {
+		ids = append(ids, f.add(subA, row{status: Statuses[i%len(Statuses)], expired: Statuses[i%len(Statuses)] == StatusExpired}))
+		f.add(subB, row{status: StatusPending})
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, k := range []SubKey{subA, subB} {
+			want := Counts{}
+			rows, err := f.st.Reader().Query(`SELECT status, COUNT(*) FROM kimi_result_notifications WHERE module = ? AND name = ? AND guild_id = ? GROUP BY status`,
+				k.Module, k.Name, int64(k.GuildID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var st Status
+				var n int
+				if err := rows.Scan(&st, &n); err != nil {
+					t.Fatal(err)
+				}
+				want[st] = n
+			}
+			rows.Close()
+			got, err := f.svc.Subscription(context.Background(), k)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range Statuses {
+				if got.Counts[st] != want[st] {
+					t.Errorf("%s: %s count %s = %d, rows %d", when, k, st, got.Counts[st], want[st])
+				}
+			}
+		}
+	}
+	check("after inserts")
+	f.exec(`UPDATE kimi_result_notifications SET status = 'delivering' WHERE status = 'pending' AND module = 'kudos' AND guild_id = 42`)
+	f.exec(`UPDATE kimi_result_notifications SET status = 'acknowledged' WHERE id = ?`, ids[1])
+	f.exec(`UPDATE kimi_result_notifications SET attempts = attempts + 1`) // no status change
+	check("after status changes")
+	f.exec(`DELETE FROM kimi_result_notifications WHERE id = ?`, ids[4])
+	if _, err := f.svc.PurgeExpired(context.Background(), subA, admn); err != nil {
+		t.Fatal(err)
+	}
+	check("after deletes")
+	if _, err := f.svc.Unsubscribe(context.Background(), subB, admn); err != nil {
+		t.Fatal(err)
+	}
+	f.exec(`DELETE FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`, subA.Module, subA.Name, int64(subA.GuildID))
+	var left int
+	if err := f.st.Reader().QueryRow(`SELECT COUNT(*) FROM kimi_result_counts`).Scan(&left); err != nil || left != 0 {
+		t.Errorf("counts rows left after the subscriptions went: %d, %v", left, err)
+	}
+	f.subscribe(subA)
+	f.add(subA, row{status: StatusPending})
+	check("subscribed again")
+}
