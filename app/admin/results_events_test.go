@@ -2,10 +2,13 @@ package admin
 
 import (
 	"context"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/results"
 )
@@ -114,4 +117,29 @@ func TestResultEvents(t *testing.T) {
 	}
 	for ev := readEvent(t, list); !strings.Contains(ev, ">paused<"); ev = readEvent(t, list) {
 	}
+}
+
+// silentResults is the harness's service with a Watch that never signals:
+// the admin then learns of a change only from its own actions.
+type silentResults struct{ *results.Service }
+
+func (silentResults) Watch(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() { <-ctx.Done(); close(ch) }()
+	return ch
+}
+
+// TestResultActionShowsItsEffectAtOnce: the page an action redirects to
+// shows the action's effect even before (here: without) the service's
+// change signal reaching the subscriptions' cache.
+func TestResultActionShowsItsEffectAtOnce(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Results = silentResults{o.Results.(*results.Service)} })
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	resultFixture(t, h)
+	wantBody(t, c.get(resultPage), "Purge expired (1)") // cached now
+	res := c.post(resultPage+"/purge", url.Values{form.FieldConfirm: {form.ConfirmYes}})
+	wantStatus(t, res, http.StatusSeeOther)
+	wantBody(t, c.get(resultPage), "Purge expired (0)", "Purged 1 expired notification.")
 }
