@@ -60,8 +60,8 @@ func (f *adminFixture) subscribe(k SubKey) {
 		k.Module, k.Name, int64(k.GuildID), f.clock().UnixMilli())
 }
 
-// row is a notification to insert: published age before now, and state.
-type row struct {
+// adminRow is a notification to insert: published age before now, and state.
+type adminRow struct {
 	age      time.Duration
 	status   Status
 	retryIn  time.Duration // retry_ms = now + retryIn (0: 0)
@@ -72,7 +72,7 @@ type row struct {
 }
 
 // add inserts r for k (its publication too) and returns the id.
-func (f *adminFixture) add(k SubKey, r row) string {
+func (f *adminFixture) add(k SubKey, r adminRow) string {
 	f.t.Helper()
 	f.seq++
 	now := f.clock().UnixMilli()
@@ -148,15 +148,15 @@ func TestSubscriptionsCounts(t *testing.T) {
 	for _, k := range []SubKey{subA, subB, subC} {
 		f.subscribe(k)
 	}
-	f.add(subA, row{age: time.Minute, status: StatusPending})
-	f.add(subA, row{age: 3 * time.Hour, status: StatusPending, expired: true}) // expired, not the oldest pending
-	f.add(subA, row{age: 2 * time.Hour, status: StatusRetry, detail: "Subscriber raised *errors.errorString", detailAt: time.Minute})
-	f.add(subA, row{age: 30 * time.Minute, status: StatusBlocked, detail: DetailAccess, detailAt: 2 * time.Minute})
-	f.add(subA, row{age: time.Hour, status: StatusDelivering})
-	f.add(subA, row{age: 4 * time.Hour, status: StatusAcknowledged})
-	f.add(subA, row{age: 5 * time.Hour, status: StatusAcknowledged, expired: true})
-	f.add(subA, row{age: 6 * time.Hour, status: StatusExpired, expired: true})
-	f.add(subC, row{age: time.Minute, status: StatusAcknowledged})
+	f.add(subA, adminRow{age: time.Minute, status: StatusPending})
+	f.add(subA, adminRow{age: 3 * time.Hour, status: StatusPending, expired: true}) // expired, not the oldest pending
+	f.add(subA, adminRow{age: 2 * time.Hour, status: StatusRetry, detail: "Subscriber raised *errors.errorString", detailAt: time.Minute})
+	f.add(subA, adminRow{age: 30 * time.Minute, status: StatusBlocked, detail: DetailAccess, detailAt: 2 * time.Minute})
+	f.add(subA, adminRow{age: time.Hour, status: StatusDelivering})
+	f.add(subA, adminRow{age: 4 * time.Hour, status: StatusAcknowledged})
+	f.add(subA, adminRow{age: 5 * time.Hour, status: StatusAcknowledged, expired: true})
+	f.add(subA, adminRow{age: 6 * time.Hour, status: StatusExpired, expired: true})
+	f.add(subC, adminRow{age: time.Minute, status: StatusAcknowledged})
 
 	subs, err := f.svc.Subscriptions(context.Background())
 	if err != nil {
@@ -218,13 +218,13 @@ func TestNotificationsPages(t *testing.T) {
 	f.subscribe(subB)
 	var want []string // newest first: by age, then id descending
 	for i := 0; i < 7; i++ {
-		want = append(want, f.add(subA, row{age: time.Duration(i/2) * time.Minute, status: StatusAcknowledged}))
+		want = append(want, f.add(subA, adminRow{age: time.Duration(i/2) * time.Minute, status: StatusAcknowledged}))
 	}
 	// ids ascend with age ties: within a tie the higher id is first.
 	for i := 0; i+1 < len(want); i += 2 {
 		want[i], want[i+1] = want[i+1], want[i]
 	}
-	f.add(subB, row{age: 0, status: StatusPending}) // another subscription's row is never listed
+	f.add(subB, adminRow{age: 0, status: StatusPending}) // another subscription's row is never listed
 	var got []string
 	after := ""
 	pages := 0
@@ -253,10 +253,10 @@ func TestNotificationsPages(t *testing.T) {
 	}
 
 	f.subscribe(subC)
-	pending := f.add(subC, row{age: time.Minute, status: StatusPending})
-	stale := f.add(subC, row{age: time.Hour, status: StatusRetry, expired: true})
-	marked := f.add(subC, row{age: 2 * time.Hour, status: StatusExpired, expired: true})
-	f.add(subC, row{age: 3 * time.Hour, status: StatusAcknowledged, expired: true})
+	pending := f.add(subC, adminRow{age: time.Minute, status: StatusPending})
+	stale := f.add(subC, adminRow{age: time.Hour, status: StatusRetry, expired: true})
+	marked := f.add(subC, adminRow{age: 2 * time.Hour, status: StatusExpired, expired: true})
+	f.add(subC, adminRow{age: 3 * time.Hour, status: StatusAcknowledged, expired: true})
 	for _, tc := range []struct {
 		status Status
 		want   []string
@@ -362,11 +362,11 @@ func TestRetryNow(t *testing.T) {
 	f := newAdminFixture(t)
 	f.subscribe(subA)
 	f.subscribe(subB)
-	retry := f.add(subA, row{status: StatusRetry, retryIn: time.Hour, detail: "x"})
-	blocked := f.add(subA, row{status: StatusBlocked, retryIn: time.Minute, detail: DetailAccess})
-	pending := f.add(subA, row{status: StatusPending, retryIn: time.Hour})
-	stale := f.add(subA, row{status: StatusRetry, retryIn: time.Hour, expired: true})
-	other := f.add(subB, row{status: StatusRetry, retryIn: time.Hour})
+	retry := f.add(subA, adminRow{status: StatusRetry, retryIn: time.Hour, detail: "x"})
+	blocked := f.add(subA, adminRow{status: StatusBlocked, retryIn: time.Minute, detail: DetailAccess})
+	pending := f.add(subA, adminRow{status: StatusPending, retryIn: time.Hour})
+	stale := f.add(subA, adminRow{status: StatusRetry, retryIn: time.Hour, expired: true})
+	other := f.add(subB, adminRow{status: StatusRetry, retryIn: time.Hour})
 	now := f.clock().UnixMilli()
 
 	drainWake(f.svc)
@@ -414,9 +414,9 @@ func TestRetryNow(t *testing.T) {
 func TestSetPaused(t *testing.T) {
 	f := newAdminFixture(t)
 	f.subscribe(subA)
-	waiting := f.add(subA, row{status: StatusRetry, retryIn: time.Hour})
-	pending := f.add(subA, row{status: StatusPending, retryIn: time.Minute})
-	due := f.add(subA, row{status: StatusPending})
+	waiting := f.add(subA, adminRow{status: StatusRetry, retryIn: time.Hour})
+	pending := f.add(subA, adminRow{status: StatusPending, retryIn: time.Minute})
+	due := f.add(subA, adminRow{status: StatusPending})
 	now := f.clock().UnixMilli()
 	changed := watchOnce(t, f.svc)
 	if err := f.svc.SetPaused(context.Background(), subA, true, admn); err != nil {
@@ -455,9 +455,9 @@ func TestUnsubscribe(t *testing.T) {
 	f := newAdminFixture(t)
 	f.subscribe(subA)
 	f.subscribe(subB)
-	f.add(subA, row{status: StatusPending, run: "shared"})
-	f.add(subA, row{status: StatusAcknowledged})
-	f.add(subB, row{status: StatusPending, run: "shared"})
+	f.add(subA, adminRow{status: StatusPending, run: "shared"})
+	f.add(subA, adminRow{status: StatusAcknowledged})
+	f.add(subB, adminRow{status: StatusPending, run: "shared"})
 	changed := watchOnce(t, f.svc)
 	n, err := f.svc.Unsubscribe(context.Background(), subA, admn)
 	if err != nil || n != 2 {
@@ -483,10 +483,10 @@ func TestUnsubscribe(t *testing.T) {
 func TestPurgeExpired(t *testing.T) {
 	f := newAdminFixture(t)
 	f.subscribe(subA)
-	f.add(subA, row{status: StatusExpired, expired: true})
-	f.add(subA, row{status: StatusBlocked, expired: true})
-	f.add(subA, row{status: StatusAcknowledged, expired: true})
-	f.add(subA, row{status: StatusPending})
+	f.add(subA, adminRow{status: StatusExpired, expired: true})
+	f.add(subA, adminRow{status: StatusBlocked, expired: true})
+	f.add(subA, adminRow{status: StatusAcknowledged, expired: true})
+	f.add(subA, adminRow{status: StatusPending})
 	n, err := f.svc.PurgeExpired(context.Background(), subA, admn)
 	if err != nil || n != 2 {
 		t.Fatalf("PurgeExpired = %d, %v", n, err)
@@ -515,8 +515,8 @@ func TestCountsFollowEveryChange(t *testing.T) {
 	f.subscribe(subB)
 	var ids []string
 	for i := 0; i < 12; i++ {
-		ids = append(ids, f.add(subA, row{status: Statuses[i%len(Statuses)], expired: Statuses[i%len(Statuses)] == StatusExpired}))
-		f.add(subB, row{status: StatusPending})
+		ids = append(ids, f.add(subA, adminRow{status: Statuses[i%len(Statuses)], expired: Statuses[i%len(Statuses)] == StatusExpired}))
+		f.add(subB, adminRow{status: StatusPending})
 	}
 	check := func(when string) {
 		t.Helper()
@@ -568,6 +568,6 @@ func TestCountsFollowEveryChange(t *testing.T) {
 		t.Errorf("counts rows left after the subscriptions went: %d, %v", left, err)
 	}
 	f.subscribe(subA)
-	f.add(subA, row{status: StatusPending})
+	f.add(subA, adminRow{status: StatusPending})
 	check("subscribed again")
 }
