@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // whose rendering differs from the last one sent (resultsChanged: after
 // the subscriptions' cache has been invalidated). There is no polling. It
 // ends when the client goes away, when the server shuts down
-// (CloseStreams) or when the subscription is gone.
+// (CloseStreams) or when the subscription it shows is gone (unsubscribed).
 func (s *Server) resultEvents(c echo.Context) error {
 	var fragment func(ctx context.Context) (templ.Component, error)
 	switch c.QueryParam("view") {
@@ -50,13 +51,18 @@ func (s *Server) resultEvents(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=sub.")
 	}
 	changed := s.resultsChanged.Watch(c.Request().Context())
+	first := true
 	return s.streamFragments(c, changed, func(ctx context.Context) (string, bool, error) {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		cmp, err := fragment(ctx)
-		if err != nil {
+		switch {
+		case err != nil && !first && errors.Is(err, echo.ErrNotFound):
+			return "", false, nil // the subscription went: nothing more to show
+		case err != nil:
 			return "", false, err // before the stream starts: a 404 for an unknown subscription
 		}
+		first = false
 		html, err := renderFragment(ctx, cmp)
 		return html, err == nil, err
 	})

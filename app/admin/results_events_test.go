@@ -117,6 +117,22 @@ func TestResultEvents(t *testing.T) {
 	}
 	for ev := readEvent(t, list); !strings.Contains(ev, ">paused<"); ev = readEvent(t, list) {
 	}
+	// Unsubscribed, the list empties and the subscription's stream ends.
+	if _, err := h.results.Unsubscribe(context.Background(), resultKey, results.Actor{Admin: "other"}); err != nil {
+		t.Fatal(err)
+	}
+	for ev := readEvent(t, list); !strings.Contains(ev, "No subscriptions yet"); ev = readEvent(t, list) {
+	}
+	for {
+		select {
+		case _, open := <-sub:
+			if !open {
+				return
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the stream of an unsubscribed subscription did not end")
+		}
+	}
 }
 
 // silentResults is the harness's service with a Watch that never signals:
