@@ -16,6 +16,7 @@ import (
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/proposals"
+	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
@@ -158,6 +159,16 @@ func auditActionLabel(id string) (string, bool) {
 		return "Ran a scheduled job now", true
 	case scheduler.ActionJobCancel:
 		return "Cancelled a scheduled job", true
+	case results.ActionRetryNow:
+		return "Retried scheduled results now", true
+	case results.ActionPause:
+		return "Paused scheduled-result delivery", true
+	case results.ActionResume:
+		return "Resumed scheduled-result delivery", true
+	case results.ActionUnsubscribe:
+		return "Unsubscribed from scheduled results", true
+	case results.ActionPurgeExpired:
+		return "Purged expired scheduled results", true
 	}
 	return "", false
 }

@@ -68,12 +68,14 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 		// :name is a module's (a page of an unknown one is a 404).
 		path := strings.NewReplacer(":name", "hello", ":id", "1", "*", "x").Replace(r.Path)
 		switch {
-		case r.Method == http.MethodGet && (r.Path == "/modules/events" || r.Path == "/demo/events" || r.Path == "/discord/events" || r.Path == "/proposals/events"):
+		case r.Method == http.MethodGet && (r.Path == "/modules/events" || r.Path == "/demo/events" || r.Path == "/discord/events" ||
+			r.Path == "/proposals/events" || r.Path == "/results/events"):
 			// An event stream never ends by itself: TestModuleEvents*,
-			// TestDemoEventsFollowTheFake, TestDiscordEvents and
-			// TestProposalEvents cover them.
-		case r.Method == http.MethodGet && r.Path == "/proposals/:id":
-			// No proposal has the id "1" (not 32 hex): the page is a 404.
+			// TestDemoEventsFollowTheFake, TestDiscordEvents,
+			// TestProposalEvents and TestResultEvents cover them.
+		case r.Method == http.MethodGet && (r.Path == "/proposals/:id" || r.Path == "/results/:module/:name/:guild"):
+			// No proposal has the id "1" (not 32 hex), no subscription the
+			// address /results/:module/…: the page is a 404.
 			if res := admin.get(path); res.StatusCode != http.StatusNotFound {
 				t.Errorf("signed in GET %s = %d, want 404", r.Path, res.StatusCode)
 			}

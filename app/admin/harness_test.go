@@ -24,6 +24,7 @@ import (
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/proposals"
+	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -88,6 +89,11 @@ type harness struct {
 	// configuration and bot (Options.Proposals unless an option replaces
 	// it); proposing needs the bot connected (see proposalGuild).
 	props *proposals.Service
+	// results is the real scheduled-results service over the harness's
+	// store (Options.Results unless an option replaces it); its dispatcher
+	// is not started, so rows stay as a test writes them.
+	results   *results.Service
+	resultSeq int // the last notification addResult inserted
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -126,6 +132,11 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 	}
 	opts.Proposals = props
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
+	res, err := results.New(results.Options{Store: st, Logger: logger})
+	if err != nil {
+		t.Fatalf("results.New: %v", err)
+	}
+	opts.Results = res
 	for _, m := range mutate {
 		m(&opts)
 	}
@@ -134,7 +145,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props}
+	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props, results: res}
 	h.modHost, _ = opts.Host.(*host.Host)
 	// An option's own bot and proposals service (withDemoAppliance) close
 	// as serve closes them: the bot before the fake it is connected to,
@@ -155,6 +166,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		}
 		_ = bot.Close()
 		props.Close()
+		_ = res.Close(context.Background())
 		fake.Close()
 		if h.modHost != nil {
 			_ = h.modHost.Close(context.Background())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/kudos"
@@ -111,6 +112,17 @@ func TestBrowserLayout(t *testing.T) {
 		"---\ngiver_min_tier: regular\ndigest_channel_id: 123456789012345678\nallow_thank_back: false\n---\n",
 		"Send the weekly kudos digest to #general and let regulars give kudos, "+strings.Repeat("with a long summary ", 4))
 
+	// Scheduled results: a subscription in the long-named guild with a row
+	// in every state (a long error detail), and one in a guild the bot does
+	// not know.
+	longKey := results.SubKey{Module: kudos.Name, Name: "digest_of_the_week_with_a_long_subscription_name", GuildID: 43}
+	h.addSubscription(t, longKey)
+	for _, st := range results.Statuses {
+		h.addResult(t, longKey, resultFix{status: st, age: time.Hour, retryIn: time.Hour, expired: st == results.StatusExpired,
+			detail: results.DetailRaisedPrefix + "*kudos.aVeryLongErrorTypeNameWithoutAnySpacesThatMustWrapOnPhones"})
+	}
+	resultFixture(t, h)
+
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
 		{"guilds", "/guilds", `[data-testid=guild-list]`, true},
@@ -120,7 +132,8 @@ func TestBrowserLayout(t *testing.T) {
 		{"module", "/modules/probe", `[data-testid=module-jobs]`, true},
 		{"proposals", "/proposals", `[data-testid=proposal-list]`, true},
 		{"proposal", "/proposals/" + proposalID, `[data-testid=proposal-reject-form]`, true},
-		{"results", "/results", `[data-testid=page-title]`, true},
+		{"results", "/results", `[data-testid=results-module-kudos]`, true},
+		{"result", resultPath(longKey), `[data-testid=result-table]`, true},
 		{"tasks", "/tasks", `[data-testid=page-title]`, true},
 		{"discord", "/discord", `[data-testid=discord-guild-table]`, true},
 		{"worldtree", "/worldtree", `[data-testid=worldtree-agents]`, true},

@@ -16,14 +16,6 @@ type placeholderPage struct {
 }
 
 var placeholders = []placeholderPage{
-	{path: "/results", key: "results", view: templates.Placeholder{
-		Title: "Results", Lead: "Scheduled results published by tasks and modules.",
-		Features: []string{
-			"Subscriptions: which channel receives which scheduled result",
-			"The delivery outbox with attempts, errors and retries",
-			"Recently published results",
-		},
-	}},
 	{path: "/tasks", key: "tasks", view: templates.Placeholder{
 		Title: "Tasks", Lead: "Scheduled work and its runs.",
 		Features: []string{

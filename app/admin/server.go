@@ -32,6 +32,7 @@ import (
 
 	kimi "github.com/kimiapp/kimi"
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -83,6 +84,9 @@ type Options struct {
 	// Nil: the proposal pages answer 503 and /settings says notifications
 	// are not available.
 	Proposals ProposalReview
+	// Results is the scheduled-results outbox (app/serve.go passes the
+	// *results.Service): the /results pages. Nil: they answer 503.
+	Results ResultsAdmin
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
@@ -135,6 +139,11 @@ type Server struct {
 	pending          pendingCache
 	decisions        decisionResults
 	unwatchProposals func()
+	// resultSubs are /results' subscriptions, read once per change
+	// (results.go); unwatchResults ends their watch.
+	resultSubs     resultsCache
+	resultsChanged signal.Watchers
+	unwatchResults func()
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -213,12 +222,13 @@ func New(opts Options) (*Server, error) {
 	}
 	s.assets = assets
 	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
-	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil { // the module pages', /demo's and /proposals' live regions
+	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil || opts.Results != nil { // the module pages', /demo's, /proposals' and /results' live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store)
 	s.echo = s.buildEcho()
 	s.watchProposals()
+	s.watchResults()
 	go s.housekeeping()
 	return s, nil
 }
@@ -242,6 +252,9 @@ func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		if s.unwatchProposals != nil {
 			s.unwatchProposals()
+		}
+		if s.unwatchResults != nil {
+			s.unwatchResults()
 		}
 		close(s.stop)
 		<-s.done

@@ -73,7 +73,7 @@ var Nav = []NavItem{
 	{Key: "guilds", Label: "Guilds", Href: "/guilds"},
 	{Key: "modules", Label: "Modules", Href: "/modules"},
 	{Key: "proposals", Label: "Proposals", Href: "/proposals"},
-	{Key: "results", Label: "Results", Href: "/results", Soon: true},
+	{Key: "results", Label: "Results", Href: "/results"},
 	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
 	{Key: "discord", Label: "Discord", Href: "/discord"},
 	{Key: "worldtree", Label: "Worldtree", Href: "/worldtree", Optional: true},

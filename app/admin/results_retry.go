@@ -1,0 +1,36 @@
+package admin
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
+
+// retryResults is POST /results/{module}/{name}/{guild}/retry: every retry
+// and blocked notification of the subscription (or the one the form's id
+// names) becomes due now, its status kept; the service writes the audit
+// row and wakes the dispatcher. It asks for no confirmation: it destroys
+// nothing.
+func (s *Server) retryResults(c echo.Context) error {
+	k, err := resultKeyParam(c)
+	if err != nil {
+		return err
+	}
+	f := form.ParseResultsRetry(c.Request())
+	if errs := f.Validate(); !errs.OK() {
+		return echo.NewHTTPError(http.StatusBadRequest, errs.Get(form.FieldForm))
+	}
+	ctx, cancel := withTimeout(c, resultsActionTimeout)
+	defer cancel()
+	n, err := s.opts.Results.RetryNow(ctx, k, f.IDs(), resultsActor(c))
+	if err != nil {
+		return resultsNotFound(err, "retry results now")
+	}
+	msg := "Retry requested: " + plural(n, "notification") + " due now."
+	if n == 0 {
+		msg = "Nothing to retry: no notification of this subscription is retrying or blocked."
+	}
+	return s.resultActed(c, resultPath(k), msg)
+}
