@@ -35,19 +35,6 @@ var notificationIDRE = regexp.MustCompile(`\A[0-9a-f]{32}\z`)
 // acknowledged or expires.
 var openStatuses = []Status{StatusPending, StatusDelivering, StatusRetry, StatusBlocked}
 
-// TODO(core): the registry lives in port.go; these stubs stand in until it
-// lands there (then delete them here).
-
-// registered reports whether a running instance has a handler for k.
-func (s *Service) registered(k SubKey) bool { return false }
-
-// quarantined reports whether module's handler ignored cancellation and
-// is still running.
-func (s *Service) quarantined(module string) bool { return false }
-
-// dropHandler unregisters a live handler of k (an operator's unsubscribe).
-func (s *Service) dropHandler(k SubKey) {}
-
 // Subscriptions returns every subscription with its counts, ordered by
 // module, name and guild. Fast with 100k notifications (the admin's p99
 // budget is 20 ms): one statement (subscriptionSQL) whose every part is a
@@ -198,7 +185,7 @@ func (s *Service) scanSubscription(r interface{ Scan(dest ...any) error }) (Subs
 			}
 		}
 	}
-	sub.Registered, sub.Quarantined = s.registered(sub.SubKey), s.quarantined(sub.Module)
+	sub.Registered, sub.Quarantined = s.registered(sub.SubKey), s.isQuarantined(sub.Module)
 	return sub, nil
 }
 
@@ -384,8 +371,7 @@ func (s *Service) RetryNow(ctx context.Context, k SubKey, ids []string, a Actor)
 	if err != nil {
 		return 0, err
 	}
-	s.watch.Notify()
-	s.signal()
+	s.changed(k.Module)
 	return int(n), nil
 }
 
@@ -418,8 +404,7 @@ func (s *Service) SetPaused(ctx context.Context, k SubKey, paused bool, a Actor)
 	if err != nil {
 		return err
 	}
-	s.watch.Notify()
-	s.signal()
+	s.changed(k.Module)
 	return nil
 }
 
@@ -427,32 +412,13 @@ func (s *Service) SetPaused(ctx context.Context, k SubKey, paused bool, a Actor)
 // audited with how many were deleted; a running module's handler for it
 // is unregistered (the module subscribes again at its next start).
 func (s *Service) Unsubscribe(ctx context.Context, k SubKey, a Actor) (int, error) {
-	var n int64
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		if err := subscriptionExistsTx(ctx, tx, k); err != nil {
-			return err
+	n, err := s.deleteSubscription(ctx, k, func(tx *sql.Tx, deleted int, existed bool) error {
+		if !existed {
+			return ErrNotFound // rolls the (empty) delete back
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_notifications WHERE module = ? AND name = ? AND guild_id = ?`,
-			k.Module, k.Name, int64(k.GuildID))
-		if err != nil {
-			return fmt.Errorf("results: unsubscribe: %w", err)
-		}
-		if n, err = res.RowsAffected(); err != nil {
-			return fmt.Errorf("results: unsubscribe: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`,
-			k.Module, k.Name, int64(k.GuildID)); err != nil {
-			return fmt.Errorf("results: unsubscribe: %w", err)
-		}
-		return auditTx(ctx, tx, a, ActionUnsubscribe, k, "Deleted the subscription and "+plural(int(n), "notification"))
+		return auditTx(ctx, tx, a, ActionUnsubscribe, k, "Deleted the subscription and "+plural(deleted, "notification"))
 	})
-	if err != nil {
-		return 0, err
-	}
-	s.dropHandler(k)
-	s.watch.Notify()
-	s.signal()
-	return int(n), nil
+	return n, err
 }
 
 // PurgeExpired deletes the subscription's expired notifications (marked
@@ -478,8 +444,7 @@ func (s *Service) PurgeExpired(ctx context.Context, k SubKey, a Actor) (int, err
 	if err != nil {
 		return 0, err
 	}
-	s.watch.Notify()
-	s.signal()
+	s.changed(k.Module)
 	return int(n), nil
 }
 

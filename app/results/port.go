@@ -127,21 +127,27 @@ func (b *Binding) Unsubscribe(ctx context.Context, name string, guildID uint64) 
 }
 
 // deleteSubscription deletes k and its notifications (by cascade), runs
-// extra in the same transaction (the admin's audit) and unregisters k's
-// handler; it returns how many notifications went.
-func (s *Service) deleteSubscription(ctx context.Context, k SubKey, extra func(tx *sql.Tx, deleted int) error) (int, error) {
+// extra in the same transaction (the admin's audit; existed says the
+// subscription was there) and unregisters k's handler; it returns how many
+// notifications went.
+func (s *Service) deleteSubscription(ctx context.Context, k SubKey, extra func(tx *sql.Tx, deleted int, existed bool) error) (int, error) {
 	var deleted int
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kimi_result_notifications WHERE module = ? AND name = ? AND guild_id = ?`,
 			k.Module, k.Name, int64(k.GuildID)).Scan(&deleted); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`,
-			k.Module, k.Name, int64(k.GuildID)); err != nil {
+		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`,
+			k.Module, k.Name, int64(k.GuildID))
+		if err != nil {
+			return err
+		}
+		existed, err := res.RowsAffected()
+		if err != nil {
 			return err
 		}
 		if extra != nil {
-			return extra(tx, deleted)
+			return extra(tx, deleted, existed > 0)
 		}
 		return nil
 	})
