@@ -262,7 +262,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		Scheduler:      modHost.Scheduler(),
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot, Proposals: props,
-		// TODO(issue 15, ui): Results: res, once admin.Options has the field (h15-ui).
+		Results: res,
 	})
 	if err != nil {
 		ln.Close()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
@@ -59,9 +58,6 @@ func TestKudosCountsARedeliveredResultOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m, _ := h.Module(kudos.Name); m.State != StateRunning {
-		if strings.Contains(m.Reason, "results: not implemented") {
-			t.Skip("TEMP(h15-core): the results core is not merged yet")
-		}
 		t.Fatalf("kudos = %s %q", m.State, m.Reason)
 	}
 	svc.Start()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -241,9 +240,6 @@ func TestScheduledResultsThroughHost(t *testing.T) {
 	r.activate(t, 42)
 	r.start(t)
 	if err := <-subErr; err != nil {
-		if err.Error() == "results: not implemented" {
-			t.Skip("TEMP(h15-core): the results core is not merged yet")
-		}
 		t.Fatalf("Subscribe at Start: %v", err)
 	}
 	rec.svc.Start()
@@ -295,9 +291,6 @@ func TestScheduledResultsDeliveredOnceSubscribedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st := r.status(t, "m"); st.State != StateRunning {
-		if strings.Contains(st.Reason, "results: not implemented") {
-			t.Skip("TEMP(h15-core): the results core is not merged yet")
-		}
 		t.Fatalf("m = %s %q", st.State, st.Reason)
 	}
 	if err := r.h.Close(ctx); err != nil {
