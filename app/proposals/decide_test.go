@@ -2,11 +2,13 @@ package proposals
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -293,15 +295,33 @@ func TestConcurrentApprovals(t *testing.T) {
 		var click string
 		wg.Add(2)
 		go func() { defer wg.Done(); webOut, _ = w.svc.Approve(w.ctx, p.ID, web) }()
-		go func() { defer wg.Done(); click = w.click(p, w.staff, "approve") }()
+		var clickErr error
+		go func() {
+			defer wg.Done()
+			// The web approval may edit the card's buttons away before
+			// the click reaches the fake, which then refuses it as Discord
+			// would (nobody can click a button that is gone): the web won.
+			iid, err := w.fake.ClickButton(fmt.Sprint(p.Card.ChannelID), fmt.Sprint(p.Card.MessageID), fmt.Sprint(w.staff), "m:proposals:approve:"+p.ID)
+			if err != nil {
+				clickErr = err
+				return
+			}
+			click = w.reply(iid)
+		}()
 		wg.Wait()
+		switch {
+		case errors.Is(clickErr, fakediscord.ErrUnknownComponent):
+			click = "(button gone)"
+		case clickErr != nil:
+			t.Fatalf("round %d: click: %v", i, clickErr)
+		}
 		replies := []string{webOut.Message, click}
 		applied := 0
 		for _, r := range replies {
 			switch r {
 			case ReplyApplied:
 				applied++
-			case "Proposal is already applied.":
+			case "Proposal is already applied.", "(button gone)":
 			default:
 				t.Fatalf("round %d: reply %q", i, r)
 			}
