@@ -59,6 +59,8 @@ type cli struct {
 	onDemoFake func(*fakediscord.Server, fakediscord.DemoGuild)
 	// onServe is Extensions.OnServe.
 	onServe func(context.Context, ServeParts)
+	// resultsLease is Extensions.ResultsLease.
+	resultsLease time.Duration
 }
 
 // command is one `kimi` subcommand.
@@ -114,6 +116,10 @@ type Extensions struct {
 	// (before the outbox, the modules and the store close). It must not
 	// block.
 	OnServe func(ctx context.Context, p ServeParts)
+	// ResultsLease, when positive, replaces the scheduled-results lease
+	// (results.Lease, 60 s): a test build shortens it so that a delivery
+	// cut short by kill -9 is claimed again within seconds of a restart.
+	ResultsLease time.Duration
 }
 
 // ServeParts are the running appliance's parts that OnServe receives.
@@ -141,6 +147,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, ext 
 		started:       time.Now(),
 		specs:         ext.Specs,
 		onServe:       ext.OnServe,
+		resultsLease:  ext.ResultsLease,
 	}
 	return c.main(ctx, args)
 }

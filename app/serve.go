@@ -181,7 +181,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	// enqueues. It starts after the modules (their handlers are registered
 	// at Start: a row of an unregistered subscription would block) and
 	// closes before them, so no handler runs into a closing module.
-	res, err := results.New(results.Options{Store: st, Logger: root.With("component", "results")})
+	res, err := results.New(results.Options{Store: st, Logger: root.With("component", "results"), Lease: c.resultsLease})
 	if err != nil {
 		return fmt.Errorf("app: results: %w", err)
 	}
