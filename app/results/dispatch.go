@@ -70,7 +70,6 @@ type state struct {
 
 	// Counters for tests and benchmarks.
 	steps, claimTxs, timerFires, commits atomic.Int64
-	healthStep                           atomic.Int64 // the step that last woke the reporter
 }
 
 func (s *Service) initState() {
@@ -334,14 +333,9 @@ func (s *Service) step() time.Time {
 		}
 	}
 	s.mu.Unlock()
-	// Under load the health reporter runs every healthEvery steps (its
-	// counts read every row of a module); at once when the step claimed
-	// nothing (the queue drained or is waiting).
-	s.healthQueue(health...)
-	if len(claims) == 0 || s.steps.Load()-s.healthStep.Load() >= healthEvery {
-		s.healthStep.Store(s.steps.Load())
-		s.wakeHealth()
-	}
+	// The reporter runs after every step that touched a module's rows
+	// (coalesced: it reads kimi_result_counts, a few rows per module).
+	s.healthLater(health...)
 	if changedRows {
 		s.watch.Notify()
 	}
