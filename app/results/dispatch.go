@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -333,15 +334,15 @@ func (s *Service) step() time.Time {
 			}
 			affected[m] = true
 		}
-		for _, o := range settles {
-			ok, err := s.settle(ctx, tx, o, now)
-			if err != nil {
-				return err
-			}
-			if !ok {
+		ok, err := s.settleAll(ctx, tx, settles, now)
+		if err != nil {
+			return err
+		}
+		for i, o := range settles {
+			if !ok[i] {
 				s.log.Debug("notification lease lost; nothing settled", "module", o.c.key.Module, "id", o.c.id, "outcome", string(o.status))
 			}
-			changedRows = changedRows || ok
+			changedRows = changedRows || ok[i]
 			affected[o.c.key.Module] = true
 		}
 		for _, c := range counts {
@@ -383,7 +384,6 @@ func (s *Service) step() time.Time {
 			}
 			changedRows = changedRows || len(claims) > 0
 		}
-		var err error
 		if next, err = s.nextDue(ctx, tx, nowMs); err != nil {
 			return err
 		}
@@ -549,6 +549,70 @@ func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Ti
 	return n > 0, nil
 }
 
+// leaseRows is the rows of a batch statement: a JSON array of [id,
+// token, inc] (one statement for the batch: each statement costs about
+// as much as the row it writes).
+const leaseRows = `(SELECT value->>0 AS id, value->>1 AS token, value->>2 AS inc FROM json_each(?1))`
+
+// ackQuery acknowledges a batch, each row under settle's guard.
+const ackQuery = `UPDATE kimi_result_notifications AS n SET status = 'acknowledged', acknowledged_ms = ?2,
+	retry_ms = 0, lease_token = '', lease_until_ms = 0, detail = '', detail_ms = ?2, attempts = n.attempts + j.inc
+	FROM ` + leaseRows + ` AS j
+	WHERE n.id = j.id AND n.lease_token = j.token AND n.status = 'delivering' AND n.lease_until_ms > ?2 AND n.expires_ms > ?2
+	RETURNING id`
+
+// batchJSON is leaseRows' argument for claims, with inc[i] for claim i.
+func batchJSON(cs []*claim, inc func(i int) int) (string, error) {
+	rows := make([][3]any, len(cs))
+	for i, c := range cs {
+		rows[i] = [3]any{c.id, c.token, inc(i)}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", fmt.Errorf("batch: %w", err)
+	}
+	return string(b), nil
+}
+
+// settleAll settles outcomes: the acknowledgements in one statement, the
+// others one by one (settle); ok[i] reports whether outcome i was written.
+func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now time.Time) ([]bool, error) {
+	ok := make([]bool, len(outs))
+	var acks []*claim
+	var ackInc []int
+	for i, o := range outs {
+		if o.status == StatusAcknowledged {
+			acks, ackInc = append(acks, o.c), append(ackInc, o.inc)
+			continue
+		}
+		var err error
+		if ok[i], err = s.settle(ctx, tx, o, now); err != nil {
+			return nil, err
+		}
+	}
+	if len(acks) == 0 {
+		return ok, nil
+	}
+	arg, err := batchJSON(acks, func(i int) int { return ackInc[i] })
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, ackQuery, arg, now.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	ids, err := scanStrings(rows)
+	if err != nil {
+		return nil, fmt.Errorf("settle: %w", err)
+	}
+	for i, o := range outs {
+		if o.status == StatusAcknowledged {
+			ok[i] = slices.Contains(ids, o.c.id)
+		}
+	}
+	return ok, nil
+}
+
 // dueWhere selects the claimable rows of an unpaused subscription (a
 // delivering row whose lease ran out belongs to a crashed or stuck
 // delivery: claimable again).
@@ -621,14 +685,22 @@ func (s *Service) claim(ctx context.Context, tx querier, nowMs int64, limit, atO
 		if c.pub.Messages, err = decodeMessages(msgs[i]); err != nil {
 			return nil, err
 		}
-		inc := 0
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	arg, err := batchJSON(out, func(i int) int {
 		if i < atOnce {
-			inc = 1
+			return 1
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET status = 'delivering', attempts = attempts + ?,
-			lease_token = ?, lease_until_ms = ? WHERE id = ?`, inc, c.token, c.leaseUntil, c.id); err != nil {
-			return nil, fmt.Errorf("claim %s: %w", c.id, err)
-		}
+		return 0
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications AS n SET status = 'delivering', attempts = n.attempts + j.inc,
+		lease_token = j.token, lease_until_ms = ?2 FROM `+leaseRows+` AS j WHERE n.id = j.id`, arg, nowMs+s.opts.Lease.Milliseconds()); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
 	}
 	return out, nil
 }
