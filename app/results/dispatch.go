@@ -225,8 +225,11 @@ type outcome struct {
 // prefetch is how many claims the dispatcher holds per handler slot:
 // up to prefetch×MaxInFlight rows are claimed, at most MaxInFlight
 // handlers run, the others wait in memory and launch as slots free up
-// without a transaction.
-const prefetch = 4
+// without a transaction. 8 rather than 4: BenchmarkResultsDelivery's
+// commits/notification halve (0.135 → 0.066) and notifications/s rise
+// ~15%; after a crash the held rows wait out their lease (60 s) either
+// way.
+const prefetch = 8
 
 // launchMargin is the lease a queued claim needs left to be launched: a
 // whole handler run (timeout and cancel grace), capped at ¾ of the lease

@@ -15,7 +15,7 @@
 // an enqueue wakes the dispatcher at once and one timer covers the next
 // retry, lease expiry or expiry; claims and settles are batched in one
 // write transaction when several rows are ready, and a step claims up to
-// four times as many rows as there are handler slots: the extra claims
+// eight times as many rows as there are handler slots: the extra claims
 // wait in memory (their leases renewed by later steps, released at
 // Close) and start as slots free up, without a transaction.
 //
