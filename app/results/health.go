@@ -50,13 +50,8 @@ func (s *Service) reportHealth(ctx context.Context, module string) {
 	s.publishHealth(module, c)
 }
 
-// healthEvery is how many busy dispatcher steps may pass between health
-// reports.
-const healthEvery = 64
-
 // healthLater queues modules for the reporter and wakes it (coalesced:
-// counting a module's rows is kept off the dispatcher's write
-// transaction).
+// the counts are read off the dispatcher's write transaction).
 func (s *Service) healthLater(modules ...string) {
 	if len(modules) == 0 {
 		return

@@ -14,7 +14,10 @@
 // quarantines its module. Unlike the original it does not poll every 2 s:
 // an enqueue wakes the dispatcher at once and one timer covers the next
 // retry, lease expiry or expiry; claims and settles are batched in one
-// write transaction when several rows are ready.
+// write transaction when several rows are ready, and a step claims up to
+// eight times as many rows as there are handler slots: the extra claims
+// wait in memory (their leases renewed by later steps, released at
+// Close) and start as slots free up, without a transaction.
 //
 // Files: results.go (this contract), store.go (enqueue, SQL), dispatch.go
 // (the dispatcher), port.go (the module port and handler registry),

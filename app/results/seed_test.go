@@ -109,7 +109,7 @@ func TestSeedPermissionAndGuildScope(t *testing.T) {
 }
 
 // TestTimerMoments: each step returns the one moment the next is due —
-// the lease of a running delivery, a retry, a blocked row's re-check,
+// the renewal of a running delivery's lease, a retry, a blocked row's re-check,
 // the purge of an expired row — computed on an unstarted service whose
 // steps the test runs.
 func TestTimerMoments(t *testing.T) {
@@ -125,8 +125,10 @@ func TestTimerMoments(t *testing.T) {
 	waitDone := func() {
 		waitFor(t, "outcome", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.done) == 1 })
 	}
-	if got := s.step(); !got.Equal(now.Add(Lease)) {
-		t.Fatalf("while delivering: next %v, want the lease end", got.Sub(now))
+	// While delivering: the renewal of the held claim's lease, before it
+	// runs out.
+	if got := s.step(); !got.Equal(now.Add(Lease).Add(-time.Duration(s.renewBelow()) * time.Millisecond)) {
+		t.Fatalf("while delivering: next %v, want the lease's renewal (%v before its end)", got.Sub(now), time.Duration(s.renewBelow())*time.Millisecond)
 	}
 	gate <- errors.New("again")
 	waitDone()

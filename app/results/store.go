@@ -252,9 +252,13 @@ func clipRunes(s string, n int) string {
 }
 
 // moduleCounts returns a module's notifications by status (the health
-// constraint's figures), from the read pool.
+// constraint's figures), from the read pool: the sums of
+// kimi_result_counts (kept by migration 00008's triggers) over the
+// module's subscriptions, a read of a few rows instead of every
+// notification. A row past expiry still counts under its status until the
+// dispatcher's prune, which runs at that expiry, marks it expired.
 func (s *Service) moduleCounts(ctx context.Context, module string) (Counts, error) {
-	rows, err := s.readStmt(ctx, `SELECT status, count(*) FROM kimi_result_notifications WHERE module = ? GROUP BY status`).QueryContext(ctx, module)
+	rows, err := s.readStmt(ctx, `SELECT status, sum(n) FROM kimi_result_counts WHERE module = ? GROUP BY status`).QueryContext(ctx, module)
 	if err != nil {
 		return nil, fmt.Errorf("results: count %s: %w", module, err)
 	}

@@ -216,7 +216,7 @@ func TestSettleClipsDetail(t *testing.T) {
 	var claims []*claim
 	err := e.st.Write(e.ctx, func(tx *sql.Tx) error {
 		var err error
-		claims, err = s.claim(e.ctx, tx, now, 1)
+		claims, err = s.claim(e.ctx, tx, now, 1, 1)
 		if err != nil || len(claims) != 1 {
 			return errors.Join(err, errors.New("no claim"))
 		}
@@ -298,7 +298,7 @@ func TestSettleGuards(t *testing.T) {
 			e.enqueue(p)
 			var c *claim
 			err := e.st.Write(e.ctx, func(tx *sql.Tx) error {
-				cs, err := s.claim(e.ctx, tx, e.clk.Now().UnixMilli(), 1)
+				cs, err := s.claim(e.ctx, tx, e.clk.Now().UnixMilli(), 1, 1)
 				if err == nil && len(cs) != 1 {
 					err = errors.New("nothing claimed")
 				}
