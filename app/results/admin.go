@@ -416,6 +416,9 @@ func (s *Service) Unsubscribe(ctx context.Context, k SubKey, a Actor) (int, erro
 		if !existed {
 			return ErrNotFound // rolls the (empty) delete back
 		}
+		if err := deleteSpentPublicationsTx(ctx, tx, k.GuildID, s.now().UnixMilli()); err != nil {
+			return err
+		}
 		return auditTx(ctx, tx, a, ActionUnsubscribe, k, "Deleted the subscription and "+plural(deleted, "notification"))
 	})
 	return n, err
@@ -439,6 +442,9 @@ func (s *Service) PurgeExpired(ctx context.Context, k SubKey, a Actor) (int, err
 		if n, err = res.RowsAffected(); err != nil {
 			return fmt.Errorf("results: purge expired: %w", err)
 		}
+		if err := deleteSpentPublicationsTx(ctx, tx, k.GuildID, now); err != nil {
+			return err
+		}
 		return auditTx(ctx, tx, a, ActionPurgeExpired, k, "Purged "+plural(int(n), "expired notification"))
 	})
 	if err != nil {
@@ -446,6 +452,20 @@ func (s *Service) PurgeExpired(ctx context.Context, k SubKey, a Actor) (int, err
 	}
 	s.changed(k.Module)
 	return int(n), nil
+}
+
+// deleteSpentPublicationsTx deletes the guild's publications past their
+// expiry that have no notification left, as the dispatcher's prune does:
+// a purge or an unsubscribe may delete the last notifications of such a
+// publication, and the prune runs again only at some later expiry (with
+// none to come, never), which would keep the run's messages for good.
+func deleteSpentPublicationsTx(ctx context.Context, tx *sql.Tx, guildID uint64, nowMs int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_publications WHERE guild_id = ? AND expires_ms <= ?
+	  AND NOT EXISTS (SELECT 1 FROM kimi_result_notifications n WHERE n.run_id = kimi_result_publications.run_id)`,
+		int64(guildID), nowMs); err != nil {
+		return fmt.Errorf("results: delete spent publications: %w", err)
+	}
+	return nil
 }
 
 func boolInt(b bool) int {

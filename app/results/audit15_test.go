@@ -50,3 +50,46 @@ func TestQuarantineEndIsSignalled(t *testing.T) {
 		t.Fatalf("after the quarantine: %+v, %v", sub, err)
 	}
 }
+
+// TestPurgeLeavesNoPublication (audit, issue 15): purging a
+// subscription's expired notifications on /results, or unsubscribing it
+// there, deletes the last notifications of an expired publication; the
+// publication (the run's stored messages) must go too, not wait for some
+// later publication's expiry to run the prune again (with none to come,
+// forever). A publication that has not expired stays.
+func TestPurgeLeavesNoPublication(t *testing.T) {
+	admin := Actor{Admin: "admin", IP: "127.0.0.1"}
+	for _, tc := range []struct {
+		name string
+		act  func(e *env, k SubKey) (int, error)
+	}{
+		{"purge expired", func(e *env, k SubKey) (int, error) { return e.svc.PurgeExpired(e.ctx, k, admin) }},
+		{"unsubscribe", func(e *env, k SubKey) (int, error) { return e.svc.Unsubscribe(e.ctx, k, admin) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			b, _ := e.bind(e.svc, "kudos")
+			e.subscribe(b, guildA, &recorder{fn: func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {
+				return context.DeadlineExceeded // never acknowledged
+			}})
+			e.enqueue(e.pub("run-1", guildA))
+			e.waitStatus("run-1", StatusRetry)
+			e.clk.Advance(Retention + time.Minute)
+			settled(t, e.svc)
+			e.waitStatus("run-1", StatusExpired)
+			e.enqueue(e.pub("run-2", guildA)) // not expired
+			e.waitStatus("run-2", StatusRetry)
+
+			if _, err := tc.act(e, SubKey{Module: "kudos", Name: "digest", GuildID: guildA}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the expired run's publication deleted", func() bool {
+				settled(t, e.svc)
+				return e.count(`SELECT count(*) FROM kimi_result_publications WHERE run_id = 'run-1'`) == 0
+			})
+			if n := e.count(`SELECT count(*) FROM kimi_result_publications WHERE run_id = 'run-2'`); n != 1 {
+				t.Errorf("the unexpired run's publication: %d rows, want 1", n)
+			}
+		})
+	}
+}
