@@ -377,12 +377,26 @@ func (s *Service) RetryNow(ctx context.Context, k SubKey, ids []string, a Actor)
 
 // SetPaused pauses or resumes the subscription's delivery, audited: a
 // paused subscription's notifications are not claimed (nor expire
-// differently); resuming makes them due at once.
+// differently); resuming makes them due at once. Asking for the state the
+// subscription is already in (a stale page's button) changes nothing — a
+// resume of a running subscription does not cut its retries' back-off —
+// and is audited as such.
 func (s *Service) SetPaused(ctx context.Context, k SubKey, paused bool, a Actor) error {
 	now := s.now().UnixMilli()
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		if err := subscriptionExistsTx(ctx, tx, k); err != nil {
-			return err
+		var was int
+		err := tx.QueryRowContext(ctx, `SELECT paused FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`,
+			k.Module, k.Name, int64(k.GuildID)).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("results: read subscription: %w", err)
+		}
+		if (was != 0) == paused {
+			if paused {
+				return auditTx(ctx, tx, a, ActionPause, k, DetailAlreadyPaused)
+			}
+			return auditTx(ctx, tx, a, ActionResume, k, DetailNotPaused)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_subscriptions SET paused = ? WHERE module = ? AND name = ? AND guild_id = ?`,
 			boolInt(paused), k.Module, k.Name, int64(k.GuildID)); err != nil {

@@ -2,6 +2,8 @@ package results
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,4 +115,41 @@ func testSpentPublication(t *testing.T, name string, act func(e *env, k SubKey) 
 			t.Errorf("the unexpired run's publication: %d rows, want 1", n)
 		}
 	})
+}
+
+// TestSetPausedUnchanged (audit, issue 15): a resume of a subscription
+// that is not paused (a stale page's button) must not make its retrying
+// and blocked rows due now, cutting their back-off, nor be audited as a
+// resume that made them due; a second pause changes nothing. Both are
+// audited as what they did: nothing.
+func TestSetPausedUnchanged(t *testing.T) {
+	f := newAdminFixture(t)
+	f.subscribe(subA)
+	retry := f.add(subA, adminRow{status: StatusRetry, retryIn: time.Hour, detail: "x"})
+	blocked := f.add(subA, adminRow{status: StatusBlocked, retryIn: time.Minute, detail: DetailAccess})
+	before := []int64{f.retryMs(retry), f.retryMs(blocked)}
+	if err := f.svc.SetPaused(context.Background(), subA, false, admn); err != nil {
+		t.Fatal(err)
+	}
+	if got := []int64{f.retryMs(retry), f.retryMs(blocked)}; !slices.Equal(got, before) {
+		t.Errorf("a resume of a running subscription moved retry_ms %v → %v", before, got)
+	}
+	if r := f.auditRows(ActionResume); len(r) != 1 || r[0].Detail != DetailNotPaused {
+		t.Errorf("resume audit = %+v", r)
+	}
+	for i := 0; i < 2; i++ {
+		if err := f.svc.SetPaused(context.Background(), subA, true, admn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := f.auditRows(ActionPause) // newest first
+	if len(p) != 2 || p[0].Detail != DetailAlreadyPaused || p[1].Detail != DetailPaused {
+		t.Errorf("pause audit = %+v", p)
+	}
+	if s, err := f.svc.Subscription(context.Background(), subA); err != nil || !s.Paused {
+		t.Errorf("subscription = %+v, %v; want paused", s, err)
+	}
+	if err := f.svc.SetPaused(context.Background(), subB, false, admn); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown subscription: %v", err)
+	}
 }
