@@ -2,7 +2,9 @@ package results
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -151,5 +153,32 @@ func TestSetPausedUnchanged(t *testing.T) {
 	}
 	if err := f.svc.SetPaused(context.Background(), subB, false, admn); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown subscription: %v", err)
+	}
+}
+
+// TestCountsFollowPublicationCascade (audit, issue 15): the trigger-kept
+// counts of /results follow the rows deleted by the cascade from
+// kimi_result_publications (the producer's RevokeRun and RevokeTask),
+// which TestCountsFollowEveryChange does not cover.
+func TestCountsFollowPublicationCascade(t *testing.T) {
+	f := newAdminFixture(t)
+	f.subscribe(subA)
+	f.add(subA, adminRow{status: StatusPending, run: "r1"})
+	f.add(subA, adminRow{status: StatusRetry, run: "r2"})
+	f.add(subA, adminRow{status: StatusBlocked, run: "r3"})
+	for _, revoke := range []func(tx *sql.Tx) error{
+		func(tx *sql.Tx) error { return f.svc.RevokeRun(context.Background(), tx, "r1") },
+		func(tx *sql.Tx) error { return f.svc.RevokeTask(context.Background(), tx, "task-r2") },
+	} {
+		if err := f.st.Write(context.Background(), revoke); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := f.svc.Subscription(context.Background(), subA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Counts{StatusBlocked: 1}); !maps.Equal(s.Counts, want) || f.notificationCount(subA) != 1 {
+		t.Errorf("counts after the revocations = %v (rows %d), want %v", s.Counts, f.notificationCount(subA), want)
 	}
 }
