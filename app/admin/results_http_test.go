@@ -269,6 +269,20 @@ var resultScenarios = []scenario{
 		},
 	},
 	{
+		name: "resume of a running subscription (a stale page) changes nothing, audited as such", method: http.MethodPost, url: resultPage + "/pause",
+		form: url.Values{form.ResultsPaused: {"false"}}, signedIn: true, setup: resultFixture,
+		wantStatus: http.StatusSeeOther, wantLocation: resultPage, wantAudit: []string{results.ActionResume},
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			wantBody(t, followFlash(t, c, res, resultPage), "Delivery was not paused; nothing changed.", `data-testid="result-pause"`)
+			if ms := h.resultRetryMs(t, h.vars["retry"]); ms <= time.Now().UnixMilli() {
+				t.Errorf("the retry row's back-off was cut: retry_ms %d", ms)
+			}
+			if got, want := h.auditDetail(results.ActionResume), "admin kudos/digest/42 "+results.DetailNotPaused; got != want {
+				t.Errorf("audit = %q, want %q", got, want)
+			}
+		},
+	},
+	{
 		name: "pause with another word", method: http.MethodPost, url: resultPage + "/pause", form: url.Values{form.ResultsPaused: {"yes"}},
 		signedIn: true, setup: resultFixture, wantStatus: http.StatusBadRequest, wantNoAudit: true, wantContains: []string{form.MsgResultsPaused},
 	},

@@ -377,12 +377,26 @@ func (s *Service) RetryNow(ctx context.Context, k SubKey, ids []string, a Actor)
 
 // SetPaused pauses or resumes the subscription's delivery, audited: a
 // paused subscription's notifications are not claimed (nor expire
-// differently); resuming makes them due at once.
+// differently); resuming makes them due at once. Asking for the state the
+// subscription is already in (a stale page's button) changes nothing — a
+// resume of a running subscription does not cut its retries' back-off —
+// and is audited as such.
 func (s *Service) SetPaused(ctx context.Context, k SubKey, paused bool, a Actor) error {
 	now := s.now().UnixMilli()
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		if err := subscriptionExistsTx(ctx, tx, k); err != nil {
-			return err
+		var was int
+		err := tx.QueryRowContext(ctx, `SELECT paused FROM kimi_result_subscriptions WHERE module = ? AND name = ? AND guild_id = ?`,
+			k.Module, k.Name, int64(k.GuildID)).Scan(&was)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		} else if err != nil {
+			return fmt.Errorf("results: read subscription: %w", err)
+		}
+		if (was != 0) == paused {
+			if paused {
+				return auditTx(ctx, tx, a, ActionPause, k, DetailAlreadyPaused)
+			}
+			return auditTx(ctx, tx, a, ActionResume, k, DetailNotPaused)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_subscriptions SET paused = ? WHERE module = ? AND name = ? AND guild_id = ?`,
 			boolInt(paused), k.Module, k.Name, int64(k.GuildID)); err != nil {
@@ -416,6 +430,9 @@ func (s *Service) Unsubscribe(ctx context.Context, k SubKey, a Actor) (int, erro
 		if !existed {
 			return ErrNotFound // rolls the (empty) delete back
 		}
+		if err := deleteSpentPublicationsTx(ctx, tx, k.GuildID, s.now().UnixMilli()); err != nil {
+			return err
+		}
 		return auditTx(ctx, tx, a, ActionUnsubscribe, k, "Deleted the subscription and "+plural(deleted, "notification"))
 	})
 	return n, err
@@ -439,6 +456,9 @@ func (s *Service) PurgeExpired(ctx context.Context, k SubKey, a Actor) (int, err
 		if n, err = res.RowsAffected(); err != nil {
 			return fmt.Errorf("results: purge expired: %w", err)
 		}
+		if err := deleteSpentPublicationsTx(ctx, tx, k.GuildID, now); err != nil {
+			return err
+		}
 		return auditTx(ctx, tx, a, ActionPurgeExpired, k, "Purged "+plural(int(n), "expired notification"))
 	})
 	if err != nil {
@@ -446,6 +466,20 @@ func (s *Service) PurgeExpired(ctx context.Context, k SubKey, a Actor) (int, err
 	}
 	s.changed(k.Module)
 	return int(n), nil
+}
+
+// deleteSpentPublicationsTx deletes the guild's publications past their
+// expiry that have no notification left, as the dispatcher's prune does:
+// a purge or an unsubscribe may delete the last notifications of such a
+// publication, and the prune runs again only at some later expiry (with
+// none to come, never), which would keep the run's messages for good.
+func deleteSpentPublicationsTx(ctx context.Context, tx *sql.Tx, guildID uint64, nowMs int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_publications WHERE guild_id = ? AND expires_ms <= ?
+	  AND NOT EXISTS (SELECT 1 FROM kimi_result_notifications n WHERE n.run_id = kimi_result_publications.run_id)`,
+		int64(guildID), nowMs); err != nil {
+		return fmt.Errorf("results: delete spent publications: %w", err)
+	}
+	return nil
 }
 
 func boolInt(b bool) int {

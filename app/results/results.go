@@ -75,6 +75,8 @@ const (
 	MessageFileUnavailable  = "Published attachment unavailable or larger than the read limit"
 	DetailPaused            = "Delivery paused by the operator"
 	DetailRetryRequested    = "Retry requested by the operator"
+	DetailAlreadyPaused     = "Delivery was already paused; nothing changed"
+	DetailNotPaused         = "Delivery was not paused; nothing changed"
 	HealthSource            = "scheduled_results" // the health constraint's source
 	HealthMetricPrefix      = "results_"          // + status: results_pending, …
 	HealthDegradedDetailFmt = "Scheduled results: %d blocked, %d retrying"
