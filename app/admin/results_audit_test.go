@@ -15,7 +15,7 @@ import (
 // still there and caches them; after the commit nothing signals again, so
 // /results keeps showing the revoked notifications until some unrelated
 // change. FAILS until the service signals revocations (and enqueues) once
-// they are committed (e.g. from the dispatcher's next step, which waits
+// they are committed (now: from the dispatcher's next step, which waits
 // for the producer's commit).
 func TestResultsRevocationIsShown(t *testing.T) {
 	h := newHarness(t)
@@ -23,6 +23,13 @@ func TestResultsRevocationIsShown(t *testing.T) {
 	c := h.newClient()
 	c.login(testUser, testPassword)
 	resultFixture(t, h)
+	// The dispatcher runs, as in serve (it announces a producer's changes
+	// after their commit); the subscription is paused so that it claims
+	// nothing of the fixture.
+	if _, err := h.st.Writer().Exec(`UPDATE kimi_result_subscriptions SET paused = 1`); err != nil {
+		t.Fatal(err)
+	}
+	h.results.Start()
 	wantBody(t, c.get(resultPage), `data-testid="result-count-kudos-digest-42-pending">1<`)
 
 	err := h.st.Write(context.Background(), func(tx *sql.Tx) error {

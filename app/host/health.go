@@ -109,6 +109,27 @@ func (b *healthBook) constrain(module, source string, state sdk.HealthState, det
 	b.settle(module, e)
 }
 
+// constrainUnless is constrain plus mergeMetrics in one hold of the
+// book's lock, skipped when gone() (checked under it): forget, which runs
+// after the module's close mark is set, cannot slip between the check and
+// the write and leave a closed incarnation's constraint behind.
+func (b *healthBook) constrainUnless(gone func() bool, module, source string, state sdk.HealthState, detail string, metrics map[string]float64) {
+	b.mu.Lock()
+	if gone() {
+		b.mu.Unlock()
+		return
+	}
+	e := b.entry(module)
+	if state == sdk.HealthHealthy && detail == "" {
+		delete(e.core, source)
+	} else {
+		e.core[source] = b.bounded(state, detail, nil)
+	}
+	b.settle(module, e)
+	b.mergeMetricsLocked(module, metrics)
+	b.mu.Unlock()
+}
+
 // mergeMetrics updates the core's counters (the event bus's, the
 // storage's, the scheduled results') in a module's health metrics without
 // changing its state, detail or age. It runs when the health is read, not
@@ -117,6 +138,11 @@ func (b *healthBook) constrain(module, source string, state sdk.HealthState, det
 func (b *healthBook) mergeMetrics(module string, metrics map[string]float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.mergeMetricsLocked(module, metrics)
+}
+
+// mergeMetricsLocked is mergeMetrics with b.mu held.
+func (b *healthBook) mergeMetricsLocked(module string, metrics map[string]float64) {
 	e := b.entry(module)
 	if !e.seen {
 		maps.Copy(e.merged, metrics) // nothing visible to settle yet

@@ -36,11 +36,9 @@ func (h *Host) bindResults(inst *instance, caps sdk.Capabilities) *revocableResu
 		Running:     inst.resultsOpen,
 		GuildActive: inst.guildActive,
 		Health: func(state sdk.HealthState, detail string, metrics map[string]float64) {
-			if inst.revoked() {
-				return // a closed incarnation's counts belong to no one
-			}
-			h.health.constrain(inst.name, results.HealthSource, state, detail)
-			h.health.mergeMetrics(inst.name, metrics)
+			// A closed incarnation's counts belong to no one: checked under
+			// the health book's lock, so revoke's forget cannot come between.
+			h.health.constrainUnless(inst.revoked, inst.name, results.HealthSource, state, detail, metrics)
 		},
 	})
 	return &revocableResults{inst: inst, b: b}

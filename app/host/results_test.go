@@ -347,3 +347,34 @@ func TestScheduledResultsDeliveredOnceSubscribedAtStart(t *testing.T) {
 		t.Fatalf("m = %s %q", st.State, st.Reason)
 	}
 }
+
+// TestHealthHookCheckedUnderTheBooksLock (audit, issue 15): the results
+// binding's health hook decides "this incarnation is gone" under the
+// health book's lock, so revoke's forget (which takes it after the close
+// mark) cannot slip between the check and the write and leave a closed
+// incarnation's constraint behind; a gone incarnation writes nothing.
+func TestHealthHookCheckedUnderTheBooksLock(t *testing.T) {
+	b := newHealthBook(timeNow, 0, nil)
+	b.report("m", sdk.HealthHealthy, "", nil)
+	held := false
+	b.constrainUnless(func() bool {
+		if held = !b.mu.TryLock(); !held {
+			b.mu.Unlock() // not held: the check ran outside the lock
+		}
+		return false
+	},
+		"m", "scheduled_results", sdk.HealthDegraded, "Scheduled results: 1 blocked, 0 retrying", map[string]float64{"results_blocked": 1})
+	if !held {
+		t.Fatal("gone() ran without the book's lock held")
+	}
+	h, _, _ := b.snapshot("m")
+	if h.State != sdk.HealthDegraded || h.Metrics["results_blocked"] != 1 {
+		t.Fatalf("health = %+v", h)
+	}
+	b.forget("m")
+	b.report("m", sdk.HealthHealthy, "", nil)
+	b.constrainUnless(func() bool { return true }, "m", "scheduled_results", sdk.HealthFailed, "x", map[string]float64{"results_blocked": 9})
+	if h, _, _ := b.snapshot("m"); h.State != sdk.HealthHealthy || h.Metrics["results_blocked"] == 9 {
+		t.Fatalf("a gone incarnation's hook wrote: %+v", h)
+	}
+}

@@ -430,9 +430,6 @@ func (s *Service) Unsubscribe(ctx context.Context, k SubKey, a Actor) (int, erro
 		if !existed {
 			return ErrNotFound // rolls the (empty) delete back
 		}
-		if err := deleteSpentPublicationsTx(ctx, tx, k.GuildID, s.now().UnixMilli()); err != nil {
-			return err
-		}
 		return auditTx(ctx, tx, a, ActionUnsubscribe, k, "Deleted the subscription and "+plural(deleted, "notification"))
 	})
 	return n, err

@@ -71,6 +71,13 @@ type state struct {
 	// (the step reads it before its transaction, which waits for the
 	// enqueuing one to commit).
 	pruneAt, pruneHint int64
+	// afterCommit holds what a change inside a producer's transaction
+	// (Enqueue, a revoke) must announce once it commits: the next step
+	// reads it before its own transaction, which waits for the producer's
+	// to end, and announces it after its commit — an announcement before
+	// the producer's commit let /results cache the old state.
+	afterCommit       bool
+	afterCommitHealth map[string]bool
 
 	stop       chan struct{}
 	loopDone   chan struct{}
@@ -139,6 +146,23 @@ func (s *Service) changed(modules ...string) {
 	s.healthLater(modules...)
 	s.signal()
 	s.watch.Notify()
+}
+
+// changedInTx is changed for a change inside a producer's transaction:
+// the liveness generation moves at once, the health and /results are told
+// by the next step, after the producer's commit (see afterCommit).
+func (s *Service) changedInTx(modules ...string) {
+	s.gen.Add(1)
+	s.mu.Lock()
+	s.afterCommit = true
+	if s.afterCommitHealth == nil {
+		s.afterCommitHealth = map[string]bool{}
+	}
+	for _, m := range modules {
+		s.afterCommitHealth[m] = true
+	}
+	s.mu.Unlock()
+	s.signal()
 }
 
 // Start runs the dispatcher: it prunes, claims and delivers whatever is
@@ -300,6 +324,8 @@ func (s *Service) step() time.Time {
 	clear(s.released)
 	pruneAt := min(s.pruneAt, s.pruneHint)
 	s.pruneHint = noPrune
+	announce, announceHealth := s.afterCommit, s.afterCommitHealth
+	s.afterCommit, s.afterCommitHealth = false, nil
 	s.mu.Unlock()
 
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
@@ -407,6 +433,13 @@ func (s *Service) step() time.Time {
 			s.released[m] = true
 		}
 		s.pruneHint = min(s.pruneHint, pruneAt)
+		if announce {
+			s.afterCommit = true
+			if s.afterCommitHealth == nil {
+				s.afterCommitHealth = map[string]bool{}
+			}
+			maps.Copy(s.afterCommitHealth, announceHealth)
+		}
 		s.mu.Unlock()
 		return now.Add(time.Second)
 	}
@@ -445,7 +478,8 @@ func (s *Service) step() time.Time {
 	// The reporter runs after every step that touched a module's rows
 	// (coalesced: it reads kimi_result_counts, a few rows per module).
 	s.healthLater(health...)
-	if changedRows {
+	s.healthLater(slices.Collect(maps.Keys(announceHealth))...)
+	if changedRows || announce {
 		s.watch.Notify()
 	}
 	if next == 0 {
@@ -903,6 +937,7 @@ func (s *Service) release(module string) {
 	s.healthLater(module)
 	s.log.Info("quarantined scheduled-result handler returned", "module", module)
 	s.signal()
+	s.watch.Notify() // /results' quarantined badge ends even with nothing waiting
 }
 
 // check is the module side of §5.2's check(): the handler registered by a

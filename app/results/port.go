@@ -146,6 +146,11 @@ func (s *Service) deleteSubscription(ctx context.Context, k SubKey, extra func(t
 		if err != nil {
 			return err
 		}
+		// The run of an expired publication whose last notifications went
+		// with the subscription is not kept for nobody.
+		if err := deleteSpentPublicationsTx(ctx, tx, k.GuildID, s.now().UnixMilli()); err != nil {
+			return err
+		}
 		if extra != nil {
 			return extra(tx, deleted, existed > 0)
 		}

@@ -171,11 +171,14 @@ func (s *Service) Enqueue(ctx context.Context, tx *sql.Tx, p Publication) (int, 
 		return 0, fmt.Errorf("results: enqueue: %w", err)
 	}
 	if n > 0 {
+		mods, err := subscriberModules(ctx, tx, guild)
+		if err != nil {
+			return 0, err
+		}
 		s.mu.Lock()
 		s.pruneHint = min(s.pruneHint, exp)
 		s.mu.Unlock()
-		s.signal()
-		s.watch.Notify()
+		s.changedInTx(mods...) // announced after the producer's commit
 	}
 	return int(n), nil
 }
@@ -211,8 +214,21 @@ func (s *Service) revoke(ctx context.Context, tx *sql.Tx, col, v string) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_result_publications WHERE `+col+` = ?`, v); err != nil {
 		return fmt.Errorf("results: revoke: %w", err)
 	}
-	s.changed(mods...)
+	s.changedInTx(mods...) // announced after the producer's commit
 	return nil
+}
+
+// subscriberModules lists the modules subscribed in a guild.
+func subscriberModules(ctx context.Context, tx *sql.Tx, guild int64) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT module FROM kimi_result_subscriptions WHERE guild_id = ?`, guild)
+	if err != nil {
+		return nil, fmt.Errorf("results: enqueue: subscribers: %w", err)
+	}
+	mods, err := scanStrings(rows)
+	if err != nil {
+		return nil, fmt.Errorf("results: enqueue: subscribers: %w", err)
+	}
+	return mods, nil
 }
 
 func scanStrings(rows *sql.Rows) ([]string, error) {
