@@ -29,6 +29,9 @@ func (s *Server) retryResults(c echo.Context) error {
 		return resultsNotFound(err, "retry results now")
 	}
 	msg := "Retry requested: " + plural(n, "notification") + " due now."
+	if sub, err := s.opts.Results.Subscription(ctx, k); err == nil && sub.Paused && n > 0 {
+		msg = "Retry requested: " + plural(n, "notification") + " due as soon as delivery is resumed (it is paused)."
+	}
 	if n == 0 {
 		msg = "Nothing to retry: no notification of this subscription is retrying or blocked."
 	}
