@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kimiapp/kimi/app/internal/stmtcache"
+
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -60,8 +62,7 @@ type state struct {
 	healthDone  chan struct{}
 	// stmts are the dispatcher's prepared statements (only the loop
 	// goroutine uses them, and Close after it stopped).
-	stmts      map[string]*sql.Stmt
-	unprepared map[string]bool
+	stmts *stmtcache.Cache
 	// readStmts are statements prepared on the read pool (database/sql
 	// prepares them again on each connection as needed).
 	readMu    sync.Mutex
@@ -90,6 +91,7 @@ type state struct {
 }
 
 func (s *Service) initState() {
+	s.stmts = stmtcache.New(s.st.Writer(), s.log)
 	s.producer = s.opts.Producer
 	s.handlers = map[SubKey]*registration{}
 	s.latest = map[string]*Binding{}
@@ -338,7 +340,7 @@ func (s *Service) step() time.Time {
 		health      []string
 	)
 	err := s.st.Write(ctx, func(sqlTx *sql.Tx) error {
-		tx := stx{Tx: sqlTx, s: s}
+		tx := s.stmts.Tx(sqlTx)
 		claims, changedRows = nil, false
 		affected := map[string]bool{}
 		nextPrune = pruneAt
@@ -419,7 +421,7 @@ func (s *Service) step() time.Time {
 		health = slices.Collect(maps.Keys(affected))
 		return nil
 	})
-	s.prepareSeen(ctx)
+	s.stmts.PrepareSeen(ctx)
 	if err != nil {
 		s.log.Error("dispatch step failed", "err", err)
 		s.mu.Lock()
@@ -1031,7 +1033,7 @@ func (s *Service) Close(ctx context.Context) error {
 		<-s.loopDone
 		<-s.healthDone
 	}
-	s.closeStmts()
+	s.stmts.Close()
 	s.readMu.Lock()
 	for q, p := range s.readStmts {
 		_ = p.Close()

@@ -13,6 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kimiapp/kimi/app/internal/stmtcache"
+
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
@@ -327,75 +329,9 @@ var (
 )
 
 // stx is a step's transaction whose statements reuse the dispatcher's
-// prepared statements (parsing the same few statements every step would
-// cost as much as running them). A statement seen for the first time runs
-// unprepared and is prepared after the transaction: the writer has one
-// connection, held by the transaction. Only the loop goroutine (and
-// Close, after it stopped) uses stx and s.stmts.
-type stx struct {
-	*sql.Tx
-	s *Service
-}
-
-func (t stx) prepared(ctx context.Context, q string) *sql.Stmt {
-	if p := t.s.stmts[q]; p != nil {
-		return t.Tx.StmtContext(ctx, p)
-	}
-	if t.s.unprepared == nil {
-		t.s.unprepared = map[string]bool{}
-	}
-	t.s.unprepared[q] = true
-	return nil
-}
-
-// ExecContext runs q through its prepared statement when there is one.
-func (t stx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if p := t.prepared(ctx, q); p != nil {
-		return p.ExecContext(ctx, args...)
-	}
-	return t.Tx.ExecContext(ctx, q, args...)
-}
-
-// QueryContext runs q through its prepared statement when there is one.
-func (t stx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if p := t.prepared(ctx, q); p != nil {
-		return p.QueryContext(ctx, args...)
-	}
-	return t.Tx.QueryContext(ctx, q, args...)
-}
-
-// QueryRowContext runs q through its prepared statement when there is one.
-func (t stx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if p := t.prepared(ctx, q); p != nil {
-		return p.QueryRowContext(ctx, args...)
-	}
-	return t.Tx.QueryRowContext(ctx, q, args...)
-}
-
-// prepareSeen prepares the statements the last step ran unprepared; a
-// failure only leaves them unprepared.
-func (s *Service) prepareSeen(ctx context.Context) {
-	for q := range s.unprepared {
-		p, err := s.st.Writer().PrepareContext(ctx, q)
-		if err != nil {
-			s.log.Warn("dispatcher statement not prepared", "err", err)
-			continue
-		}
-		if s.stmts == nil {
-			s.stmts = map[string]*sql.Stmt{}
-		}
-		s.stmts[q] = p
-	}
-	s.unprepared = nil
-}
-
-// closeStmts closes the prepared statements (at Close).
-func (s *Service) closeStmts() {
-	for q, p := range s.stmts {
-		_ = p.Close()
-		delete(s.stmts, q)
-	}
-}
+// prepared statements (app/internal/stmtcache; only the loop goroutine,
+// and Close after it stopped, uses them).
+type stx = stmtcache.Tx
 
 // preparedRead is a read-pool statement or, when it could not be
 // prepared, the query run directly.

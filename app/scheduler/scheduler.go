@@ -32,6 +32,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kimiapp/kimi/app/internal/stmtcache"
+
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -122,9 +124,8 @@ type Scheduler struct {
 	closed    bool
 	pending   []completion
 
-	// stmts and unprepared: see stx (runner goroutine only).
-	stmts      map[string]*sql.Stmt
-	unprepared map[string]bool
+	// stmts: see stx (runner goroutine only).
+	stmts *stmtcache.Cache
 
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
@@ -178,6 +179,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.holder = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	s.token = newToken()
+	s.stmts = stmtcache.New(s.st.Writer(), s.log)
 	s.runCtx, s.runStop = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -209,76 +211,9 @@ func (s *Scheduler) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 }
 
 // stx is a runner transaction whose statements reuse the runner's
-// prepared statements: parsing the same few statements in every step
-// would otherwise cost as much as running them. A statement seen for the
-// first time runs unprepared and is prepared after the transaction (the
-// writer has one connection, so it cannot be prepared while the
-// transaction holds it). Only the runner goroutine (and Close, after it
-// has stopped) uses stx and s.stmts.
-type stx struct {
-	*sql.Tx
-	s *Scheduler
-}
-
-func (t stx) prepared(ctx context.Context, q string) *sql.Stmt {
-	if p := t.s.stmts[q]; p != nil {
-		return t.Tx.StmtContext(ctx, p)
-	}
-	if t.s.unprepared == nil {
-		t.s.unprepared = map[string]bool{}
-	}
-	t.s.unprepared[q] = true
-	return nil
-}
-
-// ExecContext runs q through its prepared statement when there is one.
-func (t stx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	if p := t.prepared(ctx, q); p != nil {
-		return p.ExecContext(ctx, args...)
-	}
-	return t.Tx.ExecContext(ctx, q, args...)
-}
-
-// QueryContext runs q through its prepared statement when there is one.
-func (t stx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	if p := t.prepared(ctx, q); p != nil {
-		return p.QueryContext(ctx, args...)
-	}
-	return t.Tx.QueryContext(ctx, q, args...)
-}
-
-// QueryRowContext runs q through its prepared statement when there is one.
-func (t stx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	if p := t.prepared(ctx, q); p != nil {
-		return p.QueryRowContext(ctx, args...)
-	}
-	return t.Tx.QueryRowContext(ctx, q, args...)
-}
-
-// prepareSeen prepares the statements the last runner transaction ran
-// unprepared; a failure only leaves them unprepared.
-func (s *Scheduler) prepareSeen(ctx context.Context) {
-	for q := range s.unprepared {
-		p, err := s.st.Writer().PrepareContext(ctx, q)
-		if err != nil {
-			s.log.Warn("scheduler statement not prepared", "err", err)
-			continue
-		}
-		if s.stmts == nil {
-			s.stmts = map[string]*sql.Stmt{}
-		}
-		s.stmts[q] = p
-	}
-	s.unprepared = nil
-}
-
-// closeStmts closes the prepared statements (at Close).
-func (s *Scheduler) closeStmts() {
-	for q, p := range s.stmts {
-		_ = p.Close()
-		delete(s.stmts, q)
-	}
-}
+// prepared statements (app/internal/stmtcache; only the runner goroutine,
+// and Close after it stopped, uses them).
+type stx = stmtcache.Tx
 
 // signal wakes the runner; it never blocks.
 func (s *Scheduler) signal() {
@@ -391,7 +326,7 @@ func (s *Scheduler) step() time.Time {
 		}
 	}
 	err := s.write(s.runCtx, func(raw *sql.Tx) error {
-		tx := stx{raw, s}
+		tx := s.stmts.Tx(raw)
 		claims, unhandledJs, wakeAt = nil, nil, time.Time{}
 		for _, c := range settles {
 			if err := s.settle(s.runCtx, tx, c); err != nil {
@@ -452,8 +387,8 @@ func (s *Scheduler) step() time.Time {
 		}
 		return nil
 	})
-	if len(s.unprepared) > 0 && s.runCtx.Err() == nil {
-		s.prepareSeen(s.runCtx)
+	if s.stmts.Pending() && s.runCtx.Err() == nil {
+		s.stmts.PrepareSeen(s.runCtx)
 	}
 	if err != nil {
 		if s.runCtx.Err() == nil {
@@ -841,9 +776,9 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	s.mu.Unlock()
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.grace)
 	defer cancel()
-	defer s.closeStmts()
+	defer s.stmts.Close()
 	err := s.write(wctx, func(raw *sql.Tx) error {
-		tx := stx{raw, s}
+		tx := s.stmts.Tx(raw)
 		for _, c := range settles {
 			if err := s.settle(wctx, tx, c); err != nil {
 				return err
