@@ -178,6 +178,9 @@ func TestIntervalAbsoluteAcrossDST(t *testing.T) {
 	s := mustParse(t, map[string]string{"kind": "interval", "every": "24h", "timezone": "America/New_York", "anchor": "2026-03-07T09:00:00-05:00"})
 	got := nexts(t, s, ts(t, "2026-03-07T09:00:00-05:00"), 2)
 	want := []string{"2026-03-08T10:00:00-04:00", "2026-03-09T10:00:00-04:00"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
 	for i, w := range want {
 		if got[i].Format(time.RFC3339) != w {
 			t.Errorf("occurrence %d = %s, want %s", i, got[i].Format(time.RFC3339), w)
@@ -209,6 +212,9 @@ func TestMonthlyOn31stThroughYears(t *testing.T) {
 		{"2027-12-31T23:00:00-05:00", []string{"2028-01-31", "2028-02-29", "2028-03-31", "2028-04-30", "2028-05-31", "2028-06-30", "2028-07-31", "2028-08-31", "2028-09-30", "2028-10-31", "2028-11-30", "2028-12-31"}},
 	} {
 		got := nexts(t, s, ts(t, c.after), 12)
+		if len(got) != len(c.want) {
+			t.Fatalf("after %s: %d occurrences %v, want %v", c.after, len(got), got, c.want)
+		}
 		for i, w := range c.want {
 			if g := got[i].In(loc).Format("2006-01-02 15:04"); g != w+" 08:00" {
 				t.Errorf("after %s occurrence %d = %s, want %s 08:00", c.after, i, g, w)
@@ -217,7 +223,7 @@ func TestMonthlyOn31stThroughYears(t *testing.T) {
 	}
 	thirty := mustParse(t, map[string]string{"kind": "monthly", "day": "30", "time": "08:00", "timezone": "UTC"})
 	got := nexts(t, thirty, ts(t, "2028-01-31T00:00:00Z"), 2)
-	if got[0].Format("2006-01-02") != "2028-02-29" || got[1].Format("2006-01-02") != "2028-03-30" {
+	if len(got) != 2 || got[0].Format("2006-01-02") != "2028-02-29" || got[1].Format("2006-01-02") != "2028-03-30" {
 		t.Errorf("monthly on the 30th = %v, want 2028-02-29 then 2028-03-30", got)
 	}
 }
@@ -589,5 +595,30 @@ func TestFieldsRoundTrip(t *testing.T) {
 	}
 	if f := (Schedule{Kind: KindInterval, Every: 15 * time.Minute}).Fields(); f["every"] != "15m" {
 		t.Errorf("every shown as %q, want 15m", f["every"])
+	}
+}
+
+// BenchmarkPlanMonthOffline: the runner's decision after a month offline
+// with a 60 s interval, and with a daily schedule after ten years (the work
+// is bounded by MaxSkipped, not by the number of missed occurrences).
+func BenchmarkPlanMonthOffline(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		fields map[string]string
+		outage time.Duration
+	}{
+		{"interval-60s-30d", map[string]string{"kind": "interval", "every": "60s", "timezone": "UTC", "anchor": "2026-11-01T00:00:00Z"}, 30 * 24 * time.Hour},
+		{"daily-10y", map[string]string{"kind": "daily", "time": "02:30", "timezone": "Europe/Berlin"}, 3653 * 24 * time.Hour},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := mustParse(b, c.fields)
+			last := ts(b, "2026-11-01T00:00:00Z")
+			now := last.Add(c.outage + 90*time.Second)
+			for b.Loop() {
+				if p := s.Plan(last, now); len(p.Skipped) != MaxSkipped {
+					b.Fatalf("%d skipped", len(p.Skipped))
+				}
+			}
+		})
 	}
 }
