@@ -104,10 +104,11 @@ type Schedule struct {
 	// Every is an interval's period: whole seconds, MinEvery..MaxEvery.
 	Every time.Duration
 	// Anchor is an interval's origin: occurrences are Anchor + k·Every for
-	// k ≥ 0, never drifting with run times. The tasks service sets it to
-	// the definition's creation time (so the first run is one Every after
-	// creation: Next is strictly after). A zero Anchor means the Unix
-	// epoch, which aligns "every 15 minutes" to :00, :15, :30 and :45 UTC.
+	// k ≥ 0, never drifting with run times. It defaults to the
+	// definition's creation time (Anchored; the first run is then one Every
+	// after creation, as Next is strictly after). A zero Anchor left as it
+	// is means the Unix epoch, which aligns "every 15 minutes" to :00, :15,
+	// :30 and :45 UTC.
 	Anchor time.Time
 	// Hour and Minute are the local wall time of the calendar kinds.
 	Hour, Minute int
@@ -320,6 +321,18 @@ func (s Schedule) validate(add func(field, msg string)) {
 	}
 }
 
+// Anchored returns s with its Anchor defaulted to created, the
+// definition's creation time, when it has none: the tasks service calls it
+// when it saves a new definition, so an interval's first run is one Every
+// after creation and later ones never drift. Other kinds are returned as
+// they are.
+func (s Schedule) Anchored(created time.Time) Schedule {
+	if s.Kind == KindInterval && s.Anchor.IsZero() {
+		s.Anchor = created
+	}
+	return s
+}
+
 // Fields writes the schedule as form fields: ParseSchedule(s.Fields())
 // reads back the same schedule (the edit form's prefill and a storable
 // shape). "at" is the local date and time when that names At exactly, else
@@ -475,17 +488,22 @@ func (s Schedule) Plan(lastDue, now time.Time) Plan {
 		return p
 	}
 	var (
-		run   occurrence
-		bound time.Time // skipped occurrences are in [first, bound)
+		run   occurrence // zero: nothing runs
+		last  occurrence // the last occurrence skipped or run
+		bound time.Time  // skipped occurrences are in [first, bound)
 	)
 	floor := now.Add(-LateTolerance - time.Nanosecond)
 	if floor.Before(lastDue) {
 		floor = lastDue
 	}
 	if o, ok := s.next(floor); ok && !o.t.After(now) {
-		run, bound = o, o.t
+		run, last, bound = o, o, o.t
 	} else {
-		latest, _ := s.prev(now) // exists: first ≤ now
+		latest, ok := s.prev(now)
+		if !ok || latest.t.Before(first.t) {
+			latest = first // cannot happen: first ≤ now; keeps the plan in range
+		}
+		last = latest
 		if s.Late == LateCatchUp {
 			run, bound, p.Late = latest, latest.t, true
 		} else {
@@ -493,18 +511,14 @@ func (s Schedule) Plan(lastDue, now time.Time) Plan {
 			p.LastDue = latest.t
 		}
 	}
-	last := run
-	if run.t.IsZero() {
-		last, _ = s.prev(now)
-	}
 	for o, ok := first, true; ok && o.t.Before(bound) && len(p.Skipped) < MaxSkipped; o, ok = s.next(o.t) {
 		p.Skipped = append(p.Skipped, o.t)
 	}
 	p.SkippedCount = int64(len(p.Skipped))
-	if len(p.Skipped) == MaxSkipped {
-		n := last.ord - first.ord // the occurrences before run
+	if len(p.Skipped) == MaxSkipped { // count the rest by ordinal, not one by one
+		n := last.ord - first.ord // the occurrences before last
 		if run.t.IsZero() {
-			n++ // skip: the latest one is skipped too
+			n++ // skip: last is skipped too
 		}
 		p.SkippedCount = max(p.SkippedCount, n)
 	}

@@ -199,6 +199,24 @@ func TestIntervalAbsoluteAcrossDST(t *testing.T) {
 	}
 }
 
+// TestAnchoredDefaultsToCreation: a new interval is anchored at its
+// creation, so its first run is one Every later; an explicit anchor and the
+// other kinds are left alone.
+func TestAnchoredDefaultsToCreation(t *testing.T) {
+	created := ts(t, "2026-12-01T09:07:13Z")
+	s := mustParse(t, map[string]string{"kind": "interval", "every": "15m", "timezone": "UTC"}).Anchored(created)
+	if next, _ := s.Next(created); !next.Equal(created.Add(15 * time.Minute)) {
+		t.Errorf("first run %s, want creation + 15m", next)
+	}
+	explicit := ts(t, "2026-12-01T09:00:00Z")
+	if a := (Schedule{Kind: KindInterval, Anchor: explicit}).Anchored(created).Anchor; !a.Equal(explicit) {
+		t.Errorf("explicit anchor replaced by %s", a)
+	}
+	if a := (Schedule{Kind: KindDaily}).Anchored(created).Anchor; !a.IsZero() {
+		t.Errorf("daily got anchor %s", a)
+	}
+}
+
 // TestMonthlyOn31stThroughYears: "monthly on the 31st" runs on the last day
 // of shorter months, in a common year and a leap year.
 func TestMonthlyOn31stThroughYears(t *testing.T) {
