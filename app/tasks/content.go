@@ -382,7 +382,7 @@ type PostChunk struct {
 // points, after Neutralize. It cuts at the last paragraph break (a blank
 // line) in the second half of the room, else the last line break there,
 // else the last space, else at the limit, and never inside a code point
-// or a code fence's marker line. A cut inside a ``` code block closes it
+// or a ``` delimiter. A cut inside a ``` code block closes it
 // at the end of the chunk and reopens it, with its language, at the start
 // of the next. Files and the embed go on the first chunk; every chunk
 // carries the post's allowed mentions and its index and total.
@@ -412,7 +412,7 @@ type piece struct{ reopen, body, closed string }
 // MaxChunk code points and the bodies concatenate to s.
 func split(s string) []piece {
 	starts := runeStarts(s) // byte offset of every code point, plus len(s)
-	fences := fenceLines(s)
+	fences := fenceMarks(s)
 	var out []piece
 	at := 0 // index into starts
 	reopen := ""
@@ -424,10 +424,16 @@ func split(s string) []piece {
 			return out
 		}
 		cut := chooseCut(s, starts, fences, at, room)
-		open, lang := fences.stateAt(starts[cut])
+		open, opener := fences.stateAt(starts[cut])
 		if open && cut-at+len("\n```") > room {
 			cut = chooseCut(s, starts, fences, at, room-len("\n```"))
-			open, lang = fences.stateAt(starts[cut])
+			open, opener = fences.stateAt(starts[cut])
+		}
+		// A block this chunk only opens would be empty (Discord shows
+		// its backticks): leave its delimiter to the next chunk.
+		if open && opener.start > starts[at] && strings.TrimSpace(s[opener.end:starts[cut]]) == "" {
+			cut = indexOf(starts, opener.start)
+			open, opener = fences.stateAt(starts[cut])
 		}
 		body := s[starts[at]:starts[cut]]
 		p := piece{reopen: reopen, body: body}
@@ -437,7 +443,7 @@ func split(s string) []piece {
 			if !strings.HasSuffix(body, "\n") {
 				p.closed = "\n```"
 			}
-			reopen = "```" + lang + "\n"
+			reopen = "```" + opener.lang + "\n"
 		}
 		out = append(out, p)
 		at = cut
@@ -462,8 +468,8 @@ func chooseCut(s string, starts []int, fences fenceSet, at, room int) int {
 	if byteCut > 0 {
 		cut = indexOf(starts, starts[at]+byteCut)
 	}
-	// Never cut through a fence's marker line: cut before it instead.
-	if ls, ok := fences.lineContaining(starts[cut]); ok && ls > starts[at] {
+	// Never cut through a delimiter: cut before it instead.
+	if ls, ok := fences.delimiterContaining(starts[cut]); ok && ls > starts[at] {
 		cut = indexOf(starts, ls)
 	}
 	return cut
@@ -487,7 +493,8 @@ func indexOf(starts []int, b int) int {
 	return i
 }
 
-// fence is a ``` marker line: [start, end) bytes, end past its newline.
+// fence is a ``` delimiter: [start, end) bytes; an opening one spans its
+// language and newline too.
 type fence struct {
 	start, end int
 	opens      bool
@@ -496,59 +503,60 @@ type fence struct {
 
 type fenceSet []fence
 
-// fenceLines finds the code fence marker lines of s: outside a block, a
-// line starting with ``` (after up to three spaces) opens one, its
-// language the first word after the backticks; inside, a line of only
-// backticks (three or more) and spaces closes it. ~~~ fences and fence
-// lengths are not told apart.
-func fenceLines(s string) fenceSet {
+// fenceMarks finds the code block delimiters of s as Discord's markdown
+// reads them: ``` anywhere in the text, not only at a line's start (Discord
+// renders "a ```b``` c" as a block), opening and closing in turn; an
+// opening ``` directly followed by a language word (letters, digits and
+// _+-.#) and a newline names the block's language.
+func fenceMarks(s string) fenceSet {
 	var fs fenceSet
 	open := false
-	for start := 0; start < len(s); {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start + 1
+	for i := 0; i+3 <= len(s); {
+		if s[i:i+3] != "```" {
+			i++
+			continue
 		}
-		line := strings.TrimRight(s[start:end], "\r\n")
-		trimmed := strings.TrimLeft(line, " ")
-		if len(line)-len(trimmed) <= 3 && strings.HasPrefix(trimmed, "```") {
-			rest := strings.TrimLeft(trimmed, "`")
-			switch {
-			case !open:
-				lang := ""
-				if f := strings.Fields(rest); len(f) > 0 && runes(f[0]) <= maxFenceLanguage && !strings.Contains(f[0], "`") {
-					lang = f[0]
-				}
-				fs = append(fs, fence{start: start, end: end, opens: true, lang: lang})
-				open = true
-			case strings.TrimSpace(rest) == "":
-				fs = append(fs, fence{start: start, end: end})
-				open = false
+		f := fence{start: i, end: i + 3, opens: !open}
+		if f.opens {
+			j := f.end
+			for j < len(s) && isLangByte(s[j]) {
+				j++
+			}
+			if j > f.end && j < len(s) && s[j] == '\n' && j-f.end <= maxFenceLanguage {
+				f.lang, f.end = s[f.end:j], j+1
 			}
 		}
-		start = end
+		fs = append(fs, f)
+		open = f.opens
+		i = f.end
 	}
 	return fs
 }
 
+func isLangByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_+-.#", c) >= 0
+}
+
 // stateAt reports whether byte offset b lies inside a code block (after an
-// opening line, before its closing line) and the block's language.
-func (fs fenceSet) stateAt(b int) (bool, string) {
-	open, lang := false, ""
+// opening delimiter's start, before a closing one's) and the last opening
+// delimiter.
+func (fs fenceSet) stateAt(b int) (bool, fence) {
+	open, last := false, fence{}
 	for _, f := range fs {
 		if f.start >= b {
 			break
 		}
-		open, lang = f.opens, f.lang
+		open = f.opens
+		if f.opens {
+			last = f
+		}
 	}
-	return open, lang
+	return open, last
 }
 
-// lineContaining returns the start of the fence line strictly containing
+// delimiterContaining returns the start of the delimiter strictly containing
 // byte offset b (b after its start and before its end).
-func (fs fenceSet) lineContaining(b int) (int, bool) {
+func (fs fenceSet) delimiterContaining(b int) (int, bool) {
 	for _, f := range fs {
 		if f.start < b && b < f.end {
 			return f.start, true

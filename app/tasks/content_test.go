@@ -23,16 +23,25 @@ func joinBodies(t *testing.T, chunks []PostChunk) string {
 	return b.String()
 }
 
-// fenceBalanced: every chunk holds an even number of fence marker lines.
-func fenceBalanced(content string) bool {
-	n := 0
-	for _, line := range strings.Split(content, "\n") {
-		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
-			n++
-		}
+// head and tail quote the first or last n bytes of chunk i, if it exists.
+func head(chunks []PostChunk, i, n int) string {
+	if i >= len(chunks) {
+		return "(no chunk)"
 	}
-	return n%2 == 0
+	return chunks[i].Content[:min(n, len(chunks[i].Content))]
 }
+
+func tail(chunks []PostChunk, i, n int) string {
+	if i >= len(chunks) {
+		return "(no chunk)"
+	}
+	c := chunks[i].Content
+	return c[max(0, len(c)-n):]
+}
+
+// fenceBalanced: a chunk holds an even number of ``` (Discord reads
+// them anywhere in the text).
+func fenceBalanced(content string) bool { return strings.Count(content, "```")%2 == 0 }
 
 func TestChunkSizes(t *testing.T) {
 	words := func(n int) string { // n code points of 9-letter words and spaces
@@ -105,6 +114,37 @@ func TestChunkCodeFence(t *testing.T) {
 		t.Error("chunks do not join back to the content")
 	}
 
+	// Discord reads ``` anywhere, not only at a line's start: a block
+	// opened inside a line is repaired too.
+	inline := "see ```py\n" + strings.Repeat("print(1) ", 300) + "``` done"
+	chunks = Chunk(Post{Content: inline})
+	if len(chunks) != 2 || !strings.HasSuffix(chunks[0].Content, "\n```") || !strings.HasPrefix(chunks[1].Content, "```py\nprint(1)") {
+		t.Errorf("inline block not repaired: %d chunks", len(chunks))
+	}
+	for i, c := range chunks {
+		if !fenceBalanced(c.Content) {
+			t.Errorf("chunk %d leaves an inline block open", i)
+		}
+	}
+
+	// A cut that would leave a block empty in its chunk moves before the
+	// opening delimiter.
+	late := strings.Repeat("w ", 990) + "```go\n" + strings.Repeat("x", 100) + "```"
+	chunks = Chunk(Post{Content: late})
+	if len(chunks) != 2 || chunks[0].closed != "" || !strings.HasPrefix(chunks[1].Content, "```go\nxxx") {
+		t.Errorf("a chunk opens an empty block: %q / %q", tail(chunks, 0, 12), head(chunks, 1, 8))
+	}
+
+	// A cut never splits a delimiter (nor an opening one's language).
+	for _, n := range []int{1999, 1998, 1996, 1995} { // the cut at 2,000 falls in ``` , in go, before \n
+		split := strings.Repeat("a", n) + "```go\ncode```"
+		chunks = Chunk(Post{Content: split})
+		want := split[:strings.Index(split, "`")]
+		if len(chunks) != 2 || chunks[0].Content != want || chunks[1].Content != strings.TrimPrefix(split, want) {
+			t.Errorf("a cut splits a delimiter: %q / %q", tail(chunks, 0, 6), head(chunks, 1, 20))
+		}
+	}
+
 	// A block that ends before the cut is not repaired.
 	plain := "```\nx\n```\n" + strings.Repeat("w ", 1500)
 	for i, c := range Chunk(Post{Content: plain}) {
@@ -126,7 +166,7 @@ func TestChunkCodeFence(t *testing.T) {
 		}
 	}
 	if len(chunks) < 2 || !strings.HasPrefix(chunks[1].Content, "```\ny") {
-		t.Errorf("second chunk does not reopen a bare fence: %q", chunks[1].Content[:10])
+		t.Errorf("second chunk does not reopen a bare fence: %q", head(chunks, 1, 10))
 	}
 }
 
