@@ -382,14 +382,20 @@ type PostChunk struct {
 // points, after Neutralize. It cuts at the last paragraph break (a blank
 // line) in the second half of the room, else the last line break there,
 // else the last space, else at the limit, and never inside a code point
-// or a ``` delimiter. A cut inside a ``` code block closes it
-// at the end of the chunk and reopens it, with its language, at the start
-// of the next. Files and the embed go on the first chunk; every chunk
-// carries the post's allowed mentions and its index and total.
+// or a ``` delimiter. A cut inside a ``` code block closes it at the end
+// of the chunk and reopens it, with its language, at the start of the
+// next. A chunk of only whitespace (Discord refuses it, and trims the
+// whitespace around a message anyway) is left out. Files and the embed go
+// on the first chunk; every chunk carries the post's allowed mentions and
+// its index and total.
 func Chunk(post Post) []PostChunk {
 	s := Neutralize(post.Content)
 	var chunks []PostChunk
-	for _, c := range split(s) {
+	pieces := split(s)
+	for _, c := range pieces {
+		if len(pieces) > 1 && c.reopen == "" && strings.TrimSpace(c.body) == "" {
+			continue // Discord refuses a message of only whitespace
+		}
 		chunks = append(chunks, PostChunk{
 			ChannelID:       post.ChannelID,
 			Content:         c.reopen + c.body + c.closed,
@@ -397,6 +403,9 @@ func Chunk(post Post) []PostChunk {
 			reopen:          c.reopen,
 			closed:          c.closed,
 		})
+	}
+	if len(chunks) == 0 { // pieces were all whitespace: keep the first
+		chunks = append(chunks, PostChunk{ChannelID: post.ChannelID, Content: pieces[0].body, AllowedMentions: post.AllowedMentions()})
 	}
 	for i := range chunks {
 		chunks[i].Index, chunks[i].Total = i, len(chunks)

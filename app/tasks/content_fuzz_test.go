@@ -38,6 +38,20 @@ func FuzzChunk(f *testing.F) {
 			s = strings.Repeat(s, 1+int(repeat)%(70000/len(s)+1))
 		}
 		chunks := Chunk(Post{ChannelID: 3, Content: s})
+		pieces := split(Neutralize(s))
+		var all, kept strings.Builder
+		for _, p := range pieces {
+			all.WriteString(p.body)
+			if len(pieces) == 1 || p.reopen != "" || strings.TrimSpace(p.body) != "" {
+				kept.WriteString(p.body)
+			}
+		}
+		if kept.Len() == 0 { // all whitespace: the first piece stands
+			kept.WriteString(pieces[0].body)
+		}
+		if all.String() != Neutralize(s) {
+			t.Fatal("the pieces do not join back to the content, in order")
+		}
 		if len(chunks) == 0 {
 			t.Fatal("no chunks")
 		}
@@ -64,13 +78,16 @@ func FuzzChunk(f *testing.F) {
 			if c.reopen != "" && (i == 0 || !strings.HasPrefix(c.reopen, "```") || !strings.HasSuffix(c.reopen, "\n")) {
 				t.Fatalf("chunk %d reopened with %q", i, c.reopen)
 			}
+			if len(chunks) > 1 && strings.TrimSpace(c.Content) == "" {
+				t.Fatalf("chunk %d is only whitespace", i)
+			}
 			if (c.Embed != nil || c.Files != nil) && i > 0 {
 				t.Fatalf("chunk %d carries the embed or files", i)
 			}
 			joined.WriteString(strings.TrimSuffix(strings.TrimPrefix(c.Content, c.reopen), c.closed))
 		}
-		if joined.String() != Neutralize(s) {
-			t.Fatal("the chunks do not join back to the content, in order")
+		if joined.String() != kept.String() {
+			t.Fatal("the chunks are not the pieces less those of only whitespace, in order")
 		}
 	})
 }

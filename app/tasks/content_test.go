@@ -51,19 +51,21 @@ func TestChunkSizes(t *testing.T) {
 		name    string
 		content string
 		want    []int // code points of each chunk
+		blank   bool  // a chunk of only whitespace is left out
 	}{
-		{"one character", "a", []int{1}},
-		{"exactly 2,000", strings.Repeat("a", 2000), []int{2000}},
-		{"2,001 without spaces is cut at the limit", strings.Repeat("a", 2001), []int{2000, 1}},
-		{"2,001 of words is cut after the last space", words(2001), []int{2000, 1}},
-		{"60,000 is 30 chunks", strings.Repeat("a", 60000), slices.Repeat([]int{2000}, 30)},
-		{"60,000 of words is 30 chunks", words(60000), slices.Repeat([]int{2000}, 30)},
-		{"emoji count one each", strings.Repeat("😀", 2001), []int{2000, 1}},
-		{"flag emoji are two code points", strings.Repeat("🇩🇪", 1000) + "x", []int{2000, 1}},
-		{"CJK", strings.Repeat("漢字", 1500), []int{2000, 1000}},
-		{"paragraph before line", strings.Repeat("a", 1500) + "\n\n" + strings.Repeat("b", 200) + "\n" + strings.Repeat("c", 400), []int{1502, 601}},
-		{"line before word", strings.Repeat("a", 1500) + "\n" + strings.Repeat("b", 200) + " " + strings.Repeat("c", 400), []int{1501, 601}},
-		{"an early paragraph break loses to a late line break", strings.Repeat("a", 100) + "\n\n" + strings.Repeat("b", 1700) + "\n" + strings.Repeat("c", 400), []int{1803, 400}},
+		{"one character", "a", []int{1}, false},
+		{"exactly 2,000", strings.Repeat("a", 2000), []int{2000}, false},
+		{"2,001 without spaces is cut at the limit", strings.Repeat("a", 2001), []int{2000, 1}, false},
+		{"2,001 of words is cut after the last space", words(2001), []int{2000, 1}, false},
+		{"60,000 is 30 chunks", strings.Repeat("a", 60000), slices.Repeat([]int{2000}, 30), false},
+		{"60,000 of words is 30 chunks", words(60000), slices.Repeat([]int{2000}, 30), false},
+		{"emoji count one each", strings.Repeat("😀", 2001), []int{2000, 1}, false},
+		{"flag emoji are two code points", strings.Repeat("🇩🇪", 1000) + "x", []int{2000, 1}, false},
+		{"CJK", strings.Repeat("漢字", 1500), []int{2000, 1000}, false},
+		{"paragraph before line", strings.Repeat("a", 1500) + "\n\n" + strings.Repeat("b", 200) + "\n" + strings.Repeat("c", 400), []int{1502, 601}, false},
+		{"line before word", strings.Repeat("a", 1500) + "\n" + strings.Repeat("b", 200) + " " + strings.Repeat("c", 400), []int{1501, 601}, false},
+		{"a chunk of only whitespace is left out", "a" + strings.Repeat(" ", 4500) + "b", []int{2000, 502}, true},
+		{"an early paragraph break loses to a late line break", strings.Repeat("a", 100) + "\n\n" + strings.Repeat("b", 1700) + "\n" + strings.Repeat("c", 400), []int{1803, 400}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +83,14 @@ func TestChunkSizes(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("chunk sizes %v, want %v", got, tt.want)
 			}
-			if j := joinBodies(t, chunks); j != tt.content {
+			j, want := joinBodies(t, chunks), tt.content
+			if tt.blank {
+				j, want = strings.Join(strings.Fields(j), " "), strings.Join(strings.Fields(want), " ")
+				if len(joinBodies(t, chunks)) >= len(tt.content) {
+					t.Errorf("no whitespace chunk was left out")
+				}
+			}
+			if j != want {
 				t.Errorf("chunks do not join back to the content")
 			}
 		})
