@@ -335,7 +335,7 @@ func (c TemplateComposer) Compose(ctx context.Context, run RunContext) (Output, 
 		out.Posts = append(out.Posts, p)
 	}
 	if err := out.Validate(run.Allowed); err != nil {
-		return Output{}, fmt.Errorf("tasks: compose %q: %w", run.Task, err)
+		return Output{}, err // each line already says "tasks: post N: ..."
 	}
 	return out, nil
 }

@@ -316,6 +316,10 @@ func TestTemplateComposer(t *testing.T) {
 		t.Errorf("Compose changed the template: %+v", c.Embed)
 	}
 
+	// Values are not expanded again.
+	if out, err := (TemplateComposer{Template: "{task} {run}"}).Compose(context.Background(), RunContext{Task: "{date}", Run: "{time}", Due: due, Allowed: Allowed{Destinations: []uint64{1}}}); err != nil || out.Posts[0].Content != "{date} {time}" {
+		t.Errorf("a placeholder in a value was expanded: %+v, %v", out, err)
+	}
 	if _, err := c.Compose(context.Background(), RunContext{Timezone: "Mars/Olympus", Allowed: Allowed{Destinations: []uint64{1}}}); err == nil || !strings.Contains(err.Error(), `unknown time zone "Mars/Olympus"`) {
 		t.Errorf("Compose in an unknown zone: %v", err)
 	}
