@@ -7,5 +7,12 @@
 // messages, the next occurrence (DST-safe, in an explicit IANA time zone)
 // and the runner's plan after a delay or an outage (catch-up or skip, with a
 // bounded record of skipped occurrences). It reads no clock: every function
-// takes the instants it reasons about.
+// takes the instants it reasons about. And a run's content (content.go):
+// the Composer interface a later assistant can fill with a model's output
+// and the admin's TemplateComposer, the Output's validation against the
+// definition's destinations and mention lists, and Chunk, which splits a
+// post to Discord's 2,000 code points (code blocks closed and reopened,
+// embed and files on the first chunk, @everyone/@here never pinged).
+// The definitions' store, the runs and their delivery, and /tasks come
+// next.
 package tasks
