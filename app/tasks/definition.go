@@ -38,6 +38,7 @@ const (
 // The field names of a definition in a form and in FieldErrors, besides
 // the schedule's (FieldKind, FieldAt, ...), which keep their names.
 const (
+	FieldGuild        = "guild"
 	FieldName         = "name"
 	FieldOwner        = "owner"
 	FieldDestinations = "destinations"
@@ -137,6 +138,19 @@ func (d Definition) ParsedSchedule() (Schedule, FieldErrors) {
 	return ParseSchedule(d.Schedule)
 }
 
+// withPolicyZone returns d with the policy's time zone in a schedule that
+// names none (the guild's scheduled_tasks.timezone is its tasks' default).
+func (d Definition) withPolicyZone(policy guildcfg.TaskPolicy) Definition {
+	if strings.TrimSpace(d.Schedule[FieldTimezone]) == "" && policy.Timezone != "" {
+		d.Schedule = maps.Clone(d.Schedule)
+		if d.Schedule == nil {
+			d.Schedule = map[string]string{}
+		}
+		d.Schedule[FieldTimezone] = policy.Timezone
+	}
+	return d
+}
+
 // Allowed is what the definition permits its runs' posts.
 func (d Definition) Allowed() Allowed {
 	return Allowed{Destinations: slices.Clone(d.Destinations), Users: slices.Clone(d.MentionUsers), Roles: slices.Clone(d.MentionRoles)}
@@ -181,9 +195,11 @@ func (e *DefinitionError) Error() string {
 
 // Validate checks the definition against the guild's task policy and what
 // chk says of Discord, and returns one message per field in trouble (nil
-// when the definition may be saved). A Checker error is reported on the
-// field it was asked for (the admin can try again); nothing is saved.
+// when the definition may be saved). A schedule without a time zone takes
+// the policy's. A Checker error is reported on the field it was asked for
+// (the admin can try again); nothing is saved.
 func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, chk Checker) FieldErrors {
+	d = d.withPolicyZone(policy)
 	fe := FieldErrors{}
 	add := func(field, format string, args ...any) {
 		if _, ok := fe[field]; !ok {
@@ -206,7 +222,7 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 	}
 
 	if d.GuildID == 0 || d.GuildID > maxID {
-		add(FieldDestinations, "the task has no guild")
+		add(FieldGuild, "the task needs a server (guild id)")
 	}
 	if d.OwnerID == 0 || d.OwnerID > maxID {
 		add(FieldOwner, "owner must be a Discord user id")

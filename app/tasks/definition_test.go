@@ -161,6 +161,10 @@ func TestDefinitionValidate(t *testing.T) {
 		{"schedule zone and time", enabled, func(d *Definition, _ *fakeChecker) {
 			d.Schedule = map[string]string{FieldKind: "daily", FieldTime: "25:00", FieldTimezone: "Mars/Olympus"}
 		}, map[string]string{FieldTime: "time must be between 00:00 and 23:59", FieldTimezone: "Mars/Olympus"}},
+		{"no guild", enabled, func(d *Definition, _ *fakeChecker) { d.GuildID = 0; d.Destinations = []uint64{100} },
+			map[string]string{FieldGuild: "needs a server", FieldDestinations: "channel 100 could not be checked"}},
+		{"zone from the policy", guildcfg.TaskPolicy{Enabled: true, Timezone: "America/New_York"}, func(d *Definition, _ *fakeChecker) { delete(d.Schedule, FieldTimezone) }, nil},
+		{"no zone anywhere", guildcfg.TaskPolicy{Enabled: true}, func(d *Definition, _ *fakeChecker) { delete(d.Schedule, FieldTimezone) }, map[string]string{FieldTimezone: "timezone"}},
 		{"log channel forum", enabled, func(d *Definition, _ *fakeChecker) { d.LogChannelID = 103 }, map[string]string{FieldLogChannel: "channel 103 is a forum"}},
 		{"log channel thread", enabled, func(d *Definition, _ *fakeChecker) { d.LogChannelID = 102 }, nil},
 	}

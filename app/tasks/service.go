@@ -67,7 +67,7 @@ func New(opts Options) (*Service, error) {
 // anchored at now and written back as its fields) with its schedule's
 // next occurrence after now. A *DefinitionError says what is wrong.
 func (s *Service) prepare(ctx context.Context, policy guildcfg.TaskPolicy, chk Checker, def Definition, now time.Time) (Definition, time.Time, error) {
-	def = def.clone()
+	def = def.clone().withPolicyZone(policy)
 	fe := def.Validate(ctx, policy, chk)
 	if fe != nil {
 		return Definition{}, time.Time{}, &DefinitionError{Fields: fe}
@@ -88,8 +88,9 @@ func (s *Service) prepare(ctx context.Context, policy guildcfg.TaskPolicy, chk C
 
 // Create validates def and stores it as a new active task (revision 1),
 // with its next occurrence and an audit row by actor (an admin's name).
-// Scheduled tasks must be enabled in policy (ErrDisabled); a bad
-// definition returns a *DefinitionError and saves nothing.
+// Scheduled tasks must be enabled in policy (ErrDisabled); a schedule
+// without a time zone takes the policy's; a bad definition returns a
+// *DefinitionError and saves nothing.
 func (s *Service) Create(ctx context.Context, actor string, policy guildcfg.TaskPolicy, chk Checker, def Definition) (Task, error) {
 	if !policy.Enabled {
 		return Task{}, ErrDisabled

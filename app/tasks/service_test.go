@@ -145,6 +145,23 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("attachments = %+v", got)
 	}
 
+	if got := task.Definition.Schedule[FieldTimezone]; got != "Europe/Berlin" {
+		t.Errorf("stored timezone = %q", got)
+	}
+	noZone := validDef()
+	delete(noZone.Schedule, FieldTimezone)
+	nz, err := w.svc.Create(ctx, "alice", guildcfg.TaskPolicy{Enabled: true, Timezone: "America/New_York"}, w.chk, noZone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The policy's zone: 09:00 New York is 14:00 UTC.
+	if got, want := nz.NextDue, time.Date(2026, time.December, 1, 14, 0, 0, 0, time.UTC); nz.Definition.Schedule[FieldTimezone] != "America/New_York" || !got.Equal(want) {
+		t.Errorf("zone from the policy: %q, NextDue %v, want %v", nz.Definition.Schedule[FieldTimezone], got, want)
+	}
+	if err := w.svc.Delete(ctx, "alice", nz.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	w.clk.t = time.Date(2026, time.December, 2, 8, 0, 5, 0, time.UTC)
 	adv, err := w.svc.Advance(ctx, task.ID, w.clk.t)
 	if err != nil || adv.RunID == "" {
@@ -222,7 +239,7 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("second Delete: %v", err)
 	}
 	want := []auditRow{
-		{"alice", ActionCreate, task.ID}, {"bob", ActionUpdate, task.ID}, {"carol", ActionPause, task.ID},
+		{"alice", ActionCreate, task.ID}, {"alice", ActionCreate, nz.ID}, {"alice", ActionDelete, nz.ID}, {"bob", ActionUpdate, task.ID}, {"carol", ActionPause, task.ID},
 		{"carol", ActionResume, task.ID}, {"dave", ActionDelete, task.ID},
 	}
 	if got := w.audit(t); !slices.Equal(got, want) {
