@@ -546,3 +546,56 @@ func TestAdvanceSkipped(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordSkipped: RecordSkipped records a plan's skipped occurrences
+// as one row with their count and the first's due time, and nothing for
+// a plan without any; it leaves the task's occurrences to Advance.
+func TestRecordSkipped(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, t0)
+	task, err := w.svc.Create(ctx, "alice", enabled, w.chk, validDef())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name string
+		plan Plan
+		want int64 // 0: no row
+	}{
+		{"none", Plan{}, 0},
+		{"one", Plan{Skipped: []time.Time{first}, SkippedCount: 1}, 1},
+		{"bounded list, full count", Plan{Skipped: []time.Time{first, first.Add(time.Hour)}, SkippedCount: 500}, 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := w.svc.RecordSkipped(ctx, task.ID, tc.plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == 0 {
+				if id != "" {
+					t.Fatalf("a row %s for no skipped occurrence", id)
+				}
+				return
+			}
+			runs, err := w.svc.Runs(ctx, task.ID, 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(runs, func(r Run) bool { return r.ID == id })
+			if i < 0 || runs[i].Status != RunSkipped || runs[i].SkippedCount != tc.want || !runs[i].Due.Equal(first) || runs[i].Revision != 1 || runs[i].FinishedAt.IsZero() {
+				t.Fatalf("row %s in %+v", id, runs)
+			}
+		})
+	}
+	got, err := w.svc.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.LastDue.Equal(task.LastDue) || !got.NextDue.Equal(task.NextDue) {
+		t.Errorf("RecordSkipped moved the occurrences: %v/%v, were %v/%v", got.LastDue, got.NextDue, task.LastDue, task.NextDue)
+	}
+	if _, err := w.svc.RecordSkipped(ctx, "0123456789abcdef0123456789abcdef", Plan{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("RecordSkipped of no task: %v", err)
+	}
+}

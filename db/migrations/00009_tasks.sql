@@ -32,7 +32,7 @@ CREATE TABLE kimi_tasks (
 CREATE INDEX kimi_tasks_guild ON kimi_tasks (guild_id, created_ms DESC, id DESC);
 CREATE INDEX kimi_tasks_created ON kimi_tasks (created_ms DESC, id DESC);
 -- The runner: active tasks by next occurrence.
-CREATE INDEX kimi_tasks_due ON kimi_tasks (next_due_ms) WHERE state = 'active' AND next_due_ms > 0;
+CREATE INDEX kimi_tasks_due ON kimi_tasks (next_due_ms, id) WHERE state = 'active' AND next_due_ms > 0;
 
 CREATE TABLE kimi_task_revisions (
     task_id    TEXT NOT NULL REFERENCES kimi_tasks (id) ON DELETE CASCADE,
