@@ -13,6 +13,10 @@
 // definition's destinations and mention lists, and Chunk, which splits a
 // post to Discord's 2,000 code points (code blocks closed and reopened,
 // embed and files on the first chunk, @everyone/@here never pinged).
-// The definitions' store, the runs and their delivery, and /tasks come
-// next.
+// And the definitions' store (definition.go, store.go, service.go;
+// migration 00009): definitions validated against the guild's
+// scheduled_tasks policy and Discord (Checker), revisions, files, runs and
+// posts as rows, the next due occurrence kept on the task, every change
+// audited, deletion revoking the task's published results. The runner and
+// the delivery of runs to Discord, wiring into serve and /tasks come next.
 package tasks
