@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/app/tasks"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -169,6 +170,16 @@ func auditActionLabel(id string) (string, bool) {
 		return "Unsubscribed from scheduled results", true
 	case results.ActionPurgeExpired:
 		return "Purged expired scheduled results", true
+	case tasks.ActionCreate:
+		return "Created a scheduled task", true
+	case tasks.ActionUpdate:
+		return "Edited a scheduled task", true
+	case tasks.ActionPause:
+		return "Paused a scheduled task", true
+	case tasks.ActionResume:
+		return "Resumed a scheduled task", true
+	case tasks.ActionDelete:
+		return "Deleted a scheduled task", true
 	}
 	return "", false
 }
