@@ -17,6 +17,12 @@
 // migration 00009): definitions validated against the guild's
 // scheduled_tasks policy and Discord (Checker), revisions, files, runs and
 // posts as rows, the next due occurrence kept on the task, every change
-// audited, deletion revoking the task's published results. The runner and
-// the delivery of runs to Discord, wiring into serve and /tasks come next.
+// audited, deletion revoking the task's published results. And the
+// delivery worker (deliver.go): a run's chunks posted strictly in order
+// under a token guard through a Poster (429 retried, other errors failed,
+// an error after the send started uncertain and never re-posted), the run
+// completed and its publication enqueued (app/results) in the transaction
+// that records its last required post, previews never published, at most
+// two runs at once. The runner on the durable scheduler, the Discord
+// Poster, wiring into serve and /tasks come next.
 package tasks
