@@ -3,37 +3,13 @@ package results
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/pressly/goose/v3"
 
-	kimi "github.com/kimiapp/kimi"
+	"github.com/kimiapp/kimi/app/internal/migrationtest"
 )
-
-// migrationSchema is every object of sqlite_schema but goose's own table,
-// as "type name: sql".
-func migrationSchema(t *testing.T, db *sql.DB) []string {
-	t.Helper()
-	rows, err := db.Query(`SELECT type, name, COALESCE(sql, '') FROM sqlite_schema WHERE name NOT LIKE 'goose%' AND name NOT LIKE 'sqlite_%' ORDER BY type, name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var typ, name, q string
-		if err := rows.Scan(&typ, &name, &q); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, typ+" "+name+": "+q)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestMigration00008Down: migration 00008's Down, run over a database with
 // subscriptions, publications, notifications and counts in it, leaves
@@ -41,24 +17,12 @@ func migrationSchema(t *testing.T, db *sql.DB) []string {
 // is gone), and Up applies again.
 func TestMigration00008Down(t *testing.T) {
 	ctx := context.Background()
-	open := func(name string) (*sql.DB, *goose.Provider) {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), name)+"?_pragma=foreign_keys(1)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { _ = db.Close() })
-		p, err := goose.NewProvider(goose.DialectSQLite3, db, kimi.MigrationsFS(), goose.WithDisableGlobalRegistry(true))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, p
-	}
+	open := func(name string) (*sql.DB, *goose.Provider) { return migrationtest.Open(t, name) }
 	ref, refP := open("seven.db")
 	if _, err := refP.UpTo(ctx, 7); err != nil {
 		t.Fatal(err)
 	}
-	want := migrationSchema(t, ref)
+	want := migrationtest.Schema(t, ref)
 
 	db, p := open("eight.db")
 	if _, err := p.UpTo(ctx, 8); err != nil {
@@ -76,7 +40,7 @@ func TestMigration00008Down(t *testing.T) {
 	if _, err := p.DownTo(ctx, 7); err != nil {
 		t.Fatalf("down to 7: %v", err)
 	}
-	if got := migrationSchema(t, db); !slices.Equal(got, want) {
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
 		t.Errorf("schema after 00008's Down:\n%q\nwant (version 7):\n%q", got, want)
 	}
 	if _, err := p.UpTo(ctx, 8); err != nil {

@@ -3,38 +3,14 @@ package tasks
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
 
-	kimi "github.com/kimiapp/kimi"
+	"github.com/kimiapp/kimi/app/internal/migrationtest"
 )
-
-// migrationSchema is every object of sqlite_schema but goose's own table,
-// as "type name: sql".
-func migrationSchema(t *testing.T, db *sql.DB) []string {
-	t.Helper()
-	rows, err := db.Query(`SELECT type, name, COALESCE(sql, '') FROM sqlite_schema WHERE name NOT LIKE 'goose%' AND name NOT LIKE 'sqlite_%' ORDER BY type, name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var typ, name, q string
-		if err := rows.Scan(&typ, &name, &q); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, typ+" "+name+": "+q)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestMigration00009Down: migration 00009's Down, run over a database
 // with a task, its revision and file, a run and a post in it, leaves
@@ -42,24 +18,12 @@ func migrationSchema(t *testing.T, db *sql.DB) []string {
 // refuse what the store never writes.
 func TestMigration00009Down(t *testing.T) {
 	ctx := context.Background()
-	open := func(name string) (*sql.DB, *goose.Provider) {
-		db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), name)+"?_pragma=foreign_keys(1)")
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		t.Cleanup(func() { _ = db.Close() })
-		p, err := goose.NewProvider(goose.DialectSQLite3, db, kimi.MigrationsFS(), goose.WithDisableGlobalRegistry(true))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return db, p
-	}
+	open := func(name string) (*sql.DB, *goose.Provider) { return migrationtest.Open(t, name) }
 	ref, refP := open("eight.db")
 	if _, err := refP.UpTo(ctx, 8); err != nil {
 		t.Fatal(err)
 	}
-	want := migrationSchema(t, ref)
+	want := migrationtest.Schema(t, ref)
 
 	db, p := open("nine.db")
 	if _, err := p.UpTo(ctx, 9); err != nil {
@@ -93,7 +57,7 @@ func TestMigration00009Down(t *testing.T) {
 	if _, err := p.DownTo(ctx, 8); err != nil {
 		t.Fatalf("down to 8: %v", err)
 	}
-	if got := migrationSchema(t, db); !slices.Equal(got, want) {
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
 		t.Errorf("schema after 00009's Down:\n%q\nwant (version 8):\n%q", got, want)
 	}
 	if _, err := p.UpTo(ctx, 9); err != nil {
