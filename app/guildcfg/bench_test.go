@@ -2,12 +2,13 @@ package guildcfg
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kimiapp/kimi/app/internal/benchbase"
 )
 
 // BenchmarkGuildActive is the hot path: "is this guild active, what are
@@ -92,9 +93,6 @@ func BenchmarkDocumentWrite(b *testing.B) {
 	ctx := context.Background()
 	target := GuildModuleTarget(1, "alpha")
 	rev := EmptyRevision
-	if _, err := st.Writer().Exec(`CREATE TABLE benchraw (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
@@ -106,19 +104,8 @@ func BenchmarkDocumentWrite(b *testing.B) {
 	}
 	cas := time.Since(start)
 	b.StopTimer()
-	start = time.Now()
-	for i := 0; i < b.N; i++ {
-		err := st.Write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT INTO benchraw (v) VALUES (?)`, fmt.Sprintf("---\nlimit: %d\n---\n", i))
-			return err
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	raw := time.Since(start)
+	rawPerSec := benchbase.RawCommitRate(b, st, b.N)
 	writesPerSec := float64(b.N) / cas.Seconds()
-	rawPerSec := float64(b.N) / raw.Seconds()
 	b.ReportMetric(writesPerSec, "writes/s")
 	b.ReportMetric(rawPerSec, "raw-commits/s")
 	b.ReportMetric(writesPerSec/rawPerSec, "ratio")

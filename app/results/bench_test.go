@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kimiapp/kimi/app/internal/benchbase"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -104,22 +105,8 @@ func benchThroughput(b *testing.B) {
 		b.Fatalf("%d handler calls for %d notifications", got, b.N)
 	}
 
-	raw := openStore(b)
-	if _, err := raw.Writer().Exec(`CREATE TABLE benchraw (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	rawStart := time.Now()
-	for i := range b.N {
-		if err := raw.Write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT INTO benchraw (v) VALUES (?)`, fmt.Sprintf("run-%d", i))
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	rawElapsed := time.Since(rawStart)
+	rawPerSec := benchbase.RawCommitRate(b, openStore(b), b.N)
 	perSec := float64(b.N) / elapsed.Seconds()
-	rawPerSec := float64(b.N) / rawElapsed.Seconds()
 	b.ReportMetric(perSec, "notifications/s")
 	b.ReportMetric(rawPerSec, "raw-commits/s")
 	b.ReportMetric(perSec/rawPerSec, "ratio")

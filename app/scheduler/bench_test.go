@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kimiapp/kimi/app/internal/benchbase"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -119,23 +120,8 @@ func benchThroughput(b *testing.B) {
 	}
 
 	// The raw commit rate on a store of the same kind, in the same run.
-	raw := openStore(b, "")
-	if _, err := raw.Writer().Exec(`CREATE TABLE benchraw (id INTEGER PRIMARY KEY, v TEXT NOT NULL)`); err != nil {
-		b.Fatal(err)
-	}
-	rawStart := time.Now()
-	for i := range b.N {
-		if err := raw.Write(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `INSERT INTO benchraw (v) VALUES (?)`, fmt.Sprintf("job-%d", i))
-			return err
-		}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	rawElapsed := time.Since(rawStart)
-
+	rawPerSec := benchbase.RawCommitRate(b, openStore(b, ""), b.N)
 	jobsPerSec := float64(b.N) / elapsed.Seconds()
-	rawPerSec := float64(b.N) / rawElapsed.Seconds()
 	b.ReportMetric(jobsPerSec, "jobs/s")
 	b.ReportMetric(rawPerSec, "raw-commits/s")
 	b.ReportMetric(jobsPerSec/rawPerSec, "ratio")
