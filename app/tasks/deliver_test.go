@@ -312,7 +312,11 @@ func TestDeliverErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
+			// Generous, not a timing assertion: without the 429 cap or the
+			// blocking rule Deliver retries forever, and the deadline turns
+			// that hang into a failure with Deliver's ctx error.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			w := newDeliverWorld(t, 0)
 			runID := w.run(t)
 			w.p.fail = func(n int, _ PostChunk) error { return tc.fail(n) }
