@@ -590,3 +590,14 @@ func (s *Service) Close() {
 		<-sub.done
 	}
 }
+
+// TaskPolicy returns the guild's scheduled_tasks policy from the snapshot:
+// the disabled default (min_tier staff, UTC) when the guild has no valid
+// server-setup document or is not active. It never allocates.
+func (s *Service) TaskPolicy(guildID uint64) TaskPolicy {
+	g := s.snap.Load().guilds[guildID]
+	if g == nil || !g.valid || !g.active {
+		return TaskPolicy{MinTier: sdk.TierStaff, Timezone: "UTC"}
+	}
+	return g.config.Tasks
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
 )
@@ -47,7 +48,19 @@ type Service struct {
 	results *results.Service
 	log     *slog.Logger
 	now     func() time.Time
+	// watch signals the /tasks pages after every change (Watch).
+	watch signal.Watchers
+	// changed, set by NewRunner, is called after the commit of every
+	// change of a task's definition or state (its job is rescheduled).
+	changed func(id string)
 }
+
+// Watch returns a channel signalled after every change of a task, a run or
+// a post (coalesced); it closes when ctx ends.
+func (s *Service) Watch(ctx context.Context) <-chan struct{} { return s.watch.Watch(ctx) }
+
+// notify signals the watchers (call it after a commit).
+func (s *Service) notify() { s.watch.Notify() }
 
 // New returns the tasks service.
 func New(opts Options) (*Service, error) {
