@@ -31,9 +31,17 @@ func restJSON(ctx context.Context, s *discordgo.Session, method, endpoint string
 			return fmt.Errorf("discord: encode %s request: %w", method, err)
 		}
 	}
+	return restBody(ctx, s, method, endpoint, "application/json", b, out, extra...)
+}
+
+// restBody is restJSON for a body already encoded as contentType (a
+// multipart/form-data message with files): the same private locked
+// bucket, so the request goes through Kimi's transport and its rate
+// limits, UncertainError included.
+func restBody(ctx context.Context, s *discordgo.Session, method, endpoint, contentType string, b []byte, out any, extra ...discordgo.RequestOption) error {
 	bucket := &discordgo.Bucket{Key: endpoint, Remaining: 1}
 	bucket.Lock() // released by RequestWithLockedBucket
-	resp, err := s.RequestWithLockedBucket(method, endpoint, "application/json", b, bucket, 0, requestOptions(ctx, extra...)...)
+	resp, err := s.RequestWithLockedBucket(method, endpoint, contentType, b, bucket, 0, requestOptions(ctx, extra...)...)
 	if err != nil {
 		return err
 	}

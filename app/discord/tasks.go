@@ -1,0 +1,307 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/tasks"
+)
+
+// This file is the Discord side of the scheduled tasks (app/tasks): the
+// poster's send (SendTaskMessage) and the Checker the definitions are
+// validated with and the deliveries re-checked against (TaskChecker).
+
+// coreTasks names the scheduled tasks in the actions' logs.
+const coreTasks = "tasks"
+
+// TaskMessage is one message of a scheduled task's post.
+type TaskMessage struct {
+	Content string
+	// Embed is nil for none.
+	Embed *discordgo.MessageEmbed
+	// Files are sent as multipart/form-data files[n].
+	Files []TaskFile
+	// AllowedMentions are sent exactly as given; Parse must not name
+	// "everyone".
+	AllowedMentions TaskMentions
+}
+
+// TaskFile is a file a TaskMessage carries.
+type TaskFile struct {
+	Name string
+	Data []byte
+}
+
+// TaskMentions is a TaskMessage's allowed_mentions.
+type TaskMentions struct {
+	Parse        []string
+	Users, Roles []uint64
+}
+
+// SendTaskMessage posts m to channelID, which must be a channel (or a
+// thread whose parent is a channel) of guildID, an active guild, and
+// returns the message id and the embed Discord returned as JSON ("" for
+// none). It sends POST /channels/{id}/messages through Kimi's transport
+// (rate limits, UncertainError): JSON without files, multipart/form-data
+// (payload_json and files[n]) with them. Errors: a *discordgo.RESTError
+// for Discord's 4xx, a *discordgo.RateLimitError for a 429 the transport
+// gave up on, an *UncertainError (IsUncertain) when the request was sent
+// and its outcome is unknown (a 5xx, a broken connection, an answer that
+// could not be read); any other error means nothing was sent.
+func (b *Bot) SendTaskMessage(ctx context.Context, guildID, channelID uint64, m TaskMessage) (uint64, string, error) {
+	return b.act.sendTaskMessage(ctx, guildID, channelID, m)
+}
+
+// TaskChecker returns the bot's tasks.Checker.
+func (b *Bot) TaskChecker() *TaskChecker { return &TaskChecker{a: b.act} }
+
+func (a *actions) tasksActions() *moduleActions {
+	return &moduleActions{a: a, module: coreTasks, log: a.log.With("module", coreTasks)}
+}
+
+func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64, m TaskMessage) (uint64, string, error) {
+	if slices.Contains(m.AllowedMentions.Parse, string(discordgo.AllowedMentionTypeEveryone)) {
+		return 0, "", errors.New("discord: a task's allowed mentions never parse @everyone")
+	}
+	mod := a.tasksActions()
+	if _, _, err := mod.guild(guildID); err != nil {
+		return 0, "", err
+	}
+	s, c, err := mod.refChannel(ctx, guildID, channelID)
+	if err != nil {
+		return 0, "", err
+	}
+	if isThread(c.Type) {
+		p, err := lookupChannel(ctx, s, parseID(c.ParentID))
+		if err != nil {
+			return 0, "", fmt.Errorf("discord: the parent of thread %d: %w", channelID, err)
+		}
+		if p == nil || parseID(p.GuildID) != guildID {
+			return 0, "", actionError(nil, "the parent of thread %d is not in guild %d", channelID, guildID)
+		}
+	}
+	if err := checkContent(m.Content, m.Embed); err != nil {
+		return 0, "", err
+	}
+	am := &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+	for _, p := range m.AllowedMentions.Parse {
+		am.Parse = append(am.Parse, discordgo.AllowedMentionType(p))
+	}
+	for _, u := range m.AllowedMentions.Users {
+		am.Users = append(am.Users, idString(u))
+	}
+	for _, r := range m.AllowedMentions.Roles {
+		am.Roles = append(am.Roles, idString(r))
+	}
+	data := &discordgo.MessageSend{Content: m.Content, AllowedMentions: am}
+	if m.Embed != nil {
+		data.Embeds = []*discordgo.MessageEmbed{m.Embed}
+	}
+	endpoint := discordgo.EndpointChannelMessages(idString(channelID))
+	var sent discordgo.Message
+	if len(m.Files) == 0 {
+		err = restJSON(ctx, s, http.MethodPost, endpoint, data, &sent)
+	} else {
+		files := make([]*discordgo.File, 0, len(m.Files))
+		for _, f := range m.Files {
+			files = append(files, &discordgo.File{Name: f.Name, ContentType: "application/octet-stream", Reader: bytes.NewReader(f.Data)})
+		}
+		ct, body, merr := discordgo.MultipartBodyWithJSON(data, files)
+		if merr != nil {
+			return 0, "", fmt.Errorf("discord: encode a task's message: %w", merr)
+		}
+		err = restBody(ctx, s, http.MethodPost, endpoint, ct, body, &sent)
+	}
+	if err != nil {
+		return 0, "", sendOutcome(err)
+	}
+	id := parseID(sent.ID)
+	if id == 0 {
+		return 0, "", &UncertainError{Method: http.MethodPost, Route: "POST /channels/{channel}/messages", Err: errors.New("the answer has no message id")}
+	}
+	embed := ""
+	if len(sent.Embeds) > 0 && sent.Embeds[0] != nil {
+		if b, err := json.Marshal(sent.Embeds[0]); err == nil {
+			embed = string(b)
+		}
+	}
+	return id, embed, nil
+}
+
+// sendOutcome classifies the error of a task's POST: the transport's
+// UncertainError, Discord's answers (RESTError, RateLimitError) and a
+// request that never went out (*url.Error from the client: the transport
+// returns an UncertainError, inside it, for one that was written) keep
+// theirs; anything else came after Discord answered (the answer could
+// not be read or decoded), so the message may exist: uncertain.
+func sendOutcome(err error) error {
+	var (
+		u    *UncertainError
+		rest *discordgo.RESTError
+		rl   *discordgo.RateLimitError
+		ue   *url.Error
+	)
+	switch {
+	case errors.As(err, &u), errors.As(err, &rest), errors.As(err, &rl), errors.As(err, &ue):
+		return err
+	}
+	return &UncertainError{Method: http.MethodPost, Route: "POST /channels/{channel}/messages", Err: err}
+}
+
+// TaskChecker is the tasks.Checker of the bot's session state: channels
+// and members from the state, else from REST.
+type TaskChecker struct{ a *actions }
+
+var _ tasks.Checker = (*TaskChecker)(nil)
+
+// ChannelKind returns what channel is in guild: ChannelMissing when it is
+// unknown to Discord (404) or another guild's, ChannelDM for a DM.
+func (t *TaskChecker) ChannelKind(ctx context.Context, guild, channel uint64) (tasks.ChannelKind, error) {
+	s, err := t.a.src.session()
+	if err != nil {
+		return tasks.ChannelMissing, err
+	}
+	c, err := lookupChannel(ctx, s, channel)
+	if isNotFound(err) {
+		return tasks.ChannelMissing, nil
+	}
+	if err != nil {
+		return tasks.ChannelMissing, fmt.Errorf("discord: channel %d: %w", channel, err)
+	}
+	if c == nil {
+		return tasks.ChannelMissing, nil
+	}
+	if c.Type == discordgo.ChannelTypeDM || c.Type == discordgo.ChannelTypeGroupDM {
+		return tasks.ChannelDM, nil
+	}
+	if parseID(c.GuildID) != guild {
+		return tasks.ChannelMissing, nil
+	}
+	return taskChannelKind(c.Type), nil
+}
+
+// taskChannelKind maps a guild channel's type.
+func taskChannelKind(t discordgo.ChannelType) tasks.ChannelKind {
+	switch t {
+	case discordgo.ChannelTypeGuildText:
+		return tasks.ChannelText
+	case discordgo.ChannelTypeGuildNews:
+		return tasks.ChannelAnnouncement
+	case discordgo.ChannelTypeGuildPublicThread, discordgo.ChannelTypeGuildPrivateThread, discordgo.ChannelTypeGuildNewsThread:
+		return tasks.ChannelThread
+	case discordgo.ChannelTypeGuildForum, discordgo.ChannelTypeGuildMedia:
+		return tasks.ChannelForum
+	}
+	return tasks.ChannelOther // voice, stage, category, directory
+}
+
+// taskPosting is what posting a task's message needs in a channel; a
+// thread takes SEND_MESSAGES_IN_THREADS instead of SEND_MESSAGES.
+const taskPosting = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages |
+	discordgo.PermissionAttachFiles | discordgo.PermissionEmbedLinks
+
+// CanPost reports whether user (tasks.BotUser: the bot) can post a task's
+// messages in channel of guild: VIEW_CHANNEL, SEND_MESSAGES (in a thread
+// SEND_MESSAGES_IN_THREADS, computed on its parent), ATTACH_FILES and
+// EMBED_LINKS, as channelPermissions computes them, and a private
+// thread's membership. A member not in the state is fetched through REST;
+// one that is not in the guild (404) cannot post. False for a channel of
+// another guild; an error when the guild is not active or Discord is not
+// connected.
+func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64) (bool, error) {
+	mod := t.a.tasksActions()
+	if user == tasks.BotUser {
+		user, _ = t.a.src.self()
+		if user == 0 {
+			return false, errors.New("discord: the bot's user id is unknown (Discord never connected)")
+		}
+	}
+	s, g, err := mod.guild(guild)
+	if err != nil {
+		return false, err
+	}
+	c, err := lookupChannel(ctx, s, channel)
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discord: channel %d: %w", channel, err)
+	}
+	if c == nil || parseID(c.GuildID) != guild {
+		return false, nil
+	}
+	mem, err := member(ctx, s, guild, user)
+	if err != nil {
+		return false, fmt.Errorf("discord: member %d of guild %d: %w", user, guild, err)
+	}
+	if mem == nil {
+		return false, nil
+	}
+	need := int64(taskPosting)
+	base := c
+	if isThread(c.Type) {
+		need = need&^discordgo.PermissionSendMessages | discordgo.PermissionSendMessagesInThreads
+		p, err := lookupChannel(ctx, s, parseID(c.ParentID))
+		if err != nil && !isNotFound(err) {
+			return false, fmt.Errorf("discord: the parent of thread %d: %w", channel, err)
+		}
+		if p == nil || parseID(p.GuildID) != guild {
+			return false, nil
+		}
+		base = p
+	}
+	s.State.RLock()
+	perms := channelPermissions(g, base, idString(user), mem.Roles)
+	s.State.RUnlock()
+	if perms&discordgo.PermissionAdministrator != 0 {
+		perms = ^int64(0) // discordgo's PermissionAll predates SEND_MESSAGES_IN_THREADS
+	}
+	if perms&need != need {
+		return false, nil
+	}
+	if c.Type == discordgo.ChannelTypeGuildPrivateThread {
+		return mod.threadMember(ctx, s, c, user), nil
+	}
+	return true, nil
+}
+
+// Discord's upload limits per file, by the guild's boost (premium) tier:
+// 10 MiB without boosts (raised from 8 MiB) and at tier 1, 50 MiB at tier
+// 2, 100 MiB at tier 3.
+const (
+	uploadLimitFree  = 10 << 20
+	uploadLimitTier2 = 50 << 20
+	uploadLimitTier3 = 100 << 20
+)
+
+// uploadLimit returns the upload limit of a guild of premium tier t.
+func uploadLimit(t discordgo.PremiumTier) int64 {
+	switch {
+	case t >= discordgo.PremiumTier3:
+		return uploadLimitTier3
+	case t == discordgo.PremiumTier2:
+		return uploadLimitTier2
+	}
+	return uploadLimitFree
+}
+
+// UploadLimit returns the largest file the bot may upload in guild, by
+// the guild's premium tier in the session state.
+func (t *TaskChecker) UploadLimit(ctx context.Context, guild uint64) (int64, error) {
+	s, g, err := t.a.tasksActions().guild(guild)
+	if err != nil {
+		return 0, err
+	}
+	s.State.RLock()
+	tier := g.PremiumTier
+	s.State.RUnlock()
+	return uploadLimit(tier), nil
+}

@@ -1,0 +1,281 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/tasks"
+)
+
+const taskPostRoute = "POST /channels/{channel}/messages"
+
+// sentMentions decodes the allowed_mentions of a recorded message create
+// (JSON or a multipart body's payload_json) and its file names.
+func sentMentions(t *testing.T, r fakediscord.Request) (map[string]any, []string) {
+	t.Helper()
+	body := r.Body
+	var files []string
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt == "multipart/form-data" {
+		mr := multipart.NewReader(bytes.NewReader(r.Body), params["boundary"])
+		body = nil
+		for {
+			p, err := mr.NextPart()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(p)
+			if p.FormName() == "payload_json" {
+				body = b
+			} else {
+				files = append(files, p.FormName()+"="+p.FileName()+":"+string(b))
+			}
+		}
+	}
+	var payload struct {
+		AllowedMentions map[string]any `json:"allowed_mentions"`
+	}
+	if err := json.Unmarshal(body, &payload); err != nil {
+		t.Fatalf("payload %q: %v", body, err)
+	}
+	return payload.AllowedMentions, files
+}
+
+func TestTaskSendMessage(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	ctx := context.Background()
+	mentions := TaskMentions{Parse: []string{}, Users: []uint64{w.member}, Roles: []uint64{w.staffRole}}
+	wantMentions := map[string]any{"parse": []any{}, "users": []any{idString(w.member)}, "roles": []any{idString(w.staffRole)}, "replied_user": false}
+	cases := []struct {
+		name      string
+		channel   uint64
+		msg       TaskMessage
+		wantErr   string
+		wantFiles []string
+	}{
+		{"text with mentions", w.text, TaskMessage{Content: "hi <@" + idString(w.member) + "> @everyone", AllowedMentions: mentions}, "", nil},
+		{"in a thread, with an embed", w.thread, TaskMessage{Content: "t", Embed: &discordgo.MessageEmbed{Title: "Digest", Description: "d"}, AllowedMentions: mentions}, "", nil},
+		{"files as multipart", w.text, TaskMessage{Content: "f", AllowedMentions: mentions, Files: []TaskFile{{"a.txt", []byte("alpha")}, {"b.csv", []byte("1,2")}}},
+			"", []string{"files[0]=a.txt:alpha", "files[1]=b.csv:1,2"}},
+		{"everyone refused", w.text, TaskMessage{Content: "x", AllowedMentions: TaskMentions{Parse: []string{"everyone"}}}, "discord: a task's allowed mentions never parse @everyone", nil},
+		{"another guild's channel", w.otherCh, TaskMessage{Content: "x"}, "channel " + idString(w.otherCh) + " is not in an active guild", nil},
+		{"inactive guild", w.text, TaskMessage{Content: "x"}, "guild " + idString(w.other) + " is not active for this bot", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			guild := w.guild
+			if tc.name == "inactive guild" {
+				guild = w.other
+			}
+			before := len(w.f.RequestsTo(taskPostRoute))
+			id, embed, err := w.a.sendTaskMessage(ctx, guild, tc.channel, tc.msg)
+			wantErr(t, err, tc.wantErr)
+			posts := w.f.RequestsTo(taskPostRoute)[before:]
+			if tc.wantErr != "" {
+				if len(posts) != 0 || id != 0 {
+					t.Fatalf("refused, yet %d posts (id %d)", len(posts), id)
+				}
+				return
+			}
+			if len(posts) != 1 || id == 0 {
+				t.Fatalf("%d posts, id %d; want 1 post", len(posts), id)
+			}
+			got, files := sentMentions(t, posts[0])
+			gb, _ := json.Marshal(got)
+			wb, _ := json.Marshal(wantMentions)
+			if string(gb) != string(wb) {
+				t.Fatalf("allowed_mentions = %s, want %s", gb, wb)
+			}
+			if !slices.Equal(files, tc.wantFiles) {
+				t.Fatalf("files = %q, want %q", files, tc.wantFiles)
+			}
+			msgs := w.f.Messages(idString(tc.channel))
+			m := msgs[len(msgs)-1]
+			if parseID(m.ID) != id || m.Content != tc.msg.Content {
+				t.Fatalf("the fake holds %s %q, want %d %q", m.ID, m.Content, id, tc.msg.Content)
+			}
+			if m.MentionEveryone || len(m.Mentions) != strings.Count(m.Content, "<@") {
+				t.Fatalf("mentions: everyone %v, users %d", m.MentionEveryone, len(m.Mentions))
+			}
+			if len(m.Attachments) != len(tc.wantFiles) {
+				t.Fatalf("the fake holds %d attachments, want %d", len(m.Attachments), len(tc.wantFiles))
+			}
+			for i, a := range m.Attachments {
+				if a.Filename != tc.msg.Files[i].Name || a.Size != len(tc.msg.Files[i].Data) {
+					t.Fatalf("attachment %d = %s (%d bytes), want %s", i, a.Filename, a.Size, tc.msg.Files[i].Name)
+				}
+			}
+			if tc.msg.Embed == nil {
+				if embed != "" {
+					t.Fatalf("published embed %q for none", embed)
+				}
+				return
+			}
+			var e discordgo.MessageEmbed
+			if err := json.Unmarshal([]byte(embed), &e); err != nil || e.Title != "Digest" || e.Description != "d" {
+				t.Fatalf("published embed %q (%v)", embed, err)
+			}
+		})
+	}
+}
+
+func TestTaskSendMessageFailures(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	ctx := context.Background()
+	msg := TaskMessage{Content: "x", AllowedMentions: TaskMentions{Parse: []string{}}}
+
+	// A 5xx after Discord created the message: uncertain, not retried.
+	before := len(w.f.Messages(idString(w.text)))
+	w.f.InjectFault(fakediscord.Fault{Route: taskPostRoute, Status: http.StatusInternalServerError, AfterHandling: true})
+	_, _, err := w.a.sendTaskMessage(ctx, w.guild, w.text, msg)
+	var u *UncertainError
+	if !IsUncertain(err) || !errors.As(err, &u) || u.Status != 500 {
+		t.Fatalf("a 5xx after the create = %v, want uncertain with status 500", err)
+	}
+	if n := len(w.f.Messages(idString(w.text))) - before; n != 1 {
+		t.Fatalf("%d messages created, want the one (never re-sent)", n)
+	}
+
+	// 429s past the transport's attempts: a RateLimitError with its wait.
+	w.f.InjectFault(fakediscord.Fault{Route: taskPostRoute, Status: http.StatusTooManyRequests, Times: maxAttempts})
+	_, _, err = w.a.sendTaskMessage(ctx, w.guild, w.text, msg)
+	var rl *discordgo.RateLimitError
+	if !errors.As(err, &rl) || IsUncertain(err) {
+		t.Fatalf("429 x%d = %v, want a RateLimitError", maxAttempts, err)
+	}
+
+	// Discord's 4xx: a RESTError, not uncertain.
+	_, _, err = w.a.sendTaskMessage(ctx, w.guild, w.text, TaskMessage{AllowedMentions: TaskMentions{Parse: []string{}}})
+	var rest *discordgo.RESTError
+	if !errors.As(err, &rest) || rest.Response.StatusCode != http.StatusBadRequest || IsUncertain(err) {
+		t.Fatalf("an empty message = %v, want Discord's 400", err)
+	}
+
+	// A ctx ended before the send: nothing sent, not uncertain.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	n := len(w.f.RequestsTo(taskPostRoute))
+	_, _, err = w.a.sendTaskMessage(cctx, w.guild, w.text, msg)
+	if err == nil || IsUncertain(err) || len(w.f.RequestsTo(taskPostRoute)) != n {
+		t.Fatalf("ended ctx = %v, want a plain error and no request", err)
+	}
+}
+
+func TestTaskChecker(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	ctx := context.Background()
+	g := idString(w.guild)
+	poster := parseID(w.f.AddRole(g, discordgo.Role{Name: "poster",
+		Permissions: discordgo.PermissionAttachFiles | discordgo.PermissionEmbedLinks | discordgo.PermissionSendMessagesInThreads}).ID)
+	writer := parseID(w.f.AddUser(discordgo.User{Username: "wren"}).ID)
+	w.f.AddMember(g, idString(writer), idString(poster))
+	muted := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "read-only", Overwrites: []*discordgo.PermissionOverwrite{
+		{ID: g, Type: discordgo.PermissionOverwriteTypeRole, Deny: discordgo.PermissionSendMessages},
+	}}).ID)
+	forum := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "ideas", Type: discordgo.ChannelTypeGuildForum}).ID)
+	news := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "news", Type: discordgo.ChannelTypeGuildNews}).ID)
+	voice := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "lounge", Type: discordgo.ChannelTypeGuildVoice}).ID)
+	dm, err := w.s.UserChannelCreate(idString(w.member))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chk := &TaskChecker{a: w.a}
+
+	kinds := []struct {
+		name    string
+		guild   uint64
+		channel uint64
+		want    tasks.ChannelKind
+	}{
+		{"text", w.guild, w.text, tasks.ChannelText},
+		{"announcement", w.guild, news, tasks.ChannelAnnouncement},
+		{"public thread", w.guild, w.thread, tasks.ChannelThread},
+		{"private thread", w.guild, w.private, tasks.ChannelThread},
+		{"forum", w.guild, forum, tasks.ChannelForum},
+		{"voice", w.guild, voice, tasks.ChannelOther},
+		{"category", w.guild, w.cat, tasks.ChannelOther},
+		{"dm", w.guild, parseID(dm.ID), tasks.ChannelDM},
+		{"another guild's", w.guild, w.otherCh, tasks.ChannelMissing},
+		{"unknown", w.guild, 777, tasks.ChannelMissing},
+	}
+	for _, tc := range kinds {
+		t.Run("kind "+tc.name, func(t *testing.T) {
+			got, err := chk.ChannelKind(ctx, tc.guild, tc.channel)
+			if err != nil || got != tc.want {
+				t.Fatalf("ChannelKind = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+
+	owner := parseID(w.f.Guild(g).OwnerID)
+	posts := []struct {
+		name    string
+		guild   uint64
+		user    uint64
+		channel uint64
+		want    bool
+		wantErr string
+	}{
+		{"the bot, text", w.guild, tasks.BotUser, w.text, true, ""},
+		{"the bot, thread", w.guild, tasks.BotUser, w.thread, true, ""},
+		{"the owner, text", w.guild, owner, w.text, true, ""},
+		{"a member with files and embeds, text", w.guild, writer, w.text, true, ""},
+		{"... in a public thread", w.guild, writer, w.thread, true, ""},
+		{"... without SEND_MESSAGES", w.guild, writer, muted, false, ""},
+		{"... not in the private thread", w.guild, writer, w.private, false, ""},
+		{"a member without ATTACH_FILES", w.guild, w.member, w.text, false, ""},
+		{"not a member", w.guild, w.absent, w.text, false, ""},
+		{"another guild's channel", w.guild, owner, w.otherCh, false, ""},
+		{"unknown channel", w.guild, owner, 777, false, ""},
+		{"inactive guild", w.other, owner, w.otherCh, false, "guild " + idString(w.other) + " is not active for this bot"},
+	}
+	for _, tc := range posts {
+		t.Run("post "+tc.name, func(t *testing.T) {
+			got, err := chk.CanPost(ctx, tc.guild, tc.user, tc.channel)
+			wantErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Fatalf("CanPost = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTaskUploadLimit(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	chk := &TaskChecker{a: w.a}
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		tier discordgo.PremiumTier
+		want int64
+	}{{discordgo.PremiumTierNone, 10 * mib}, {discordgo.PremiumTier1, 10 * mib}, {discordgo.PremiumTier2, 50 * mib}, {discordgo.PremiumTier3, 100 * mib}} {
+		g, err := w.s.State.Guild(idString(w.guild))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.s.State.Lock()
+		g.PremiumTier = tc.tier
+		w.s.State.Unlock()
+		got, err := chk.UploadLimit(context.Background(), w.guild)
+		if err != nil || got != tc.want {
+			t.Fatalf("tier %d: UploadLimit = %d, %v; want %d", tc.tier, got, err, tc.want)
+		}
+	}
+	if _, err := chk.UploadLimit(context.Background(), w.other); err == nil {
+		t.Fatal("an inactive guild's upload limit answered")
+	}
+}
