@@ -2,44 +2,76 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 )
 
 // prepareDemo makes demo mode work out of the box the first time a demo data
 // directory meets the demo guild: Kimi active in it with its moderators as
-// staff and its regulars as regulars, a proposal channel, and both privileged
-// intents on (the built-in fake grants them). Later starts leave whatever
-// the operator changed since: the demo guild keeps its ids across restarts.
-func prepareDemo(ctx context.Context, st *store.Store, guilds *guildcfg.Service, d fakediscord.DemoGuild) error {
+// staff and its regulars as regulars, a proposal channel, scheduled tasks
+// enabled (any member's tier, UTC, the demo's text channels as their
+// destinations: the demo's owner, the guild's owner, passes the tasks'
+// Authorizer), and both privileged intents on (the built-in fake grants
+// them). Later starts leave whatever the operator changed since: the demo
+// guild keeps its ids across restarts. It reports whether this was the
+// first start (serve then points the kudos module's results subscriber at
+// the demo guild: prepareDemoModules).
+func prepareDemo(ctx context.Context, st *store.Store, guilds *guildcfg.Service, d fakediscord.DemoGuild) (bool, error) {
 	id, err := strconv.ParseUint(d.GuildID, 10, 64)
 	if err != nil {
-		return fmt.Errorf("app: demo: guild id %q: %w", d.GuildID, err)
+		return false, fmt.Errorf("app: demo: guild id %q: %w", d.GuildID, err)
 	}
 	target := guildcfg.GuildTarget(id)
 	doc, err := guilds.Document(ctx, target)
 	if err != nil {
-		return fmt.Errorf("app: demo: read the demo guild's configuration: %w", err)
+		return false, fmt.Errorf("app: demo: read the demo guild's configuration: %w", err)
 	}
 	if doc.Exists {
-		return nil
+		return false, nil
 	}
 	text := "---\n" +
 		guildcfg.KeyBotActive + ": true\n" +
 		guildcfg.KeyStaffRoleIDs + ": [" + d.ModRole + "]\n" +
 		guildcfg.KeyRegularRoleIDs + ": [" + d.RegularRole + "]\n" +
 		guildcfg.KeyProposalChannelID + ": " + d.Channels[len(d.Channels)-1] + "\n" +
+		guildcfg.KeyScheduledTasks + ":\n" +
+		"  " + guildcfg.TaskKeyEnabled + ": true\n" +
+		"  " + guildcfg.TaskKeyMinTier + ": member\n" +
+		"  " + guildcfg.TaskKeyTimezone + ": UTC\n" +
+		"  " + guildcfg.TaskKeyDestinations + ": [" + strings.Join(d.Channels, ", ") + "]\n" +
 		"---\nThe demo guild of `kimi serve --demo` (not on Discord).\n"
 	if _, err := guilds.Write(ctx, target, text, doc.Revision, guildcfg.Actor{Kind: guildcfg.ActorCLI, Name: "demo"}); err != nil {
-		return fmt.Errorf("app: demo: activate the demo guild: %w", err)
+		return false, fmt.Errorf("app: demo: activate the demo guild: %w", err)
 	}
 	if err := settings.SaveDiscordIntents(ctx, st, true, true, settings.Actor{Name: "demo"}); err != nil {
-		return fmt.Errorf("app: demo: enable the privileged intents: %w", err)
+		return false, fmt.Errorf("app: demo: enable the privileged intents: %w", err)
+	}
+	return true, nil
+}
+
+// demoSettings saves a module's deployment settings (*host.Host).
+type demoSettings interface {
+	SaveSettings(ctx context.Context, module string, values map[string]string, actor string) error
+}
+
+// prepareDemoModules, at a demo data directory's first start and before
+// the modules start, points the kudos module's scheduled-results
+// subscriber (the reference subscriber) at the demo guild, so a task's
+// completed run in the demo reaches it. A build without kudos skips it.
+func prepareDemoModules(ctx context.Context, h demoSettings, d fakediscord.DemoGuild) error {
+	err := h.SaveSettings(ctx, "kudos", map[string]string{"result_guild_id": d.GuildID}, "demo")
+	if err != nil && !errors.Is(err, host.ErrUnknownModule) {
+		return fmt.Errorf("app: demo: the kudos results subscriber: %w", err)
 	}
 	return nil
 }
+
+var _ demoSettings = (*host.Host)(nil)

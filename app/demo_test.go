@@ -43,7 +43,7 @@ func TestPrepareDemo(t *testing.T) {
 	}
 	f2.Close()
 
-	if err := prepareDemo(ctx, st, guilds, d); err != nil {
+	if _, err := prepareDemo(ctx, st, guilds, d); err != nil {
 		t.Fatal(err)
 	}
 	gid, _ := strconv.ParseUint(d.GuildID, 10, 64)
@@ -80,7 +80,7 @@ func TestPrepareDemo(t *testing.T) {
 	if err := settings.SaveDiscordIntents(ctx, st, false, false, settings.Actor{Name: "admin"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareDemo(ctx, st, guilds, d); err != nil {
+	if _, err := prepareDemo(ctx, st, guilds, d); err != nil {
 		t.Fatal(err)
 	}
 	if guilds.Active(gid) {

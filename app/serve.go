@@ -139,6 +139,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	var (
 		fake      *fakediscord.Server
 		demoGuild fakediscord.DemoGuild
+		demoFirst bool
 	)
 	if cfg.Demo {
 		// Demo mode: a built-in fake Discord on a loopback port with a seeded demo guild; the
@@ -146,7 +147,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		fake = fakediscord.New(fakediscord.Options{MaxRecorded: 1000})
 		defer fake.Close()
 		demoGuild = fake.SeedDemo() // before the bot connects: READY has the demo guild
-		if err := prepareDemo(ctx, st, guilds, demoGuild); err != nil {
+		if demoFirst, err = prepareDemo(ctx, st, guilds, demoGuild); err != nil {
 			return err
 		}
 		if c.onDemoFake != nil {
@@ -197,6 +198,11 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		return fmt.Errorf("app: module host: %w", err)
 	}
 	wired.Host = modHost
+	if demoFirst {
+		if err := prepareDemoModules(ctx, modHost, demoGuild); err != nil {
+			return err
+		}
+	}
 	pub.bus.Store(modHost.Bus())
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
 	bot.Attach(wired)
@@ -231,10 +237,33 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 			logger.Warn("closing the scheduled results failed", "err", cerr)
 		}
 	}()
+	// The scheduled tasks: their runs publish into the outbox, whose
+	// producer they are (a custom build's OnServe may still set its own).
+	taskParts, err := newTasks(st, res, guilds, bot, modHost.Scheduler(), root.With("component", "tasks"))
+	if err != nil {
+		return err
+	}
+	res.SetProducer(taskParts.producer)
 	if c.onServe != nil {
 		c.onServe(serveCtx, ServeParts{Store: st, Results: res, Logger: root})
 	}
 	res.Start()
+	// The runner after the bot and the modules; closed (its deliveries
+	// waited for) before the outbox, the bot and the scheduler close. A
+	// runner that cannot start leaves the appliance serving, as a failed
+	// module does: the tasks then do not run, and the log says why.
+	if err := taskParts.runner.Start(ctx); err != nil {
+		logger.Warn("the scheduled tasks' runner did not start", "err", err)
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), resultsCloseTimeout)
+		defer cancel()
+		if cerr := taskParts.runner.Close(closeCtx); cerr != nil {
+			logger.Warn("closing the scheduled tasks' runner failed", "err", cerr)
+		}
+	}()
+	// The /tasks admin's facade: the lead connects it (admin.Options.Tasks) at merge.
+	_ = taskParts.admin
 
 	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)

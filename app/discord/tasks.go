@@ -26,12 +26,38 @@ const coreTasks = "tasks"
 type TaskMessage struct {
 	Content string
 	// Embed is nil for none.
-	Embed *discordgo.MessageEmbed
+	Embed *TaskEmbed
 	// Files are sent as multipart/form-data files[n].
 	Files []TaskFile
 	// AllowedMentions are sent exactly as given; Parse must not name
 	// "everyone".
 	AllowedMentions TaskMentions
+}
+
+// TaskEmbed is a TaskMessage's embed.
+type TaskEmbed struct {
+	Title, Description, URL string
+	// Color is 0xRRGGBB; 0 means none.
+	Color  int
+	Fields []TaskEmbedField
+}
+
+// TaskEmbedField is one field of a TaskEmbed.
+type TaskEmbedField struct {
+	Name, Value string
+	Inline      bool
+}
+
+// discordEmbed converts e (nil: none).
+func (e *TaskEmbed) discordEmbed() *discordgo.MessageEmbed {
+	if e == nil {
+		return nil
+	}
+	out := &discordgo.MessageEmbed{Type: discordgo.EmbedTypeRich, Title: e.Title, Description: e.Description, URL: e.URL, Color: e.Color}
+	for _, f := range e.Fields {
+		out.Fields = append(out.Fields, &discordgo.MessageEmbedField{Name: f.Name, Value: f.Value, Inline: f.Inline})
+	}
+	return out
 }
 
 // TaskFile is a file a TaskMessage carries.
@@ -88,7 +114,8 @@ func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64
 			return 0, "", actionError(nil, "the parent of thread %d is not in guild %d", channelID, guildID)
 		}
 	}
-	if err := checkContent(m.Content, m.Embed); err != nil {
+	embed := m.Embed.discordEmbed()
+	if err := checkContent(m.Content, embed); err != nil {
 		return 0, "", err
 	}
 	am := &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
@@ -102,8 +129,8 @@ func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64
 		am.Roles = append(am.Roles, idString(r))
 	}
 	data := &discordgo.MessageSend{Content: m.Content, AllowedMentions: am}
-	if m.Embed != nil {
-		data.Embeds = []*discordgo.MessageEmbed{m.Embed}
+	if embed != nil {
+		data.Embeds = []*discordgo.MessageEmbed{embed}
 	}
 	endpoint := discordgo.EndpointChannelMessages(idString(channelID))
 	var sent discordgo.Message
@@ -127,13 +154,13 @@ func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64
 	if id == 0 {
 		return 0, "", &UncertainError{Method: http.MethodPost, Route: "POST /channels/{channel}/messages", Err: errors.New("the answer has no message id")}
 	}
-	embed := ""
+	published := ""
 	if len(sent.Embeds) > 0 && sent.Embeds[0] != nil {
 		if b, err := json.Marshal(sent.Embeds[0]); err == nil {
-			embed = string(b)
+			published = string(b)
 		}
 	}
-	return id, embed, nil
+	return id, published, nil
 }
 
 // sendOutcome classifies the error of a task's POST: the transport's

@@ -69,7 +69,7 @@ func TestTaskSendMessage(t *testing.T) {
 		wantFiles []string
 	}{
 		{"text with mentions", w.text, TaskMessage{Content: "hi <@" + idString(w.member) + "> @everyone", AllowedMentions: mentions}, "", nil},
-		{"in a thread, with an embed", w.thread, TaskMessage{Content: "t", Embed: &discordgo.MessageEmbed{Title: "Digest", Description: "d"}, AllowedMentions: mentions}, "", nil},
+		{"in a thread, with an embed", w.thread, TaskMessage{Content: "t", Embed: &TaskEmbed{Title: "Digest", Description: "d", Fields: []TaskEmbedField{{Name: "n", Value: "v"}}}, AllowedMentions: mentions}, "", nil},
 		{"files as multipart", w.text, TaskMessage{Content: "f", AllowedMentions: mentions, Files: []TaskFile{{"a.txt", []byte("alpha")}, {"b.csv", []byte("1,2")}}},
 			"", []string{"files[0]=a.txt:alpha", "files[1]=b.csv:1,2"}},
 		{"everyone refused", w.text, TaskMessage{Content: "x", AllowedMentions: TaskMentions{Parse: []string{"everyone"}}}, "discord: a task's allowed mentions never parse @everyone", nil},
@@ -127,7 +127,7 @@ func TestTaskSendMessage(t *testing.T) {
 				return
 			}
 			var e discordgo.MessageEmbed
-			if err := json.Unmarshal([]byte(embed), &e); err != nil || e.Title != "Digest" || e.Description != "d" {
+			if err := json.Unmarshal([]byte(embed), &e); err != nil || e.Title != "Digest" || e.Description != "d" || len(e.Fields) != 1 || e.Fields[0].Value != "v" {
 				t.Fatalf("published embed %q (%v)", embed, err)
 			}
 		})
