@@ -1,0 +1,347 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// TestTaskPostErrors: the Poster's mapping of every way a send fails to
+// the deliverer's *tasks.PostError.
+func TestTaskPostErrors(t *testing.T) {
+	post := &http.Request{Method: http.MethodPost}
+	restErr := func(code int) error {
+		return &discordgo.RESTError{Request: post, Response: &http.Response{StatusCode: code}}
+	}
+	refused := &url.Error{Op: "Post", URL: "https://discord.com/api/v10/channels/1/messages", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}
+	cases := []struct {
+		name    string
+		err     error
+		status  int
+		started bool
+		retry   time.Duration
+	}{
+		{"429 the transport gave up on", &discordgo.RateLimitError{RateLimit: &discordgo.RateLimit{TooManyRequests: &discordgo.TooManyRequests{RetryAfter: 3 * time.Second}}}, 429, false, 3 * time.Second},
+		{"429 without its body", &discordgo.RateLimitError{RateLimit: &discordgo.RateLimit{}}, 429, false, 0},
+		{"5xx after the send", &discord.UncertainError{Method: "POST", Route: "POST /channels/{channel}/messages", Status: 503}, 503, true, 0},
+		{"connection broken after the send", fmt.Errorf("wrapped: %w", &discord.UncertainError{Method: "POST", Err: errors.New("EOF")}), 0, true, 0},
+		{"a 5xx RESTError of a POST", restErr(502), 502, true, 0},
+		{"403 missing access", restErr(403), 403, false, 0},
+		{"404 unknown channel", restErr(404), 404, false, 0},
+		{"dial refused", refused, 0, false, 0},
+		{"ctx ended before the send", fmt.Errorf("discord: waiting: %w", context.Canceled), 0, false, 0},
+		{"not connected", discord.ErrNotConnected, 0, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := taskPoster{d: failingSender{tc.err}}.Post(context.Background(), 1, 2, tasks.PostChunk{ChannelID: 2, Content: "x"})
+			var pe *tasks.PostError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Post = %v, want a *tasks.PostError", err)
+			}
+			if pe.Status != tc.status || pe.Started != tc.started || pe.RetryAfter != tc.retry || !errors.Is(pe, tc.err) {
+				t.Fatalf("PostError = {Status %d, Started %v, RetryAfter %v, Err %v}, want {%d, %v, %v, the error}",
+					pe.Status, pe.Started, pe.RetryAfter, pe.Err, tc.status, tc.started, tc.retry)
+			}
+		})
+	}
+}
+
+// failingSender answers every send with err.
+type failingSender struct{ err error }
+
+func (f failingSender) SendTaskMessage(context.Context, uint64, uint64, discord.TaskMessage) (uint64, string, error) {
+	return 0, "", f.err
+}
+
+// taskWorld is the demo guild on a fake Discord with a connected bot, the
+// demo's server setup (scheduled tasks enabled), and the tasks' service.
+type taskWorld struct {
+	st     *store.Store
+	guilds *guildcfg.Service
+	fake   *fakediscord.Server
+	demo   fakediscord.DemoGuild
+	bot    *discord.Bot
+	svc    *tasks.Service
+	guild  uint64
+	owner  uint64 // the fake's application owner: the demo guild's owner
+	member uint64 // cy, no roles
+	text   []uint64
+}
+
+func newTaskWorld(t *testing.T) *taskWorld {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(guilds.Close)
+	fake := fakediscord.New(fakediscord.Options{})
+	t.Cleanup(fake.Close)
+	demo := fake.SeedDemo()
+	if first, err := prepareDemo(ctx, st, guilds, demo); err != nil || !first {
+		t.Fatalf("prepareDemo = %v, %v", first, err)
+	}
+	bot, err := newBot(ctx, st, guilds, &hostBus{}, slog.New(slog.DiscardHandler), config.Config{Origins: map[string]string{}}, fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bot.Start(ctx)
+	t.Cleanup(func() { _ = bot.Close() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if s := bot.Status(); s.State == discord.StateConnected && len(s.Guilds) == 1 && bot.BotUserID() != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not connected to the fake: %+v", bot.Status())
+		}
+	}
+	svc, err := tasks.New(tasks.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &taskWorld{st: st, guilds: guilds, fake: fake, demo: demo, bot: bot, svc: svc}
+	w.guild = id(t, demo.GuildID)
+	w.owner = id(t, fake.Guild(demo.GuildID).OwnerID)
+	w.member = id(t, demo.Members[2])
+	for _, c := range demo.Channels {
+		w.text = append(w.text, id(t, c))
+	}
+	return w
+}
+
+func id(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (w *taskWorld) def(files ...tasks.Attachment) tasks.Definition {
+	return tasks.Definition{GuildID: w.guild, Name: "Morning digest", OwnerID: w.owner,
+		Schedule: map[string]string{tasks.FieldKind: "daily", tasks.FieldTime: "09:00"},
+		Template: "Good morning", Destinations: []uint64{w.text[1]}, Files: files}
+}
+
+func (w *taskWorld) producer() taskProducer {
+	return taskProducer{svc: w.svc, st: w.st, policies: w.guilds,
+		access: results.DiscordAccess{Guilds: w.guilds, Tiers: w.bot, Channels: w.bot}}
+}
+
+// setPolicy rewrites the demo guild's scheduled_tasks mapping.
+func (w *taskWorld) setPolicy(t *testing.T, mapping string) {
+	t.Helper()
+	ctx := context.Background()
+	target := guildcfg.GuildTarget(w.guild)
+	doc, err := w.guilds.Document(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "---\nbot_active: true\nscheduled_tasks:\n" + mapping + "---\n"
+	if _, err := w.guilds.Write(ctx, target, text, doc.Revision, guildcfg.Actor{Kind: guildcfg.ActorCLI, Name: "t"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDemoEnablesScheduledTasks: the demo guild's server setup enables
+// the tasks for any member, in UTC, to the demo's text channels, and the
+// demo's owner (the guild's owner, the form's default) passes the
+// Authorizer in each of them; a member without ATTACH_FILES (the fake's
+// @everyone) does not.
+func TestDemoEnablesScheduledTasks(t *testing.T) {
+	w := newTaskWorld(t)
+	p := w.guilds.TaskPolicy(w.guild)
+	if !p.Enabled || p.MinTier != sdk.TierMember || p.Timezone != "UTC" || fmt.Sprint(p.Destinations) != fmt.Sprint(w.text) {
+		t.Fatalf("the demo's task policy = %+v, want enabled, member, UTC, %v", p, w.text)
+	}
+	auth := taskAuthorizer{policies: w.guilds, tiers: w.bot, checker: w.bot.TaskChecker()}
+	for _, ch := range w.text {
+		if err := auth.Authorize(context.Background(), w.guild, w.owner, ch); err != nil {
+			t.Fatalf("the demo's owner in channel %d: %v", ch, err)
+		}
+	}
+	err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1])
+	if want := fmt.Sprintf("the owner %d cannot post in channel %d", w.member, w.text[1]); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("a member without ATTACH_FILES = %v, want %q...", err, want)
+	}
+}
+
+// TestTaskAuthorizerRefusals: each of the Authorizer's refusals is a
+// sentence for the operator.
+func TestTaskAuthorizerRefusals(t *testing.T) {
+	w := newTaskWorld(t)
+	ctx := context.Background()
+	auth := taskAuthorizer{policies: w.guilds, tiers: w.bot, checker: w.bot.TaskChecker()}
+	w.setPolicy(t, "  enabled: true\n  min_tier: staff\n")
+	if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1]); err == nil || err.Error() != fmt.Sprintf("the owner %d is member, below staff", w.owner) {
+		t.Fatalf("below min_tier = %v", err)
+	}
+	w.setPolicy(t, "  enabled: false\n")
+	if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1]); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("scheduled tasks are not enabled in guild %d", w.guild)) {
+		t.Fatalf("disabled policy = %v", err)
+	}
+}
+
+// TestTaskProducerCheckAccess: a publication of an existing task in a
+// guild whose tasks are enabled passes; once the policy is disabled, or
+// the task deleted, it is refused (results.ErrAccessDenied).
+func TestTaskProducerCheckAccess(t *testing.T) {
+	w := newTaskWorld(t)
+	ctx := context.Background()
+	task, err := w.svc.Create(ctx, "t", w.guilds.TaskPolicy(w.guild), w.bot.TaskChecker(), w.def())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := results.Publication{RunID: "run", TaskID: task.ID, Revision: 1, GuildID: w.guild, OwnerID: w.owner,
+		PublishedAt: time.Now(), Outcome: sdk.ResultCompleted,
+		Messages: []sdk.ScheduledResultMessage{{Message: sdk.MessageRef{GuildID: w.guild, ChannelID: w.text[1], MessageID: 5}}}}
+	p := w.producer()
+	if err := p.CheckAccess(ctx, pub); err != nil {
+		t.Fatalf("CheckAccess of a live task = %v", err)
+	}
+	other := pub
+	other.OwnerID = w.member
+	other.Messages = []sdk.ScheduledResultMessage{{Message: sdk.MessageRef{GuildID: w.guild, ChannelID: 777, MessageID: 5}}}
+	if err := p.CheckAccess(ctx, other); err == nil {
+		t.Fatal("CheckAccess with a channel not in the guild passed")
+	}
+
+	w.setPolicy(t, "  enabled: false\n")
+	err = p.CheckAccess(ctx, pub)
+	if !errors.Is(err, results.ErrAccessDenied) || !strings.Contains(err.Error(), "scheduled tasks are not enabled") {
+		t.Fatalf("CheckAccess with the policy disabled = %v", err)
+	}
+	w.setPolicy(t, "  enabled: true\n  min_tier: member\n")
+	if err := p.CheckAccess(ctx, pub); err != nil {
+		t.Fatalf("CheckAccess once enabled again = %v", err)
+	}
+	if err := w.svc.Delete(ctx, "t", task.ID); err != nil {
+		t.Fatal(err)
+	}
+	err = p.CheckAccess(ctx, pub)
+	if !errors.Is(err, results.ErrAccessDenied) || !strings.Contains(err.Error(), "was deleted") {
+		t.Fatalf("CheckAccess of a deleted task = %v", err)
+	}
+}
+
+// TestTaskProducerReadFile: a run's file is read only when one of its
+// sent post rows (not a log row, not an unsent post) carried it, and only
+// up to the limit.
+func TestTaskProducerReadFile(t *testing.T) {
+	w := newTaskWorld(t)
+	ctx := context.Background()
+	task, err := w.svc.Create(ctx, "t", w.guilds.TaskPolicy(w.guild), w.bot.TaskChecker(),
+		w.def(tasks.Attachment{Name: "notes.txt", Data: []byte("the notes")}, tasks.Attachment{Name: "other.txt", Data: []byte("other")},
+			tasks.Attachment{Name: "logged.txt", Data: []byte("logged")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const run = "0123456789abcdef0123456789abcdef"
+	ch := int64(w.text[1])
+	if _, err := w.st.Writer().ExecContext(ctx, `INSERT INTO kimi_task_runs (id, task_id, revision, due_ms, status, created_ms) VALUES (?, ?, 1, 1, 'failed', 1)`, run, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		seq          int
+		kind, status string
+		files        string
+		messageID    int64
+	}{
+		{1, "post", "sent", `["notes.txt"]`, 11},
+		{2, "post", "failed", `["other.txt"]`, 0},
+		{3, "log", "sent", `["logged.txt"]`, 13},
+	} {
+		if _, err := w.st.Writer().ExecContext(ctx, `INSERT INTO kimi_task_posts (run_id, seq, chunk_index, chunk_total, channel_id, kind, content, file_ids, status, message_id)
+			VALUES (?, ?, 1, 1, ?, ?, 'x', ?, ?, ?)`, run, r.seq, ch, r.kind, r.files, r.status, r.messageID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := w.producer()
+	cases := []struct {
+		name, run, file string
+		limit           int64
+		want, wantErr   string
+	}{
+		{"a sent post's file", run, "notes.txt", 100, "the notes", ""},
+		{"at the limit", run, "notes.txt", 9, "the notes", ""},
+		{"over the limit", run, "notes.txt", 8, "", `app: tasks: file "notes.txt" of run ` + run + " is 9 bytes, over the limit of 8"},
+		{"an unsent post's file", run, "other.txt", 100, "", `app: tasks: no sent post of run ` + run + ` carried file "other.txt"`},
+		{"a log row's file", run, "logged.txt", 100, "", `app: tasks: no sent post of run ` + run + ` carried file "logged.txt"`},
+		{"not the run's", run, "nothing.txt", 100, "", `app: tasks: no sent post of run ` + run + ` carried file "nothing.txt"`},
+		{"unknown run", "ffffffffffffffffffffffffffffffff", "notes.txt", 100, "", "app: tasks: run ffffffffffffffffffffffffffffffff does not exist"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := p.ReadFile(ctx, tc.run, tc.file, tc.limit)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr || got != nil {
+					t.Fatalf("ReadFile = %q, %v; want the error %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Fatalf("ReadFile = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestTaskPosterToTheFake: the Poster over the real bot posts a chunk
+// with its embed, files and allowed mentions to the demo's #general.
+func TestTaskPosterToTheFake(t *testing.T) {
+	w := newTaskWorld(t)
+	chunk := tasks.PostChunk{ChannelID: w.text[1], Total: 1, Content: "digest for <@" + strconv.FormatUint(w.member, 10) + ">",
+		Embed:           &tasks.Embed{Title: "Digest", Fields: []tasks.EmbedField{{Name: "a", Value: "b", Inline: true}}},
+		Files:           []tasks.Attachment{{Name: "notes.txt", Data: []byte("the notes")}},
+		AllowedMentions: tasks.AllowedMentions{Users: []uint64{w.member}}}
+	msgID, embed, err := taskPoster{d: w.bot}.Post(context.Background(), w.guild, w.text[1], chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := w.fake.Messages(w.demo.Channels[1])
+	m := msgs[len(msgs)-1]
+	if id(t, m.ID) != msgID || m.Content != chunk.Content || len(m.Attachments) != 1 || m.Attachments[0].Filename != "notes.txt" ||
+		len(m.Mentions) != 1 || m.MentionEveryone {
+		t.Fatalf("the fake holds %+v (id %d)", m, msgID)
+	}
+	if !strings.Contains(embed, `"title":"Digest"`) || !strings.Contains(embed, `"inline":true`) {
+		t.Fatalf("published embed %s", embed)
+	}
+	// Another guild's channel: nothing reaches Discord, not started.
+	_, _, err = taskPoster{d: w.bot}.Post(context.Background(), w.guild+1, w.text[1], chunk)
+	var pe *tasks.PostError
+	if !errors.As(err, &pe) || pe.Started || pe.Status != 0 {
+		t.Fatalf("a wrong guild = %v", err)
+	}
+}
