@@ -57,6 +57,13 @@ func prepareDemo(ctx context.Context, st *store.Store, guilds *guildcfg.Service,
 	return true, nil
 }
 
+// The kudos module's name and its results-guild setting (kudos.Name and
+// kudos.SettingResultGuild: app does not import the modules it serves).
+const (
+	demoKudosModule      = "reference_kudos"
+	demoKudosResultGuild = "result_guild_id"
+)
+
 // demoSettings saves a module's deployment settings (*host.Host).
 type demoSettings interface {
 	SaveSettings(ctx context.Context, module string, values map[string]string, actor string) error
@@ -67,7 +74,7 @@ type demoSettings interface {
 // subscriber (the reference subscriber) at the demo guild, so a task's
 // completed run in the demo reaches it. A build without kudos skips it.
 func prepareDemoModules(ctx context.Context, h demoSettings, d fakediscord.DemoGuild) error {
-	err := h.SaveSettings(ctx, "kudos", map[string]string{"result_guild_id": d.GuildID}, "demo")
+	err := h.SaveSettings(ctx, demoKudosModule, map[string]string{demoKudosResultGuild: d.GuildID}, "demo")
 	if err != nil && !errors.Is(err, host.ErrUnknownModule) {
 		return fmt.Errorf("app: demo: the kudos results subscriber: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -343,5 +344,61 @@ func TestTaskPosterToTheFake(t *testing.T) {
 	var pe *tasks.PostError
 	if !errors.As(err, &pe) || pe.Started || pe.Status != 0 {
 		t.Fatalf("a wrong guild = %v", err)
+	}
+}
+
+// TestServeDemoWiresScheduledTasks: `serve --demo` with the kudos module
+// starts with the tasks wired (the producer set before the outbox starts,
+// the runner started after the bot and the modules) and stops cleanly;
+// the first start pointed kudos' results subscriber at the demo guild and
+// subscribed it there, and enabled the demo guild's scheduled tasks.
+func TestServeDemoWiresScheduledTasks(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true", "KIMI_MODULES": kudos.Name}, "")
+	if demoKudosModule != kudos.Name || demoKudosResultGuild != kudos.SettingResultGuild {
+		t.Fatalf("the demo names kudos %s.%s, the module is %s.%s", demoKudosModule, demoKudosResultGuild, kudos.Name, kudos.SettingResultGuild)
+	}
+	c.specs = []sdk.Spec{kudos.Spec()}
+	var subscribed bool
+	parts := make(chan ServeParts, 1)
+	c.onServe = func(_ context.Context, p ServeParts) { parts <- p }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() { code <- c.main(ctx, []string{"serve"}) }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "msg=ready component=kimi"); time.Sleep(5 * time.Millisecond) {
+		select {
+		case rc := <-code:
+			t.Fatalf("serve exited with %d before ready:\n%s", rc, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready:\n%s", stderr)
+		}
+	}
+	p := <-parts
+	subs, err := p.Results.Subscriptions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fakediscord.New(fakediscord.Options{})
+	demo := fake.SeedDemo()
+	fake.Close()
+	for _, s := range subs {
+		if s.Module == kudos.Name && strconv.FormatUint(s.GuildID, 10) == demo.GuildID {
+			subscribed = true
+		}
+	}
+	cancel()
+	select {
+	case rc := <-code:
+		if rc != ExitOK {
+			t.Fatalf("exit code %d:\n%s", rc, stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if !subscribed {
+		t.Fatalf("kudos did not subscribe to the demo guild's results: %+v\n%s", subs, stderr)
 	}
 }
