@@ -190,7 +190,8 @@ type TaskChecker struct{ a *actions }
 var _ tasks.Checker = (*TaskChecker)(nil)
 
 // ChannelKind returns what channel is in guild: ChannelMissing when it is
-// unknown to Discord (404) or another guild's, ChannelDM for a DM.
+// unknown to Discord (404) or another guild's, ChannelDM for a DM the
+// session state holds (one it does not is answered 404: missing).
 func (t *TaskChecker) ChannelKind(ctx context.Context, guild, channel uint64) (tasks.ChannelKind, error) {
 	s, err := t.a.src.session()
 	if err != nil {

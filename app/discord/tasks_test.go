@@ -190,8 +190,17 @@ func TestTaskChecker(t *testing.T) {
 	forum := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "ideas", Type: discordgo.ChannelTypeGuildForum}).ID)
 	news := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "news", Type: discordgo.ChannelTypeGuildNews}).ID)
 	voice := parseID(w.f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "lounge", Type: discordgo.ChannelTypeGuildVoice}).ID)
+	// A DM the state holds is a DM; one it does not is missing (Discord
+	// answers 404 to another's DM, as the fake does to every DM).
 	dm, err := w.s.UserChannelCreate(idString(w.member))
 	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := w.s.UserChannelCreate(idString(w.staff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.s.State.ChannelAdd(dm); err != nil {
 		t.Fatal(err)
 	}
 	chk := &TaskChecker{a: w.a}
@@ -210,6 +219,7 @@ func TestTaskChecker(t *testing.T) {
 		{"voice", w.guild, voice, tasks.ChannelOther},
 		{"category", w.guild, w.cat, tasks.ChannelOther},
 		{"dm", w.guild, parseID(dm.ID), tasks.ChannelDM},
+		{"dm not in the state", w.guild, parseID(other.ID), tasks.ChannelMissing},
 		{"another guild's", w.guild, w.otherCh, tasks.ChannelMissing},
 		{"unknown", w.guild, 777, tasks.ChannelMissing},
 	}

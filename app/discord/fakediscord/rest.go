@@ -545,9 +545,6 @@ func (s *Server) auditLog(c *call) (int, any, *apiError) {
 // channel routes
 
 func (s *Server) getChannel(c *call) (int, any, *apiError) {
-	if dm := s.channels[c.param("channel")]; dm != nil && dm.c.Type == discordgo.ChannelTypeDM {
-		return 200, dm.c, nil // the bot's DM channel, as Discord answers it
-	}
 	ch, g, err := s.channelOf(c.param("channel"))
 	if err != nil {
 		return 0, nil, err
