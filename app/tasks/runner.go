@@ -492,6 +492,13 @@ func (r *Runner) deliver(runID string) {
 		} else {
 			r.log.Debug("run delivered", "run", runID, "status", string(status))
 		}
+		if status == RunFailed || status == RunUncertain {
+			// The task may need attention now: its job goes.
+			var taskID string
+			if err := r.s.st.Reader().QueryRowContext(r.ctx, `SELECT task_id FROM kimi_task_runs WHERE id = ?`, runID).Scan(&taskID); err == nil {
+				r.changed(taskID)
+			}
+		}
 		r.s.notify()
 		r.noteEnded(r.ctx)
 	}()

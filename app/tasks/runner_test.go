@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -180,7 +182,6 @@ func (w *runnerWorld) runsOf(t *testing.T, id string) []string {
 	return out
 }
 
-
 // waitFor waits (generously: the machine is shared) for cond.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -315,8 +316,431 @@ func TestRunnerCatchUpAndSkipAfterDowntime(t *testing.T) {
 		t.Fatalf("catch-up run = %+v", runs[0])
 	}
 	for _, id := range []string{catch.ID, skip.ID} {
-		if j, ok := w.job(t, id); !ok || !j.NextRunAt.Equal(next) {
-			t.Fatalf("job of %s = %+v, %v; want due at %s", id, j, ok, next)
+		waitFor(t, "the job due at "+next.String(), func() bool {
+			j, ok := w.job(t, id)
+			return ok && j.NextRunAt.Equal(next) && j.LeaseHolder == ""
+		})
+	}
+}
+
+// small is a two-post output to destinations 100 and 101.
+func small() Output {
+	return Output{Posts: []Post{{ChannelID: 100, Content: "one"}, {ChannelID: 101, Content: "two"}}}
+}
+
+func (w *runnerWorld) runStatus(t *testing.T, id string) RunStatus {
+	t.Helper()
+	var s string
+	if err := w.st.Reader().QueryRow(`SELECT status FROM kimi_task_runs WHERE id = ?`, id).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return RunStatus(s)
+}
+
+func (w *runnerWorld) waitRun(t *testing.T, id string, want RunStatus) {
+	t.Helper()
+	waitFor(t, "run "+id+" "+string(want), func() bool { return w.runStatus(t, id) == want })
+}
+
+// TestRunnerRecovery: at Start, a row left sending (Kimi died mid-send)
+// becomes uncertain with its detail, its run uncertain and its task
+// needs_attention (and unscheduled); a run left delivering resumes from its
+// first unsent row (a sent row is never re-posted); a run left pending is
+// composed, prepared and delivered.
+func TestRunnerRecovery(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	mk := func(name string, prepare bool) (Task, string) {
+		task := w.create(t, func(d *Definition) { d.Name = name })
+		adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
+		if err != nil || adv.RunID == "" {
+			t.Fatalf("Advance = %+v, %v", adv, err)
 		}
+		if prepare {
+			if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return task, adv.RunID
+	}
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := w.st.Writer().Exec(q, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	taskA, runA := mk("A", true)
+	exec(`UPDATE kimi_task_posts SET status = 'sent', message_id = 5 WHERE run_id = ? AND seq = 1`, runA)
+	exec(`UPDATE kimi_task_posts SET status = 'sending', token = 'x', attempts = 1 WHERE run_id = ? AND seq = 2`, runA)
+	taskB, runB := mk("B", true)
+	exec(`UPDATE kimi_task_posts SET status = 'sent', message_id = 6 WHERE run_id = ? AND seq = 1`, runB)
+	_, runC := mk("C", false)
+
+	w.start(t, RunnerOptions{})
+	w.waitRun(t, runB, RunCompleted)
+	w.waitRun(t, runC, RunCompleted)
+	if got := w.runStatus(t, runA); got != RunUncertain {
+		t.Fatalf("run A is %s, want uncertain", got)
+	}
+	posts, err := w.svc.RunPosts(ctx, runA)
+	if err != nil || len(posts) != 2 {
+		t.Fatalf("RunPosts(A) = %+v, %v", posts, err)
+	}
+	if posts[0].Status != PostSent || posts[0].MessageID != 5 || posts[1].Status != PostUncertain || posts[1].Detail != recoveredDetail || posts[1].Content != "two" {
+		t.Fatalf("run A's posts = %+v", posts)
+	}
+	if got := w.task(t, taskA.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task A is %s, want needs_attention", got)
+	}
+	if _, ok := w.job(t, taskA.ID); ok {
+		t.Fatal("a task that needs attention has a job")
+	}
+	if _, ok := w.job(t, taskB.ID); !ok {
+		t.Fatal("task B has no job")
+	}
+	// B resumed at its row 2 only; C posted its three destinations; A
+	// nothing.
+	// (B and C deliver at once: their posts interleave.)
+	got := w.p.contents()
+	twos, mornings := 0, 0
+	for _, c := range got {
+		switch {
+		case c == "two":
+			twos++
+		case strings.HasPrefix(c, "Good morning"):
+			mornings++
+		}
+	}
+	if twos != 1 || mornings != 3 || len(got) != 4 {
+		t.Fatalf("posted %q, want B's \"two\" and C's three posts, nothing of A", got)
+	}
+}
+
+// TestRunNow: a run due now for the current revision, with its audit
+// row, delivered, the schedule unchanged; a paused or needs-attention task
+// refuses with ErrNotRunnable, an unknown one with ErrNotFound.
+func TestRunNow(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.start(t, RunnerOptions{})
+	task := w.create(t, nil)
+	runID, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, runID, RunCompleted)
+	if got := w.task(t, task.ID); !got.NextDue.Equal(task.NextDue) || !got.LastDue.Equal(task.LastDue) || got.State != StateActive {
+		t.Fatalf("task after run now = %+v, want its schedule unchanged", got)
+	}
+	if j, ok := w.job(t, task.ID); !ok || !j.NextRunAt.Equal(task.NextDue) {
+		t.Fatalf("job = %+v, %v", j, ok)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_audit_log WHERE action = ? AND actor = 'bob' AND target = ?`, ActionRunNow, task.ID); n != 1 {
+		t.Fatalf("%d run-now audit rows", n)
+	}
+	if n := len(w.p.contents()); n != 3 {
+		t.Fatalf("posted %d, want 3", n)
+	}
+	if _, err := w.svc.SetPaused(ctx, "alice", task.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.r.RunNow(ctx, "bob", task.ID); !errors.Is(err, ErrNotRunnable) || !strings.Contains(err.Error(), "paused") {
+		t.Fatalf("RunNow of a paused task = %v", err)
+	}
+	if _, err := w.st.Writer().Exec(`UPDATE kimi_tasks SET state = 'needs_attention' WHERE id = ?`, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.r.RunNow(ctx, "bob", task.ID); !errors.Is(err, ErrNotRunnable) || !strings.Contains(err.Error(), "needs attention") {
+		t.Fatalf("RunNow of a task that needs attention = %v", err)
+	}
+	if _, err := w.r.RunNow(ctx, "bob", strings.Repeat("0", 32)); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("RunNow of no task = %v", err)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE task_id = ?`, task.ID); n != 1 {
+		t.Fatalf("%d runs after the refusals, want 1", n)
+	}
+}
+
+// TestPreview: channel 0 renders the chunks without a row or audit;
+// a postable channel outside the destinations gets every chunk as a
+// preview run (audit row, no publication, the task untouched); a channel
+// the owner cannot post in, or a forum, refuses.
+func TestPreview(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.chk.kinds[106] = ChannelText
+	w.start(t, RunnerOptions{Checker: w.chk})
+	task := w.create(t, nil)
+	p, err := w.r.Preview(ctx, "bob", task.ID, 0)
+	if err != nil || p.RunID != "" || len(p.Chunks) != 3 || p.Chunks[0].ChannelID != 100 || !strings.HasPrefix(p.Chunks[0].Content, "Good morning") {
+		t.Fatalf("Preview(0) = %+v, %v", p, err)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_task_runs`); n != 0 {
+		t.Fatalf("a render-only preview made %d runs", n)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_audit_log WHERE action = ?`, ActionPreview); n != 0 {
+		t.Fatalf("a render-only preview wrote %d audit rows", n)
+	}
+	for _, tc := range []struct {
+		ch   uint64
+		want string
+	}{{104, "the owner cannot post in channel 104"}, {103, "is a forum"}, {105, "Kimi cannot post"}, {999, "not a channel of this server"}} {
+		if _, err := w.r.Preview(ctx, "bob", task.ID, tc.ch); !errors.Is(err, ErrNotRunnable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Preview(%d) = %v, want ErrNotRunnable saying %q", tc.ch, err, tc.want)
+		}
+	}
+	p, err = w.r.Preview(ctx, "bob", task.ID, 106)
+	if err != nil || p.RunID == "" || len(p.Chunks) != 3 {
+		t.Fatalf("Preview(106) = %+v, %v", p, err)
+	}
+	waitFor(t, "the preview posted", func() bool { return len(w.p.contents()) == 3 })
+	waitFor(t, "the preview finished", func() bool {
+		return w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE id = ? AND finished_ms > 0`, p.RunID) == 1
+	})
+	for _, c := range w.p.calls {
+		if c.channel != 106 {
+			t.Fatalf("a preview post went to %d: %+v", c.channel, w.p.calls)
+		}
+	}
+	if got := w.runStatus(t, p.RunID); got != RunPreview {
+		t.Fatalf("preview run is %s", got)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_result_publications`); n != 0 {
+		t.Fatalf("a preview was published (%d)", n)
+	}
+	if got := w.task(t, task.ID); got.State != StateActive || !got.NextDue.Equal(task.NextDue) {
+		t.Fatalf("task after a preview = %+v", got)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_audit_log WHERE action = ? AND actor = 'bob' AND target = ?`, ActionPreview, task.ID); n != 1 {
+		t.Fatalf("%d preview audit rows, want 1", n)
+	}
+	if err := w.r.RetryPost(ctx, "bob", p.RunID, 1); !errors.Is(err, ErrNotRunnable) {
+		t.Fatalf("RetryPost of a preview = %v", err)
+	}
+}
+
+// TestRetryPost: a post that ended uncertain is re-sent after the
+// operator's retry: the row pending then sent, the run completed, the task
+// active again with a fresh next occurrence and its job; refused for a
+// row that is not uncertain, and ErrNotFound for no run.
+func TestRetryPost(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.p.fail = func(n int, _ PostChunk) error {
+		if n == 1 {
+			return errors.New("connection reset")
+		}
+		return nil
+	}
+	w.start(t, RunnerOptions{})
+	task := w.create(t, nil)
+	runID, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, runID, RunUncertain)
+	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task is %s after an uncertain post", got)
+	}
+	waitFor(t, "the job cancelled", func() bool { _, ok := w.job(t, task.ID); return !ok })
+	if err := w.r.RetryPost(ctx, "bob", runID, 2); !errors.Is(err, ErrNotRunnable) || !strings.Contains(err.Error(), "post 2 is pending") {
+		t.Fatalf("RetryPost of a pending row = %v", err)
+	}
+	if err := w.r.RetryPost(ctx, "bob", strings.Repeat("0", 32), 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("RetryPost of no run = %v", err)
+	}
+	w.clk.set(t0.Add(48 * time.Hour))
+	if err := w.r.RetryPost(ctx, "bob", runID, 1); err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, runID, RunCompleted)
+	posts, err := w.svc.RunPosts(ctx, runID)
+	if err != nil || len(posts) != 3 || posts[0].Status != PostSent || posts[0].Attempts != 2 {
+		t.Fatalf("posts = %+v, %v", posts, err)
+	}
+	got := w.task(t, task.ID)
+	if got.State != StateActive || !got.NextDue.After(t0.Add(48*time.Hour)) {
+		t.Fatalf("task after the retry = %+v", got)
+	}
+	if j, ok := w.job(t, task.ID); !ok || !j.NextRunAt.Equal(got.NextDue) {
+		t.Fatalf("job after the retry = %+v, %v", j, ok)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_audit_log WHERE action = ? AND actor = 'bob' AND target = ?`, ActionRetryPost, task.ID); n != 1 {
+		t.Fatalf("%d retry audit rows, want 1", n)
+	}
+	if err := w.r.RetryPost(ctx, "bob", runID, 1); !errors.Is(err, ErrNotRunnable) {
+		t.Fatalf("RetryPost of a sent row = %v", err)
+	}
+}
+
+// TestRunnerComposeFailure: a composer's error fails that run only, with
+// the reason on the run and in the log line; the task keeps its schedule.
+func TestRunnerComposeFailure(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.start(t, RunnerOptions{Compose: func(Task, Definition) Composer { return failingComposer{} }})
+	task := w.create(t, func(d *Definition) { d.LogChannelID = 102 })
+	runID, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, runID, RunFailed)
+	runs, _ := w.svc.Runs(ctx, task.ID, 1)
+	if !strings.Contains(runs[0].Detail, "the model is asleep") {
+		t.Fatalf("run detail = %q", runs[0].Detail)
+	}
+	waitFor(t, "the log line posted", func() bool { return len(w.p.contents()) == 1 })
+	if c := w.p.contents()[0]; !strings.HasPrefix(c, "Task Morning digest: failed.") || !strings.Contains(c, "the model is asleep") {
+		t.Fatalf("log line = %q", c)
+	}
+	if got := w.task(t, task.ID); got.State != StateActive || !got.NextDue.Equal(task.NextDue) {
+		t.Fatalf("task after a compose failure = %+v", got)
+	}
+}
+
+type failingComposer struct{}
+
+func (failingComposer) Compose(context.Context, RunContext) (Output, error) {
+	return Output{}, errors.New("the model is asleep")
+}
+
+// TestPurgeExpired: the retention job is scheduled at the oldest ended
+// run's expiry and, when it fires, deletes the expired runs with their
+// posts and revokes their publications, keeps the recent ones and
+// schedules itself at the next expiry; PurgeExpired works in batches.
+func TestPurgeExpired(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.start(t, RunnerOptions{})
+	task := w.create(t, nil)
+	old, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, old, RunCompleted)
+	waitFor(t, "the retention job", func() bool { j, ok := w.job(t, keyRetention); return ok && j.NextRunAt.Equal(t0.Add(Retention)) })
+	if n := w.count(t, `SELECT count(*) FROM kimi_result_publications WHERE run_id = ?`, old); n != 1 {
+		t.Fatalf("%d publications of the old run", n)
+	}
+	later := t0.Add(Retention + time.Minute)
+	w.clk.set(later)
+	recent, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, recent, RunCompleted)
+	w.advance(later)
+	waitFor(t, "the old run purged", func() bool { return w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE id = ?`, old) == 0 })
+	for q, want := range map[string]int{
+		`SELECT count(*) FROM kimi_task_posts WHERE run_id = ?`:          0,
+		`SELECT count(*) FROM kimi_result_publications WHERE run_id = ?`: 0,
+	} {
+		if n := w.count(t, q, old); n != want {
+			t.Errorf("%s = %d, want %d", q, n, want)
+		}
+	}
+	if w.runStatus(t, recent) != RunCompleted || w.count(t, `SELECT count(*) FROM kimi_result_publications WHERE run_id = ?`, recent) != 1 {
+		t.Fatal("the recent run or its publication was purged")
+	}
+	waitFor(t, "the retention job at the recent run's expiry", func() bool {
+		j, ok := w.job(t, keyRetention)
+		return ok && j.NextRunAt.Equal(later.Add(Retention))
+	})
+
+	// Batches: 1,234 expired skipped rows go in three transactions.
+	for i := range 1234 {
+		id := fmt.Sprintf("%032x", 0x1000+i)
+		if _, err := w.st.Writer().Exec(`INSERT INTO kimi_task_runs (id, task_id, revision, due_ms, status, skipped_count, created_ms, finished_ms)
+			VALUES (?, ?, 1, ?, 'skipped', 1, ?, ?)`, id, task.ID, t0.UnixMilli(), t0.UnixMilli(), t0.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := w.svc.PurgeExpired(ctx, later.Add(time.Hour))
+	if err != nil || n != 1234 {
+		t.Fatalf("PurgeExpired = %d, %v; want 1234", n, err)
+	}
+	if w.runStatus(t, recent) != RunCompleted {
+		t.Fatal("the recent run was purged")
+	}
+}
+
+// refuser is an Authorizer refusing one channel.
+type refuser struct{ channel uint64 }
+
+func (r refuser) Authorize(_ context.Context, guild, owner, channel uint64) error {
+	if guild != testGuild || owner != testOwner {
+		return errors.New("wrong guild or owner asked")
+	}
+	if channel == r.channel {
+		return errors.New("the owner's tier is below the server's minimum for scheduled tasks")
+	}
+	return nil
+}
+
+// TestDeliverAuthorizerRefusal: a refused row is failed with the
+// refusal as its detail before anything is sent to its channel; the run
+// fails and the task needs attention.
+func TestDeliverAuthorizerRefusal(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{Authorize: refuser{channel: 101}})
+	task := w.create(t, nil)
+	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
+		t.Fatal(err)
+	}
+	status, err := w.d.Deliver(ctx, adv.RunID)
+	if err != nil || status != RunFailed {
+		t.Fatalf("Deliver = %s, %v; want failed", status, err)
+	}
+	posts, _ := w.svc.RunPosts(ctx, adv.RunID)
+	if len(posts) != 2 || posts[0].Status != PostSent || posts[1].Status != PostFailed || posts[1].Attempts != 0 ||
+		posts[1].Detail != "the owner's tier is below the server's minimum for scheduled tasks" {
+		t.Fatalf("posts = %+v", posts)
+	}
+	if got := w.p.contents(); strings.Join(got, ",") != "one" {
+		t.Fatalf("posted %q, want only the authorized channel's", got)
+	}
+	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task is %s", got)
+	}
+}
+
+// TestDeliverLogLineTellsOutcome: a run whose post failed still posts its
+// log line, saying failed and why (it was written as "completed" up front
+// and stayed pending behind the failed row).
+func TestDeliverLogLineTellsOutcome(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.p.fail = func(_ int, c PostChunk) error {
+		if c.ChannelID == 100 {
+			return &PostError{Status: 403, Err: errors.New("Missing Permissions")}
+		}
+		return nil
+	}
+	task := w.create(t, func(d *Definition) { d.LogChannelID = 102 })
+	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
+		t.Fatal(err)
+	}
+	status, err := w.d.Deliver(ctx, adv.RunID)
+	if err != nil || status != RunFailed {
+		t.Fatalf("Deliver = %s, %v; want failed", status, err)
+	}
+	posts, _ := w.svc.RunPosts(ctx, adv.RunID)
+	if len(posts) != 3 || posts[0].Status != PostFailed || posts[1].Status != PostPending || !posts[2].Log || posts[2].Status != PostSent {
+		t.Fatalf("posts = %+v", posts)
+	}
+	got := w.p.contents()
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Task Morning digest: failed.") || !strings.Contains(got[0], "Missing Permissions") {
+		t.Fatalf("posted %q, want the log line telling the failure", got)
+	}
+	if w.p.calls[0].channel != 102 {
+		t.Fatalf("log line went to %d", w.p.calls[0].channel)
 	}
 }
