@@ -744,3 +744,106 @@ func TestDeliverLogLineTellsOutcome(t *testing.T) {
 		t.Fatalf("log line went to %d", w.p.calls[0].channel)
 	}
 }
+
+// ctxPoster blocks every Post until its ctx ends (entered is signalled
+// first).
+type ctxPoster struct{ entered chan struct{} }
+
+func (p *ctxPoster) Post(ctx context.Context, _, _ uint64, _ PostChunk) (uint64, string, error) {
+	p.entered <- struct{}{}
+	<-ctx.Done()
+	return 0, "", ctx.Err()
+}
+
+// TestRunnerCloseCutsDelivery: Close waits for the deliveries until its
+// ctx ends, then cancels them; the row cut mid-send stays sending, and
+// the next Start on the same store makes it uncertain (its run uncertain,
+// its task needs_attention) rather than posting it again.
+func TestRunnerCloseCutsDelivery(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	cp := &ctxPoster{entered: make(chan struct{}, 1)}
+	w := newRunnerWorld(t, st, t0, DeliverOptions{Poster: cp})
+	w.start(t, RunnerOptions{})
+	task := w.create(t, nil)
+	runID, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cp.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delivery never posted")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel() // Close's deadline is already over
+	if err := w.r.Close(cctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close = %v, want its ctx's error", err)
+	}
+	if _, err := w.r.RunNow(ctx, "bob", task.ID); !errors.Is(err, ErrNotRunnable) {
+		t.Fatalf("RunNow after Close = %v", err)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_task_posts WHERE run_id = ? AND seq = 1 AND status = 'sending'`, runID); n != 1 {
+		t.Fatal("the row cut mid-send is not left sending")
+	}
+	_ = w.sched.Close(ctx)
+
+	w2 := newRunnerWorld(t, st, t0, DeliverOptions{})
+	w2.start(t, RunnerOptions{})
+	if got := w2.runStatus(t, runID); got != RunUncertain {
+		t.Fatalf("run after restart is %s, want uncertain", got)
+	}
+	if got := w2.task(t, task.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task after restart is %s", got)
+	}
+	if n := len(w2.p.contents()); n != 0 {
+		t.Fatalf("the restart posted %d messages", n)
+	}
+}
+
+// TestWatchersNotified: every commit that changes a task, a run or a
+// post signals Watch: create, advance, prepare, each delivered row.
+func TestWatchersNotified(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	ch := w.svc.Watch(ctx)
+	drain := func() {
+		select {
+		case <-ch:
+		default:
+		}
+	}
+	expect := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no signal after %s", what)
+		}
+	}
+	task := w.create(t, nil)
+	expect("Create")
+	drain()
+	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("Advance")
+	drain()
+	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
+		t.Fatal(err)
+	}
+	expect("PrepareRun")
+	drain()
+	w.p.fail = func(n int, _ PostChunk) error {
+		if n == 1 {
+			drain() // the claim's commit does not count: the record's does
+		}
+		return nil
+	}
+	if _, err := w.d.Deliver(ctx, adv.RunID); err != nil {
+		t.Fatal(err)
+	}
+	expect("Deliver's records")
+}
