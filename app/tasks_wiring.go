@@ -268,13 +268,12 @@ func newTasks(st *store.Store, res *results.Service, policies interface {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}
 	checker := bot.TaskChecker()
-	deliverer, err := tasks.NewDeliverer(svc, tasks.DeliverOptions{Poster: taskPoster{d: bot}})
+	deliverer, err := tasks.NewDeliverer(svc, tasks.DeliverOptions{Poster: taskPoster{d: bot},
+		Authorize: taskAuthorizer{policies: policies, tiers: bot, checker: checker}})
 	if err != nil {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}
-	// The Authorizer: handed to the deliverer once the runner's API takes it.
-	_ = taskAuthorizer{policies: policies, tiers: bot, checker: checker}
-	runner, err := tasks.NewRunner(tasks.RunnerOptions{Service: svc, Deliverer: deliverer, Jobs: jobs, Logger: logger})
+	runner, err := tasks.NewRunner(tasks.RunnerOptions{Service: svc, Deliverer: deliverer, Jobs: jobs, Checker: checker, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}

@@ -126,6 +126,17 @@ func newTaskWorld(t *testing.T) *taskWorld {
 			t.Fatalf("not connected to the fake: %+v", bot.Status())
 		}
 	}
+	// Connected may come before the demo guild's GUILD_CREATE (READY's
+	// placeholder has no roles): wait until the bot can post.
+	gid := id(t, demo.GuildID)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if ok, _ := bot.TaskChecker().CanPost(ctx, gid, tasks.BotUser, id(t, demo.Channels[1])); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bot never could post in the demo guild")
+		}
+	}
 	svc, err := tasks.New(tasks.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -256,6 +256,14 @@ func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64) 
 	if err != nil {
 		return false, err
 	}
+	s.State.RLock()
+	unavailable := g.Unavailable
+	s.State.RUnlock()
+	if unavailable {
+		// READY's placeholder, before GUILD_CREATE brings its roles:
+		// unknown, not a refusal.
+		return false, fmt.Errorf("discord: guild %d is not available yet", guild)
+	}
 	c, err := lookupChannel(ctx, s, channel)
 	if isNotFound(err) {
 		return false, nil

@@ -289,3 +289,20 @@ func TestTaskUploadLimit(t *testing.T) {
 		t.Fatal("an inactive guild's upload limit answered")
 	}
 }
+
+// TestTaskCanPostUnavailableGuild: READY's placeholder of a guild (no
+// roles until GUILD_CREATE) is an error, not a refusal.
+func TestTaskCanPostUnavailableGuild(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	g, err := w.s.State.Guild(idString(w.guild))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.s.State.Lock()
+	g.Unavailable = true
+	w.s.State.Unlock()
+	ok, err := (&TaskChecker{a: w.a}).CanPost(context.Background(), w.guild, tasks.BotUser, w.text)
+	if want := "discord: guild " + idString(w.guild) + " is not available yet"; ok || err == nil || err.Error() != want {
+		t.Fatalf("CanPost = %v, %v; want the error %q", ok, err, want)
+	}
+}
