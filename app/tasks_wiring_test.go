@@ -21,6 +21,7 @@ import (
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/app/tasks"
 	"github.com/kimiapp/kimi/modules/kudos"
@@ -411,5 +412,81 @@ func TestServeDemoWiresScheduledTasks(t *testing.T) {
 	}
 	if !subscribed {
 		t.Fatalf("kudos did not subscribe to the demo guild's results: %+v\n%s", subs, stderr)
+	}
+}
+
+// TestTasksAdminRunNowPostsToTheDemo: the wiring end to end in the demo
+// guild — a task created through the admin's facade by the demo's owner,
+// run now, is posted by the bot to the fake's #general with its file, and
+// the run completes.
+func TestTasksAdminRunNowPostsToTheDemo(t *testing.T) {
+	w := newTaskWorld(t)
+	ctx := context.Background()
+	sched, err := scheduler.New(scheduler.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := results.New(results.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := newTasks(w.st, res, w.guilds, w.bot, sched, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.SetProducer(parts.producer)
+	res.Start()
+	t.Cleanup(func() { _ = res.Close(context.Background()) })
+	if err := parts.runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sched.Start()
+	t.Cleanup(func() { _ = sched.Close(context.Background()) })
+	t.Cleanup(func() { _ = parts.runner.Close(context.Background()) })
+
+	task, err := parts.admin.Create(ctx, "operator", w.def(tasks.Attachment{Name: "notes.txt", Data: []byte("the notes")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID, err := parts.admin.RunNow(ctx, "operator", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run tasks.Run
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		runs, err := parts.admin.Runs(ctx, task.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.ID == runID {
+				run = r
+			}
+		}
+		if run.Status == tasks.RunCompleted || run.Status == tasks.RunFailed || run.Status == tasks.RunUncertain {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s is still %s", runID, run.Status)
+		}
+	}
+	if run.Status != tasks.RunCompleted {
+		t.Fatalf("run %s ended %s: %s", runID, run.Status, run.Detail)
+	}
+	msgs := w.fake.Messages(w.demo.Channels[1])
+	if len(msgs) == 0 {
+		t.Fatal("nothing posted to #general")
+	}
+	m := msgs[len(msgs)-1]
+	if m.Content != "Good morning" || len(m.Attachments) != 1 || m.Attachments[0].Filename != "notes.txt" || m.Author == nil || m.Author.ID != w.fake.BotID() {
+		t.Fatalf("#general's last message = %+v", m)
+	}
+	posts, err := parts.admin.RunPosts(ctx, runID)
+	if err != nil || len(posts) != 1 || posts[0].Status != tasks.PostSent || strconv.FormatUint(posts[0].MessageID, 10) != m.ID {
+		t.Fatalf("the run's posts = %+v, %v; want the one sent as %s", posts, err, m.ID)
+	}
+	data, err := parts.producer.ReadFile(ctx, runID, "notes.txt", 100)
+	if err != nil || string(data) != "the notes" {
+		t.Fatalf("ReadFile of the sent file = %q, %v", data, err)
 	}
 }
