@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -32,8 +34,59 @@ type taskSender interface {
 
 var _ taskSender = (*discord.Bot)(nil)
 
+// botReadiness is the bot's connection state (*discord.Bot).
+type botReadiness interface {
+	Status() discord.Status
+	Watch(ctx context.Context) <-chan struct{}
+}
+
+var _ botReadiness = (*discord.Bot)(nil)
+
+// taskReadyWait bounds how long a delivery waits for the bot to be
+// connected with the task's guild available.
+const taskReadyWait = 30 * time.Second
+
+// waitGuildReady waits (up to taskReadyWait or ctx) until the bot is
+// connected and guildID is available to it (its GUILD_CREATE came): the
+// runner resumes deliveries at start, before the bot connected, and a
+// check or send then would fail the row (and put the task in
+// needs_attention) for a connection a moment away. Past the wait the
+// check or send runs anyway and fails with its reason.
+func waitGuildReady(ctx context.Context, b botReadiness, guildID uint64) {
+	if b == nil {
+		return
+	}
+	ready := func() bool {
+		st := b.Status()
+		if st.State != discord.StateConnected {
+			return false
+		}
+		id := strconv.FormatUint(guildID, 10)
+		return slices.ContainsFunc(st.Guilds, func(g discord.GuildStatus) bool { return g.ID == id && !g.Unavailable })
+	}
+	if ready() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, taskReadyWait)
+	defer cancel()
+	changed := b.Watch(ctx)
+	for !ready() {
+		select {
+		case _, ok := <-changed:
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // taskPoster is the tasks.Poster of the bot.
-type taskPoster struct{ d taskSender }
+type taskPoster struct {
+	d     taskSender
+	ready botReadiness // nil: no wait
+}
 
 var _ tasks.Poster = taskPoster{}
 
@@ -53,6 +106,7 @@ func (p taskPoster) Post(ctx context.Context, guildID, channelID uint64, c tasks
 	for _, f := range c.Files {
 		m.Files = append(m.Files, discord.TaskFile{Name: f.Name, Data: f.Data})
 	}
+	waitGuildReady(ctx, p.ready, guildID)
 	id, embed, err := p.d.SendTaskMessage(ctx, guildID, channelID, m)
 	if err != nil {
 		return 0, "", postError(err)
@@ -114,6 +168,7 @@ type taskAuthorizer struct {
 	policies tasks.Policies
 	tiers    memberTiers
 	checker  tasks.Checker
+	ready    botReadiness // nil: no wait
 }
 
 var _ tasks.Authorizer = taskAuthorizer{}
@@ -125,6 +180,7 @@ func (a taskAuthorizer) Authorize(ctx context.Context, guildID, ownerID, channel
 	if !policy.Enabled {
 		return fmt.Errorf("scheduled tasks are not enabled in guild %d (its server setup's scheduled_tasks)", guildID)
 	}
+	waitGuildReady(ctx, a.ready, guildID)
 	minTier := policy.MinTier.Or(sdk.TierStaff)
 	tier, err := a.tiers.Tier(ctx, guildID, ownerID)
 	if err != nil {
@@ -237,6 +293,7 @@ func (p taskProducer) ReadFile(ctx context.Context, runID, attachmentID string, 
 type taskBot interface {
 	taskSender
 	memberTiers
+	botReadiness
 	results.ChannelViews
 	TaskChecker() *discord.TaskChecker
 }
@@ -268,8 +325,8 @@ func newTasks(st *store.Store, res *results.Service, policies interface {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}
 	checker := bot.TaskChecker()
-	deliverer, err := tasks.NewDeliverer(svc, tasks.DeliverOptions{Poster: taskPoster{d: bot},
-		Authorize: taskAuthorizer{policies: policies, tiers: bot, checker: checker}})
+	deliverer, err := tasks.NewDeliverer(svc, tasks.DeliverOptions{Poster: taskPoster{d: bot, ready: bot},
+		Authorize: taskAuthorizer{policies: policies, tiers: bot, checker: checker, ready: bot}})
 	if err != nil {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}

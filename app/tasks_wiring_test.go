@@ -93,6 +93,14 @@ type taskWorld struct {
 
 func newTaskWorld(t *testing.T) *taskWorld {
 	t.Helper()
+	w := newUnstartedTaskWorld(t)
+	w.start(t)
+	return w
+}
+
+// newUnstartedTaskWorld is newTaskWorld with the bot not started yet.
+func newUnstartedTaskWorld(t *testing.T) *taskWorld {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -117,27 +125,7 @@ func newTaskWorld(t *testing.T) *taskWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bot.Start(ctx)
 	t.Cleanup(func() { _ = bot.Close() })
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if s := bot.Status(); s.State == discord.StateConnected && len(s.Guilds) == 1 && bot.BotUserID() != 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not connected to the fake: %+v", bot.Status())
-		}
-	}
-	// Connected may come before the demo guild's GUILD_CREATE (READY's
-	// placeholder has no roles): wait until the bot can post.
-	gid := id(t, demo.GuildID)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if ok, _ := bot.TaskChecker().CanPost(ctx, gid, tasks.BotUser, id(t, demo.Channels[1])); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the bot never could post in the demo guild")
-		}
-	}
 	svc, err := tasks.New(tasks.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +138,23 @@ func newTaskWorld(t *testing.T) *taskWorld {
 		w.text = append(w.text, id(t, c))
 	}
 	return w
+}
+
+// start starts the bot and waits until it can post in the demo guild
+// (connected may come before the guild's GUILD_CREATE: READY's
+// placeholder has no roles).
+func (w *taskWorld) start(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	w.bot.Start(ctx)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if ok, _ := w.bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.text[1]); ok && w.bot.Status().State == discord.StateConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bot never could post in the demo guild: %+v", w.bot.Status())
+		}
+	}
 }
 
 func id(t *testing.T, s string) uint64 {
@@ -488,5 +493,35 @@ func TestTasksAdminRunNowPostsToTheDemo(t *testing.T) {
 	data, err := parts.producer.ReadFile(ctx, runID, "notes.txt", 100)
 	if err != nil || string(data) != "the notes" {
 		t.Fatalf("ReadFile of the sent file = %q, %v", data, err)
+	}
+}
+
+// TestTaskDeliveryWaitsForTheBot: a delivery's Authorizer and Poster
+// called before the bot connected (the runner resumes deliveries at
+// start) wait for the connection and the guild instead of failing the
+// row for it.
+func TestTaskDeliveryWaitsForTheBot(t *testing.T) {
+	w := newUnstartedTaskWorld(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	auth := taskAuthorizer{policies: w.guilds, tiers: w.bot, checker: w.bot.TaskChecker(), ready: w.bot}
+	poster := taskPoster{d: w.bot, ready: w.bot}
+	done := make(chan error, 1)
+	go func() {
+		if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1]); err != nil {
+			done <- err
+			return
+		}
+		_, _, err := poster.Post(ctx, w.guild, w.text[1], tasks.PostChunk{ChannelID: w.text[1], Total: 1, Content: "after the connection"})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let it find the bot not connected (no assertion rests on it)
+	w.bot.Start(ctx)
+	if err := <-done; err != nil {
+		t.Fatalf("a delivery before the connection = %v, want it to wait and post", err)
+	}
+	msgs := w.fake.Messages(w.demo.Channels[1])
+	if len(msgs) == 0 || msgs[len(msgs)-1].Content != "after the connection" {
+		t.Fatal("the post did not reach #general")
 	}
 }
