@@ -311,7 +311,10 @@ func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64) 
 
 // Discord's upload limits per file, by the guild's boost (premium) tier:
 // 10 MiB without boosts (raised from 8 MiB) and at tier 1, 50 MiB at tier
-// 2, 100 MiB at tier 3.
+// 2, 100 MiB at tier 3 (as client libraries apply them, e.g. concord's
+// capabilities.rs and nyxx's Guild.fileUploadLimit; Discord's API docs
+// give no table). A task's stored file is at most 25 MiB anyway
+// (kimi_task_files).
 const (
 	uploadLimitFree  = 10 << 20
 	uploadLimitTier2 = 50 << 20
