@@ -578,7 +578,27 @@ func (d *Deliverer) recordSent(ctx context.Context, dr deliveryRun, p postRow, t
 
 // sentMessages returns run runID's sent post rows (not log rows) in order.
 func sentMessages(ctx context.Context, tx *sql.Tx, guild uint64, runID string) ([]sdk.ScheduledResultMessage, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT channel_id, message_id, content, published_embed FROM kimi_task_posts
+	// The run's files by name (an attachment's id is its name: names are
+	// unique in a revision, and the producer's ReadFile takes it).
+	sizes := map[string]int64{}
+	frows, err := tx.QueryContext(ctx, `SELECT f.name, f.size FROM kimi_task_files f JOIN kimi_task_runs r ON r.task_id = f.task_id AND r.revision = f.revision
+		WHERE r.id = ?`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: read the files of %s: %w", runID, err)
+	}
+	for frows.Next() {
+		var name string
+		var size int64
+		if err := frows.Scan(&name, &size); err != nil {
+			frows.Close()
+			return nil, fmt.Errorf("tasks: read the files of %s: %w", runID, err)
+		}
+		sizes[name] = size
+	}
+	if err := errors.Join(frows.Err(), frows.Close()); err != nil {
+		return nil, fmt.Errorf("tasks: read the files of %s: %w", runID, err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT channel_id, message_id, content, published_embed, file_ids FROM kimi_task_posts
 		WHERE run_id = ? AND kind = 'post' AND status = 'sent' ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: read sent posts of %s: %w", runID, err)
@@ -587,9 +607,21 @@ func sentMessages(ctx context.Context, tx *sql.Tx, guild uint64, runID string) (
 	var out []sdk.ScheduledResultMessage
 	for rows.Next() {
 		var ch, msg int64
+		var fileIDs string
 		var m sdk.ScheduledResultMessage
-		if err := rows.Scan(&ch, &msg, &m.Content, &m.EmbedJSON); err != nil {
+		if err := rows.Scan(&ch, &msg, &m.Content, &m.EmbedJSON, &fileIDs); err != nil {
 			return nil, fmt.Errorf("tasks: read sent posts of %s: %w", runID, err)
+		}
+		var names storedFiles
+		if err := json.Unmarshal([]byte(fileIDs), &names); err != nil {
+			return nil, fmt.Errorf("tasks: read sent posts of %s: files: %w", runID, err)
+		}
+		for _, n := range names {
+			size, ok := sizes[n]
+			if !ok {
+				return nil, fmt.Errorf("tasks: read sent posts of %s: file %q is not the revision's", runID, n)
+			}
+			m.Attachments = append(m.Attachments, sdk.ScheduledResultAttachment{ID: n, Filename: n, SizeBytes: size})
 		}
 		m.Message = sdk.MessageRef{GuildID: guild, ChannelID: uint64(ch), MessageID: uint64(msg)}
 		out = append(out, m)

@@ -218,7 +218,9 @@ func TestDeliverInOrderAndConfirmedPublication(t *testing.T) {
 	if err := w.st.Reader().QueryRow(`SELECT messages FROM kimi_result_publications WHERE run_id = ?`, runID).Scan(&msgs); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"message_id":"1001"`, `"message_id":"1002"`, `"message_id":"1003"`, `"embed_json":"{\"title\":\"Digest\"}"`, `"content":"second post"`} {
+	for _, s := range []string{`"message_id":"1001"`, `"message_id":"1002"`, `"message_id":"1003"`, `"embed_json":"{\"title\":\"Digest\"}"`, `"content":"second post"`,
+		// The first chunk's file, by the id the producer's ReadFile takes.
+		`"attachments":[{"id":"agenda.txt","filename":"agenda.txt","size_bytes":6}]`} {
 		if !strings.Contains(msgs, s) {
 			t.Errorf("publication messages lack %s: %s", s, msgs)
 		}
