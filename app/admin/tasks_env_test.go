@@ -62,9 +62,21 @@ type taskPoster struct {
 	mu    sync.Mutex
 	posts []tasks.PostChunk
 	err   error // returned instead of posting, when set
+	// gate, when set, holds every post until it is closed (or ctx ends).
+	gate chan struct{}
 }
 
-func (p *taskPoster) Post(_ context.Context, _, _ uint64, chunk tasks.PostChunk) (uint64, string, error) {
+func (p *taskPoster) Post(ctx context.Context, _, _ uint64, chunk tasks.PostChunk) (uint64, string, error) {
+	p.mu.Lock()
+	gate := p.gate
+	p.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, "", ctx.Err()
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
@@ -72,6 +84,16 @@ func (p *taskPoster) Post(_ context.Context, _, _ uint64, chunk tasks.PostChunk)
 	}
 	p.posts = append(p.posts, chunk)
 	return uint64(5000 + len(p.posts)), "", nil
+}
+
+// hold makes every post wait until the returned release is called.
+func (p *taskPoster) hold() (release func()) {
+	gate := make(chan struct{})
+	p.mu.Lock()
+	p.gate = gate
+	p.mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { close(gate) }) }
 }
 
 // taskEnv is the real tasks service, runner and facade over a harness's
