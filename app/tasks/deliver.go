@@ -119,6 +119,11 @@ type DeliverOptions struct {
 	// RetryDelay is the wait before re-sending a rate-limited row without
 	// a Retry-After (0: DefaultRetryDelay).
 	RetryDelay time.Duration
+	// Authorize (nil: none) re-checks the owner's authority before each
+	// row of a non-preview run is claimed; its error fails the row (its
+	// text the row's detail), the run, and puts the task in
+	// needs_attention.
+	Authorize Authorizer
 }
 
 // Deliverer is the delivery worker: a pure worker over the store.
@@ -127,6 +132,7 @@ type Deliverer struct {
 	poster Poster
 	sem    chan struct{}
 	delay  time.Duration
+	auth   Authorizer
 	// waiting is a test hook called before a Deliver waits for a slot.
 	waiting func()
 }
@@ -142,7 +148,7 @@ func NewDeliverer(s *Service, opts DeliverOptions) (*Deliverer, error) {
 	if opts.RetryDelay <= 0 {
 		opts.RetryDelay = DefaultRetryDelay
 	}
-	return &Deliverer{s: s, poster: opts.Poster, sem: make(chan struct{}, opts.MaxConcurrent), delay: opts.RetryDelay}, nil
+	return &Deliverer{s: s, poster: opts.Poster, sem: make(chan struct{}, opts.MaxConcurrent), delay: opts.RetryDelay, auth: opts.Authorize}, nil
 }
 
 // storedFiles is a post row's file_ids: the revision's file names.
@@ -155,9 +161,21 @@ type storedFiles []string
 // revision; a post's files must be that revision's files (by name). A run
 // that is not pending, running or preview, or that has rows already, is
 // refused.
+//
+// The log row is written up front as the run's success ("completed");
+// when the run ends failed or uncertain its pending log row is rewritten
+// to say so, and Deliver posts it once the run has ended (never before the
+// run's confirmation).
 func (s *Service) PrepareRun(ctx context.Context, runID string, out Output) error {
+	return s.prepareRun(ctx, runID, out, 0)
+}
+
+// prepareRun is PrepareRun; previewChannel > 0 is a preview run's one
+// channel, which out is validated against instead of the definition's
+// destinations.
+func (s *Service) prepareRun(ctx context.Context, runID string, out Output, previewChannel uint64) error {
 	now := s.now()
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
 		run, err := scanRun(tx.QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, runID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
@@ -186,7 +204,14 @@ func (s *Service) PrepareRun(ctx context.Context, runID string, out Output) erro
 		if err != nil {
 			return err
 		}
-		if err := out.Validate(Allowed{Destinations: def.Destinations, Users: def.MentionUsers, Roles: def.MentionRoles}); err != nil {
+		allowed := Allowed{Destinations: def.Destinations, Users: def.MentionUsers, Roles: def.MentionRoles}
+		if previewChannel != 0 {
+			if run.Status != RunPreview {
+				return fmt.Errorf("tasks: prepare run %s: only a preview posts to a preview channel", runID)
+			}
+			allowed.Destinations = []uint64{previewChannel}
+		}
+		if err := out.Validate(allowed); err != nil {
 			return fmt.Errorf("tasks: prepare run %s: %w", runID, err)
 		}
 		known := map[string]bool{}
@@ -250,6 +275,10 @@ func (s *Service) PrepareRun(ctx context.Context, runID string, out Output) erro
 		}
 		return nil
 	})
+	if err == nil {
+		s.notify()
+	}
+	return err
 }
 
 // postRow is a kimi_task_posts row as Deliver reads it.
@@ -374,21 +403,34 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 	if err != nil {
 		return "", err
 	}
-	if dr.run.Status != RunDelivering && !dr.preview {
-		return dr.run.Status, nil // nothing to deliver (done, failed or not prepared)
+	if dr.run.Status != RunDelivering && !dr.preview && !ended(dr.run.Status) {
+		return dr.run.Status, nil // nothing to deliver (not prepared)
 	}
 	files, err := readFiles(ctx, st.Reader(), dr.run.TaskID, dr.run.Revision)
 	if err != nil {
 		return "", err
 	}
 	for {
+		cur, err := readDeliveryRun(ctx, st.Reader(), runID)
+		if err != nil {
+			return "", err
+		}
+		dr.run = cur.run
 		posts, err := readPosts(ctx, st.Reader(), runID)
 		if err != nil {
 			return "", err
 		}
+		// The post rows while the run delivers; its log row once it has
+		// ended (completed, failed or uncertain).
+		kind := "post"
+		if ended(cur.run.Status) {
+			kind = "log"
+		} else if cur.run.Status != RunDelivering && !cur.preview {
+			return cur.run.Status, nil
+		}
 		var next *postRow
 		for i := range posts {
-			if posts[i].status == PostSent {
+			if posts[i].status == PostSent || posts[i].kind != kind {
 				continue
 			}
 			next = &posts[i]
@@ -396,12 +438,19 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 		}
 		if next == nil || next.status != PostPending {
 			// All sent, or blocked by a failed, uncertain or in-flight row.
-			cur, err := readDeliveryRun(ctx, st.Reader(), runID)
-			return cur.run.Status, err
+			return cur.run.Status, nil
 		}
 		c, err := next.chunk(files)
 		if err != nil {
 			return "", err
+		}
+		if d.auth != nil && !dr.preview {
+			if aerr := d.auth.Authorize(ctx, dr.guild, dr.owner, c.ChannelID); aerr != nil {
+				if err := d.recordRefused(ctx, dr, *next, aerr); err != nil {
+					return "", err
+				}
+				continue // the loop reads the blocked row and returns
+			}
 		}
 		token, err := newID()
 		if err != nil {
@@ -432,12 +481,14 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 			if err := d.recordSent(ctx, dr, *next, token, msgID, embed); err != nil {
 				return "", err
 			}
+			d.s.notify()
 			continue
 		}
 		oc, wait := classify(perr, attempts)
 		if err := d.recordError(ctx, dr, *next, token, oc, perr); err != nil {
 			return "", err
 		}
+		d.s.notify()
 		if oc != outcomeRetry {
 			continue // the loop reads the blocked row and returns
 		}
@@ -503,6 +554,13 @@ func (d *Deliverer) recordSent(ctx context.Context, dr deliveryRun, p postRow, t
 		if err := guarded(res, err, "complete run "+runID); err != nil {
 			return err
 		}
+		var posts int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kimi_task_posts WHERE run_id = ? AND kind = 'post' AND chunk_index = 1`, runID).Scan(&posts); err != nil {
+			return fmt.Errorf("tasks: complete run %s: %w", runID, err)
+		}
+		if err := logOutcome(ctx, tx, dr.run, "completed", fmt.Sprintf("%d posts", posts), now.UnixMilli()); err != nil {
+			return err
+		}
 		if d.s.results == nil {
 			return nil
 		}
@@ -566,15 +624,69 @@ func (d *Deliverer) recordError(ctx context.Context, dr deliveryRun, p postRow, 
 			return nil
 		}
 		runDetail := clip(fmt.Sprintf("post %d (chunk %d of %d) %s: %s", p.seq, p.index, p.total, status, perr.Error()), maxDetail)
-		if _, err := tx.ExecContext(ctx, `UPDATE kimi_task_runs SET status = ?, detail = ?, finished_ms = ? WHERE id = ? AND status = 'delivering'`,
-			string(runStatus), runDetail, now, runID); err != nil {
-			return fmt.Errorf("tasks: end run %s %s: %w", runID, runStatus, err)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE kimi_tasks SET state = 'needs_attention', updated_ms = ? WHERE id = ?`, now, dr.run.TaskID); err != nil {
-			return fmt.Errorf("tasks: task %s needs attention: %w", dr.run.TaskID, err)
-		}
-		return nil
+		return endRun(ctx, tx, dr.run, runStatus, runDetail, now)
 	})
+}
+
+// recordRefused records row p (still pending) failed because the
+// Authorizer refused it: the row's detail is the refusal; a post row ends
+// the run failed and puts the task in needs_attention.
+func (d *Deliverer) recordRefused(ctx context.Context, dr deliveryRun, p postRow, aerr error) error {
+	now := d.s.now().UnixMilli()
+	runID := dr.run.ID
+	detail := clip(aerr.Error(), maxDetail)
+	err := d.s.st.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE kimi_task_posts SET status = 'failed', token = '', detail = ?, updated_ms = ?
+			WHERE run_id = ? AND seq = ? AND status = 'pending'`, detail, now, runID, p.seq)
+		if err := guarded(res, err, fmt.Sprintf("record post %d of %s refused", p.seq, runID)); err != nil {
+			return err
+		}
+		if p.kind != "post" {
+			return nil
+		}
+		runDetail := clip(fmt.Sprintf("post %d (chunk %d of %d) refused: %s", p.seq, p.index, p.total, aerr.Error()), maxDetail)
+		return endRun(ctx, tx, dr.run, RunFailed, runDetail, now)
+	})
+	if err == nil {
+		d.s.notify()
+	}
+	return err
+}
+
+// ended reports a run that has ended with an outcome its log row tells.
+func ended(s RunStatus) bool {
+	return s == RunCompleted || s == RunFailed || s == RunUncertain
+}
+
+// endRun ends run (delivering) as status with detail, puts its task in
+// needs_attention and rewrites its pending log row to tell the outcome;
+// inside the caller's transaction.
+func endRun(ctx context.Context, tx *sql.Tx, run Run, status RunStatus, detail string, now int64) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_task_runs SET status = ?, detail = ?, finished_ms = ? WHERE id = ? AND status = 'delivering'`,
+		string(status), detail, now, run.ID); err != nil {
+		return fmt.Errorf("tasks: end run %s %s: %w", run.ID, status, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_tasks SET state = 'needs_attention', updated_ms = ? WHERE id = ?`, now, run.TaskID); err != nil {
+		return fmt.Errorf("tasks: task %s needs attention: %w", run.TaskID, err)
+	}
+	return logOutcome(ctx, tx, run, string(status), detail, now)
+}
+
+// logOutcome rewrites run's pending log row (if any) to tell outcome.
+func logOutcome(ctx context.Context, tx *sql.Tx, run Run, outcome, detail string, now int64) error {
+	var name string
+	err := tx.QueryRowContext(ctx, `SELECT name FROM kimi_tasks WHERE id = ?`, run.TaskID).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tasks: log outcome of %s: %w", run.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_task_posts SET content = ?, updated_ms = ? WHERE run_id = ? AND kind = 'log' AND status = 'pending'`,
+		LogLine(name, outcome, detail), now, run.ID); err != nil {
+		return fmt.Errorf("tasks: log outcome of %s: %w", run.ID, err)
+	}
+	return nil
 }
 
 // clip returns s cut to at most n code points.

@@ -23,6 +23,12 @@
 // an error after the send started uncertain and never re-posted), the run
 // completed and its publication enqueued (app/results) in the transaction
 // that records its last required post, previews never published, at most
-// two runs at once. The runner on the durable scheduler, the Discord
-// Poster, wiring into serve and /tasks come next.
+// two runs at once, an Authorizer re-checking the owner before each row,
+// the log line posted once the run has ended, telling its outcome. And
+// the runner (runner.go): one job per active task on the durable
+// scheduler (module JobModule, key the task id, re-set after every change
+// and by the job itself at the next occurrence), recovery at Start (a row
+// left sending is uncertain, never re-posted), run now, preview, retry of
+// an uncertain post, and retention of ended runs by a scheduled job. The
+// Discord Poster and the wiring into serve and /tasks come next.
 package tasks

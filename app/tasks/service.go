@@ -62,6 +62,16 @@ func (s *Service) Watch(ctx context.Context) <-chan struct{} { return s.watch.Wa
 // notify signals the watchers (call it after a commit).
 func (s *Service) notify() { s.watch.Notify() }
 
+// committed is called after the commit of a change of task id's
+// definition or state: the watchers are signalled and the runner (when
+// there is one) reschedules the task's job.
+func (s *Service) committed(id string) {
+	s.notify()
+	if s.changed != nil {
+		s.changed(id)
+	}
+}
+
 // New returns the tasks service.
 func New(opts Options) (*Service, error) {
 	if opts.Store == nil {
@@ -132,6 +142,7 @@ func (s *Service) Create(ctx context.Context, actor string, policy guildcfg.Task
 	if err != nil {
 		return Task{}, err
 	}
+	s.committed(id)
 	return s.Get(ctx, id)
 }
 
@@ -174,6 +185,7 @@ func (s *Service) Update(ctx context.Context, actor, id string, policy guildcfg.
 	if err != nil {
 		return Task{}, err
 	}
+	s.committed(id)
 	return s.Get(ctx, id)
 }
 
@@ -313,6 +325,7 @@ func (s *Service) SetPaused(ctx context.Context, actor, id string, paused bool) 
 	if err != nil {
 		return Task{}, err
 	}
+	s.committed(id)
 	return s.Get(ctx, id)
 }
 
@@ -321,7 +334,7 @@ func (s *Service) SetPaused(ctx context.Context, actor, id string, paused bool) 
 // (no subscriber reads them after), with an audit row.
 func (s *Service) Delete(ctx context.Context, actor, id string) error {
 	now := s.now()
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.st.Write(ctx, func(tx *sql.Tx) error {
 		var name string
 		err := tx.QueryRowContext(ctx, `DELETE FROM kimi_tasks WHERE id = ? RETURNING name`, id).Scan(&name)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -337,6 +350,11 @@ func (s *Service) Delete(ctx context.Context, actor, id string) error {
 		}
 		return store.AuditTx(ctx, tx, store.AuditEntry{At: now, Actor: actor, Action: ActionDelete, Target: id, Detail: fmt.Sprintf("%q", name)})
 	})
+	if err != nil {
+		return err
+	}
+	s.committed(id)
+	return nil
 }
 
 // DueTasks returns up to limit active tasks whose next occurrence is at
@@ -414,6 +432,9 @@ func (s *Service) Advance(ctx context.Context, id string, now time.Time) (Advanc
 		}
 		return setDue(ctx, tx, id, p)
 	})
+	if err == nil {
+		s.notify()
+	}
 	return out, err
 }
 
@@ -431,6 +452,9 @@ func (s *Service) RecordSkipped(ctx context.Context, id string, plan Plan) (stri
 		runID, err = s.recordSkipped(ctx, tx, t, plan, s.now())
 		return err
 	})
+	if err == nil {
+		s.notify()
+	}
 	return runID, err
 }
 
