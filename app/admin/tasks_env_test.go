@@ -123,10 +123,16 @@ func newTaskEnv(t testing.TB, st *store.Store, res *results.Service, logger *slo
 	if err != nil {
 		t.Fatalf("scheduler.New: %v", err)
 	}
-	runner, err := tasks.NewRunner(tasks.RunnerOptions{Service: svc, Deliverer: del, Jobs: jobs, Logger: logger})
+	runner, err := tasks.NewRunner(tasks.RunnerOptions{Service: svc, Deliverer: del, Jobs: jobs, Checker: taskChecker{}, Logger: logger})
 	if err != nil {
 		t.Fatalf("tasks.NewRunner: %v", err)
 	}
+	if err := runner.Start(context.Background()); err != nil {
+		t.Fatalf("runner.Start: %v", err)
+	}
+	// The scheduler is not started: its runner lease would put the module
+	// host's scheduler of a harness (withModules) in standby. Run now,
+	// previews and retries deliver without it; due occurrences do not run.
 	env := &taskEnv{svc: svc, runner: runner, poster: poster, jobs: jobs,
 		admin: &tasks.Admin{Service: svc, Runner: runner, Policies: taskPolicies{}, Checker: taskChecker{}}}
 	return env, func() {
