@@ -67,9 +67,22 @@ var taskRunScenarios = []scenario{
 		wantStatus: http.StatusSeeOther, wantAudit: []string{tasks.ActionRunNow},
 		check: func(t *testing.T, h *harness, c *client, res *response) {
 			wantBody(t, followFlash(t, c, res, "/tasks/"+h.vars["task"]), "Run started")
-			waitRun(t, h, tasks.RunCompleted)
+			run := waitRun(t, h, tasks.RunCompleted)
+			// A subscriber's notification of the run (as the outbox
+			// writes it) shows with its state and last error.
+			h.addSubscription(t, resultKey)
+			now := time.Now().UnixMilli()
+			if _, err := h.st.Writer().Exec(`INSERT OR IGNORE INTO kimi_result_publications (run_id, task_id, revision, guild_id, owner_id, published_ms, expires_ms, messages)
+				VALUES (?, ?, 1, 42, 9, ?, ?, '[]')`, run.ID, run.TaskID, now, now+3_600_000); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.st.Writer().Exec(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status, attempts, detail)
+				VALUES ('00000000000000000000000000000abc', ?, 'kudos', 'digest', 42, ?, ?, 'retry', 2, 'Subscriber raised boom')`, run.ID, now, now+3_600_000); err != nil {
+				t.Fatal(err)
+			}
 			page := c.get("/tasks/" + h.vars["task"])
-			wantBody(t, page, `data-testid="task-run-`+h.vars["run"]+`"`, "completed", "https://discord.com/channels/42/100/")
+			wantBody(t, page, `data-testid="task-run-`+h.vars["run"]+`"`, "completed", "https://discord.com/channels/42/100/",
+				`data-testid="task-run-notes-`+run.ID+`"`, "kudos/digest/42", "Subscriber raised boom")
 		},
 	},
 	{
