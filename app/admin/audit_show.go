@@ -180,6 +180,12 @@ func auditActionLabel(id string) (string, bool) {
 		return "Resumed a scheduled task", true
 	case tasks.ActionDelete:
 		return "Deleted a scheduled task", true
+	case tasks.ActionRunNow:
+		return "Ran a scheduled task now", true
+	case tasks.ActionPreview:
+		return "Previewed a scheduled task", true
+	case tasks.ActionRetryPost:
+		return "Re-sent an uncertain post of a scheduled task", true
 	}
 	return "", false
 }

@@ -73,9 +73,12 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 			// An event stream never ends by itself: TestModuleEvents*,
 			// TestDemoEventsFollowTheFake, TestDiscordEvents,
 			// TestProposalEvents and TestResultEvents cover them.
-		case r.Method == http.MethodGet && (r.Path == "/proposals/:id" || r.Path == "/results/:module/:name/:guild"):
-			// No proposal has the id "1" (not 32 hex), no subscription the
-			// address /results/:module/…: the page is a 404.
+		case r.Method == http.MethodGet && (r.Path == "/proposals/:id" || r.Path == "/results/:module/:name/:guild" ||
+			r.Path == "/tasks/:id" || r.Path == "/tasks/:id/edit" || r.Path == "/tasks/events"):
+			// No proposal or task has the id "1" (not 32 hex), no
+			// subscription the address /results/:module/…, and the task
+			// stream without an id streams nothing: the page is a 404
+			// (TestTaskEvents covers the stream).
 			if res := admin.get(path); res.StatusCode != http.StatusNotFound {
 				t.Errorf("signed in GET %s = %d, want 404", r.Path, res.StatusCode)
 			}

@@ -94,6 +94,9 @@ type harness struct {
 	// is not started, so rows stay as a test writes them.
 	results   *results.Service
 	resultSeq int // the last notification addResult inserted
+	// tasks is the real scheduled-tasks service, runner and facade over
+	// the harness's store (Options.Tasks unless an option replaces it).
+	tasks *taskEnv
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -137,6 +140,8 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("results.New: %v", err)
 	}
 	opts.Results = res
+	taskEnv, closeTasks := newTaskEnv(t, st, res, logger)
+	opts.Tasks = taskEnv.admin
 	for _, m := range mutate {
 		m(&opts)
 	}
@@ -145,7 +150,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props, results: res}
+	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props, results: res, tasks: taskEnv}
 	h.modHost, _ = opts.Host.(*host.Host)
 	// An option's own bot and proposals service (withDemoAppliance) close
 	// as serve closes them: the bot before the fake it is connected to,
@@ -166,6 +171,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		}
 		_ = bot.Close()
 		props.Close()
+		closeTasks()
 		_ = res.Close(context.Background())
 		fake.Close()
 		if h.modHost != nil {

@@ -234,6 +234,13 @@ const (
 // largeBodyRoutes are the routes (echo route paths) allowed maxDocumentBody.
 var largeBodyRoutes = map[string]bool{"/guilds/:id/document": true}
 
+// maxUploadBody bounds a task form with its attachments (25 MiB of files,
+// tasks.MaxOutputFileBytes, and the form's text and multipart framing).
+const maxUploadBody = 27 << 20
+
+// uploadBodyRoutes are the routes allowed maxUploadBody (the task forms).
+var uploadBodyRoutes = map[string]bool{"/tasks": true, "/tasks/:id/edit": true}
+
 func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {
 	return middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: fmt.Sprintf("%dB", n)})
 }
@@ -241,12 +248,15 @@ func (s *Server) bodyLimit(n int64) echo.MiddlewareFunc {
 // bodyLimits bounds every request body before anything reads it (the CSRF
 // check parses the form): maxBody, or maxDocumentBody on largeBodyRoutes.
 func (s *Server) bodyLimits() echo.MiddlewareFunc {
-	small, large := s.bodyLimit(maxBody), s.bodyLimit(maxDocumentBody)
+	small, large, upload := s.bodyLimit(maxBody), s.bodyLimit(maxDocumentBody), s.bodyLimit(maxUploadBody)
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		toSmall, toLarge := small(next), large(next)
+		toSmall, toLarge, toUpload := small(next), large(next), upload(next)
 		return func(c echo.Context) error {
 			if largeBodyRoutes[c.Path()] {
 				return toLarge(c)
+			}
+			if uploadBodyRoutes[c.Path()] {
+				return toUpload(c)
 			}
 			return toSmall(c)
 		}

@@ -87,6 +87,9 @@ type Options struct {
 	// Results is the scheduled-results outbox (app/serve.go passes the
 	// *results.Service): the /results pages. Nil: they answer 503.
 	Results ResultsAdmin
+	// Tasks is the scheduled tasks' admin facade (app/serve.go passes the
+	// *tasks.Admin): the /tasks pages. Nil: they answer 503.
+	Tasks TasksAdmin
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

@@ -1,0 +1,46 @@
+package admin
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// createTask is POST /tasks: the create form (multipart, with its
+// attachments). The service validates the definition against the guild's
+// policy and Discord and writes the audit row; a refusal re-renders the
+// form with what was typed and the errors beside their fields (422), and
+// nothing is saved. The uploads of a refused form must be chosen again
+// (a browser cannot be handed files back).
+func (s *Server) createTask(c echo.Context) error {
+	f, upErr := form.ParseTaskForm(c.Request())
+	ctx, cancel := withTimeout(c, tasksActionTimout)
+	defer cancel()
+	refuse := func(errs form.Errors) error {
+		v := s.taskFormView(ctx, f, errs, nil)
+		return render(c, http.StatusUnprocessableEntity, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
+	}
+	if upErr != nil {
+		var errs form.Errors
+		errs.Add(form.FieldForm, form.MsgTaskUpload)
+		errs.Add(tasks.FieldAttachments, form.MsgTaskUpload)
+		return refuse(errs)
+	}
+	def, errs := f.Definition(nil)
+	if !errs.OK() {
+		errs.Add(form.FieldForm, "The task was not saved: correct the fields marked below.")
+		return refuse(errs)
+	}
+	t, err := s.opts.Tasks.Create(ctx, actor(c), def)
+	if err != nil {
+		if errs, ok := taskSaveErrors(err); ok {
+			return refuse(errs)
+		}
+		return tasksNotFound(err, "create task")
+	}
+	return s.taskActed(c, taskPath(t.ID), templates.FlashSuccess, "Task "+t.Name+" created.")
+}

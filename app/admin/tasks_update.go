@@ -1,0 +1,69 @@
+package admin
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/web/templates"
+)
+
+// updateTask is POST /tasks/{id}/edit: the form saved as the task's next
+// revision, its current attachments kept unless ticked for removal. The
+// guild stays the task's. A refusal re-renders the form as typed with its
+// errors (422) and saves nothing.
+func (s *Server) updateTask(c echo.Context) error {
+	id, err := taskIDParam(c)
+	if err != nil {
+		return err
+	}
+	f, upErr := form.ParseTaskForm(c.Request())
+	ctx, cancel := withTimeout(c, tasksActionTimout)
+	defer cancel()
+	t, err := s.opts.Tasks.Get(ctx, id)
+	if err != nil {
+		return tasksNotFound(err, "task")
+	}
+	f.Guild = strconv.FormatUint(t.GuildID, 10)
+	refuse := func(errs form.Errors) error {
+		v := s.taskEditView(c, t.Name, id, f, errs, t.Definition.Attachments)
+		return render(c, http.StatusUnprocessableEntity, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
+	}
+	if upErr != nil {
+		var errs form.Errors
+		errs.Add(form.FieldForm, form.MsgTaskUpload)
+		errs.Add(tasks.FieldAttachments, form.MsgTaskUpload)
+		return refuse(errs)
+	}
+	var current []tasks.Attachment
+	if len(t.Definition.Attachments) > 0 {
+		cur, err := s.opts.Tasks.Revision(ctx, id, t.Revision)
+		if err != nil {
+			return tasksNotFound(err, "task revision")
+		}
+		current = cur.Files
+	}
+	def, errs := f.Definition(current)
+	if !errs.OK() {
+		errs.Add(form.FieldForm, "The task was not saved: correct the fields marked below.")
+		return refuse(errs)
+	}
+	saved, err := s.opts.Tasks.Update(ctx, actor(c), id, def)
+	if err != nil {
+		if errs, ok := taskSaveErrors(err); ok {
+			return refuse(errs)
+		}
+		return tasksNotFound(err, "update task")
+	}
+	return s.taskActed(c, taskPath(id), templates.FlashSuccess, "Task "+saved.Name+" saved as revision "+strconv.Itoa(saved.Revision)+".")
+}
+
+// taskEditView is the edit form's page.
+func (s *Server) taskEditView(c echo.Context, name, id string, f form.TaskForm, errs form.Errors, existing []tasks.AttachmentMeta) templates.TaskFormView {
+	v := s.taskFormView(c.Request().Context(), f, errs, existing)
+	v.Title, v.Lead, v.Action, v.Cancel, v.Editing = "Edit "+name, "Saving makes a new revision; the runs so far keep theirs.", taskPath(id)+"/edit", taskPath(id), true
+	return v
+}

@@ -1,0 +1,118 @@
+package templates
+
+import "github.com/kimiapp/kimi/app/admin/form"
+
+// TasksListView is GET /tasks: every task (or one guild's), newest first,
+// a page at a time.
+type TasksListView struct {
+	// Guild is the guild filter as typed ("" every guild); GuildError
+	// says why it was refused.
+	Guild, GuildError string
+	Guilds            []string // the known guilds' ids (the filter's suggestions)
+	NewURL            string
+	Rows              []TaskRow
+	FirstURL, NextURL string
+}
+
+// TaskRow is one task's summary.
+type TaskRow struct {
+	ID, URL                 string
+	Name                    string
+	Guild, GuildName        string
+	State, StateKind        string
+	Schedule                string // Describe of its schedule
+	NextDue, NextDueExact   string // "" none left
+	LastRun, LastRunKind    string // the newest run's status ("" none yet)
+	LastRunAt, LastRunExact string
+}
+
+// TaskFormView is the create (/tasks/new) and edit (/tasks/{id}/edit)
+// form: the operator's input, the field errors and the guild policy's
+// hints.
+type TaskFormView struct {
+	Title, Lead string
+	Action      string // where it posts
+	Cancel      string
+	Editing     bool // the guild is fixed
+	Form        form.TaskForm
+	Errors      form.Errors
+	// FormError is a message for the whole form (ErrDisabled, ...).
+	FormError string
+	Guilds    []string // the active guilds' ids (suggestions)
+	// PolicyDestinations lists the guild policy's destination channels
+	// ("" any channel the bot and the owner can post in).
+	PolicyDestinations string
+	PolicyTimezone     string
+	PolicyEnabled      bool
+	PolicyKnown        bool // a guild was chosen, so the policy is its
+	// Existing are the current revision's attachments (edit).
+	Existing []TaskFile
+	Kinds    []string
+	Weekdays []string
+}
+
+// TaskFile is one of a revision's attachments.
+type TaskFile struct {
+	Name string
+	Size string
+}
+
+// TaskShowView is GET /tasks/{id}.
+type TaskShowView struct {
+	Task       TaskRow
+	Owner      string
+	Revision   string
+	Summary    []Stat
+	Content    string
+	Files      []TaskFile
+	ActionBase string
+	Live       string
+	// Preview is a render-only preview's chunks (nil: none asked).
+	Preview      []TaskChunk
+	PreviewError string
+	Detail       TaskDetail
+}
+
+// TaskChunk is one Discord message of a preview.
+type TaskChunk struct {
+	Label   string // "#123 · 1/2"
+	Content string
+	Embed   string // the embed's title and description ("" none)
+}
+
+// TaskDetail is a task page's live region: its state and run history.
+type TaskDetail struct {
+	ActionBase       string
+	State, StateKind string
+	Paused           bool
+	NextDue          string
+	NextDueExact     string
+	Runs             []TaskRunRow
+}
+
+// TaskRunRow is one run of the history, with its posts and notifications.
+type TaskRunRow struct {
+	ID, Status, Kind string
+	Due, DueExact    string
+	Detail           string
+	Skipped          string // "" none
+	Posts            []TaskPostRow
+	Notifications    []TaskNoteRow
+	NotesError       string
+}
+
+// TaskPostRow is one post row of a run.
+type TaskPostRow struct {
+	Seq, Chunk, Channel string
+	Log                 bool
+	Status, Kind        string
+	Attempts, Detail    string
+	JumpURL             string // a sent message's link ("" otherwise)
+	RetryURL            string // an uncertain row's retry action ("" otherwise)
+}
+
+// TaskNoteRow is one subscription's notification of a run.
+type TaskNoteRow struct {
+	Sub, Status, Kind string
+	Attempts, Detail  string
+}
