@@ -262,9 +262,6 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 			logger.Warn("closing the scheduled tasks' runner failed", "err", cerr)
 		}
 	}()
-	// The /tasks admin's facade: the lead connects it (admin.Options.Tasks) at merge.
-	_ = taskParts.admin
-
 	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
 	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
 	if err != nil {
@@ -291,7 +288,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 		Scheduler:      modHost.Scheduler(),
 		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot, Proposals: props,
-		Results: res,
+		Results: res, Tasks: taskParts.admin,
 	})
 	if err != nil {
 		ln.Close()
