@@ -53,6 +53,22 @@ func until(t *testing.T, ch <-chan *discordgo.Event, want string) *discordgo.Eve
 	}
 }
 
+// heartbeating waits until the fake has read the first heartbeat of a session just opened.
+// discordgo's heartbeat goroutine writes one as soon as it starts, before it watches for the
+// connection's end; a connection closed before that write (a test closing it right after READY,
+// with the goroutine not yet scheduled) makes the write fail, and that goroutine reconnects as
+// well as the reader: the two reconnects close each other's new connections for a while (seen
+// under load: 7 identifies and 6 resumes for one close). After the first heartbeat the goroutine
+// waits on its ticker (41.25 s by default) or the connection's end, so a close is heard once.
+func heartbeating(t *testing.T, f *Server) {
+	t.Helper()
+	for deadline := time.Now().Add(waitBound); f.GatewayStats().Heartbeats == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no heartbeat within %s", waitBound)
+		}
+	}
+}
+
 // TestGatewayIdentifyReadyGuildCreate: Hello, Identify with intents, READY with
 // resume_gateway_url, one GUILD_CREATE per guild with members only under the members intent.
 func TestGatewayIdentifyReadyGuildCreate(t *testing.T) {
@@ -231,6 +247,7 @@ func TestGatewayResumeAfterDroppedConnection(t *testing.T) {
 	s.AddHandler(func(*discordgo.Session, *discordgo.Resumed) { resumed <- struct{}{} })
 	open(t, s)
 	until(t, ev, "GUILD_CREATE")
+	heartbeating(t, w.fake)
 	w.fake.DropConnections()
 	if _, err := w.fake.PostMessage(w.text, w.alice, "while you were away"); err != nil {
 		t.Fatal(err)
@@ -347,6 +364,7 @@ func TestGatewayCloseCodes(t *testing.T) {
 			s.AddHandler(func(*discordgo.Session, *discordgo.Resumed) { resumed <- struct{}{} })
 			open(t, s)
 			next(t, ev, "READY")
+			heartbeating(t, w.fake)
 			w.fake.CloseGateway(c.code)
 			if c.resumable {
 				recv(t, resumed, "RESUMED")
