@@ -120,6 +120,12 @@ type Extensions struct {
 	// (results.Lease, 60 s): a test build shortens it so that a delivery
 	// cut short by kill -9 is claimed again within seconds of a restart.
 	ResultsLease time.Duration
+	// OnDemoFake, when set, is called by `kimi serve --demo` with the
+	// built-in fake Discord and its seeded demo guild, before the bot
+	// connects. It is for test builds (cmd/kimi's crash tests): they
+	// observe what "Discord" received (fakediscord's OnMessageCreate) or
+	// seed more of the fake's model. It must not block.
+	OnDemoFake func(*fakediscord.Server, fakediscord.DemoGuild)
 }
 
 // ServeParts are the running appliance's parts that OnServe receives.
@@ -148,6 +154,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, ext 
 		specs:         ext.Specs,
 		onServe:       ext.OnServe,
 		resultsLease:  ext.ResultsLease,
+		onDemoFake:    ext.OnDemoFake,
 	}
 	return c.main(ctx, args)
 }

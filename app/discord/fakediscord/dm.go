@@ -99,5 +99,6 @@ func (s *Server) dmMessage(c *call, ch *channel) (int, any, *apiError) {
 		return 0, nil, err
 	}
 	s.storeMessage(ch, m)
+	c.created = m
 	return 200, wire(m), nil
 }

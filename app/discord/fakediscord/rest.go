@@ -838,6 +838,7 @@ func (s *Server) createMessage(c *call) (int, any, *apiError) {
 		return 0, nil, err
 	}
 	s.storeMessage(ch, m)
+	c.created = m
 	return 200, wire(m), nil
 }
 

@@ -84,6 +84,8 @@ type Server struct {
 	gw       gatewayState
 	side     sideState // dm.go, threads.go
 	watch    signal.Watchers
+	// onCreate is OnMessageCreate's hook (nil: none).
+	onCreate func(*discordgo.Message)
 }
 
 // Request is one REST request the fake received, as recorded.
@@ -98,6 +100,20 @@ type Request struct {
 	Body    []byte
 	// Status is the status the fake answered with.
 	Status int
+}
+
+// OnMessageCreate sets a hook (nil removes it) called once for every message a REST POST
+// /channels/{channel}/messages created (a guild channel's, a thread's or a DM's), with a copy of
+// the message, after the fake stored it (and dispatched MESSAGE_CREATE) and before it answers the
+// request: the client's answer waits for the hook to return. It is called outside the fake's
+// lock, concurrently for concurrent requests, so it may be slow (a test build records what the
+// fake received to disk there, or delays the answer); it must not block forever. A request that
+// created nothing (refused, or a fault answered before handling) does not call it; a fault
+// answered after handling (Fault.AfterHandling) does, before its error answer.
+func (s *Server) OnMessageCreate(fn func(*discordgo.Message)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCreate = fn
 }
 
 // New starts a fake on a loopback port; Close stops it.
@@ -372,6 +388,9 @@ type call struct {
 	files   []*discordgo.MessageAttachment
 	route   string
 	version string
+	// created is the message the handler created (POST of a message), for
+	// the OnMessageCreate hook.
+	created *discordgo.Message
 }
 
 func (c *call) param(name string) string { return c.r.PathValue(name) }
@@ -461,7 +480,14 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 			out = json.RawMessage(b)
 		}
 	}
+	hook, created := s.onCreate, c.created
+	if hook != nil && created != nil {
+		created = cloneMessage(created)
+	}
 	s.mu.Unlock()
+	if hook != nil && created != nil {
+		hook(created) // stored, not yet answered
+	}
 	if c.r.Method != http.MethodGet && aerr == nil {
 		s.notify() // ephemeral responses and modals change the model without a dispatch
 	}

@@ -1,0 +1,74 @@
+package fakediscord
+
+import (
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// TestOnMessageCreate: the hook sees every message a POST created (id,
+// channel and content as stored) before the client has its answer, and
+// none for a refused POST or one a fault answered before handling; a
+// fault after handling calls it, the message being created.
+func TestOnMessageCreate(t *testing.T) {
+	w := newWorld(t, Options{})
+	s := w.rest()
+	type seen struct {
+		msg      *discordgo.Message
+		answered bool
+	}
+	hooked := make(chan seen, 10)
+	var answered atomic.Bool // the client has its answer
+	w.fake.OnMessageCreate(func(m *discordgo.Message) { hooked <- seen{m, answered.Load()} })
+
+	tests := []struct {
+		name    string
+		channel string
+		fault   *Fault
+		created bool
+	}{
+		{name: "created", channel: w.text, created: true},
+		{name: "unknown channel", channel: "123", created: false},
+		{name: "fault before handling", channel: w.text, fault: &Fault{Route: "POST /channels/{channel}/messages", Status: http.StatusInternalServerError}, created: false},
+		{name: "fault after handling", channel: w.text, fault: &Fault{Route: "POST /channels/{channel}/messages", Status: http.StatusInternalServerError, AfterHandling: true}, created: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.fault != nil {
+				w.fake.InjectFault(*tt.fault)
+			}
+			before := len(w.fake.Messages(w.text))
+			answered.Store(false)
+			m, err := s.ChannelMessageSend(tt.channel, "hello "+tt.name)
+			answered.Store(true)
+			if tt.created != (err == nil) && tt.fault == nil {
+				t.Fatalf("send: %v", err)
+			}
+			if !tt.created {
+				select {
+				case h := <-hooked:
+					t.Fatalf("hook called with %q for a message not created", h.msg.Content)
+				default:
+				}
+				return
+			}
+			h := recv(t, hooked, "hook call")
+			if h.answered {
+				t.Fatal("the hook ran after the client had its answer")
+			}
+			stored := w.fake.Messages(w.text)
+			if len(stored) != before+1 {
+				t.Fatalf("%d messages stored, want %d", len(stored), before+1)
+			}
+			last := stored[len(stored)-1]
+			if h.msg.ID != last.ID || h.msg.ChannelID != w.text || h.msg.Content != "hello "+tt.name {
+				t.Fatalf("hook got %s in %s %q; stored %s", h.msg.ID, h.msg.ChannelID, h.msg.Content, last.ID)
+			}
+			if err == nil && m.ID != h.msg.ID {
+				t.Fatalf("answered id %s, hook's %s", m.ID, h.msg.ID)
+			}
+		})
+	}
+}
