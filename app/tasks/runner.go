@@ -103,6 +103,9 @@ type Runner struct {
 	closing bool
 	// retentionAt is when the retention job is scheduled (zero: none).
 	retentionAt time.Time
+	// previews are the tasks with a test preview being posted (task id →
+	// run id): one at a time per task, as the original allows.
+	previews map[string]string
 }
 
 // NewRunner returns the runner of opts.Service; it hooks the service so
@@ -115,7 +118,7 @@ func NewRunner(opts RunnerOptions) (*Runner, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	r := &Runner{opts: opts, s: opts.Service, d: opts.Deliverer, log: opts.Logger}
+	r := &Runner{opts: opts, s: opts.Service, d: opts.Deliverer, log: opts.Logger, previews: map[string]string{}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	opts.Service.changed = r.changed
 	return r, nil
@@ -697,6 +700,19 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 	if run.ID, err = newID(); err != nil {
 		return Preview{}, err
 	}
+	r.mu.Lock()
+	if busy := r.previews[id]; busy != "" {
+		r.mu.Unlock()
+		return Preview{}, notRunnable("a test preview of this task is still being posted (run %s): wait for it to finish", busy)
+	}
+	r.previews[id] = run.ID
+	r.mu.Unlock()
+	posting := false
+	defer func() {
+		if !posting {
+			r.endPreview(id, run.ID)
+		}
+	}()
 	run.Detail = fmt.Sprintf("preview by %s to channel %d", actor, channelID)
 	err = r.s.st.Write(ctx, func(tx *sql.Tx) error {
 		if err := insertRun(ctx, tx, run); err != nil {
@@ -712,9 +728,48 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 	if err := r.s.prepareRun(ctx, run.ID, out, channelID); err != nil {
 		return Preview{}, err
 	}
-	r.deliver(run.ID)
+	posting = r.deliverPreview(id, run.ID)
 	p.RunID = run.ID
 	return p, nil
+}
+
+// PreviewTimeout bounds the posting of one test preview (the original's
+// two minutes): a preview still posting then is cut (its row left sending
+// is uncertain, as any cut send).
+const PreviewTimeout = 2 * time.Minute
+
+// deliverPreview posts preview run runID of task id in the background,
+// under PreviewTimeout, and frees the task's preview slot when it ends; it
+// reports whether it started (false while closing).
+func (r *Runner) deliverPreview(id, runID string) bool {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return false
+	}
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		defer r.endPreview(id, runID)
+		ctx, cancel := context.WithTimeout(r.ctx, PreviewTimeout)
+		defer cancel()
+		if _, err := r.d.Deliver(ctx, runID); err != nil {
+			r.log.Error("deliver preview", "task", id, "run", runID, "err", err)
+		}
+		r.s.notify()
+		r.noteEnded(r.ctx)
+	}()
+	return true
+}
+
+// endPreview frees task id's preview slot held by runID.
+func (r *Runner) endPreview(id, runID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.previews[id] == runID {
+		delete(r.previews, id)
+	}
 }
 
 // RetryPost re-sends the uncertain post seq of run runID after the

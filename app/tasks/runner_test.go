@@ -847,3 +847,45 @@ func TestWatchersNotified(t *testing.T) {
 	}
 	expect("Deliver's records")
 }
+
+// TestPreviewOneAtATime: while a task's test preview is being posted, a
+// second preview of it is refused (the original allows one per task);
+// another task's preview is not; once the first ended, the task may be
+// previewed again.
+func TestPreviewOneAtATime(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.chk.kinds[106] = ChannelText
+	w.p.gate, w.p.entered = make(chan struct{}), make(chan struct{}, 64)
+	w.start(t, RunnerOptions{Checker: w.chk})
+	a, b := w.create(t, nil), w.create(t, nil)
+	first, err := w.r.Preview(ctx, "bob", a.ID, 106)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-w.p.entered // the first chunk is being sent
+	if _, err := w.r.Preview(ctx, "bob", a.ID, 106); !errors.Is(err, ErrNotRunnable) || !strings.Contains(err.Error(), "still being posted") {
+		t.Fatalf("a second preview while the first posts = %v, want ErrNotRunnable", err)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE task_id = ?`, a.ID); n != 1 {
+		t.Fatalf("%d preview runs of the task, want 1", n)
+	}
+	// Render-only previews and another task's preview are not held up.
+	if _, err := w.r.Preview(ctx, "bob", a.ID, 0); err != nil {
+		t.Fatalf("render-only preview = %v", err)
+	}
+	other, err := w.r.Preview(ctx, "bob", b.ID, 106)
+	if err != nil {
+		t.Fatalf("another task's preview = %v", err)
+	}
+	close(w.p.gate)
+	for _, id := range []string{first.RunID, other.RunID} {
+		waitFor(t, "the preview finished", func() bool {
+			return w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE id = ? AND finished_ms > 0`, id) == 1
+		})
+	}
+	waitFor(t, "the task's preview slot freed", func() bool {
+		_, err := w.r.Preview(ctx, "bob", a.ID, 106)
+		return err == nil
+	})
+}
