@@ -858,6 +858,10 @@ func TestPreviewOneAtATime(t *testing.T) {
 	w.chk.kinds[106] = ChannelText
 	w.p.gate, w.p.entered = make(chan struct{}), make(chan struct{}, 64)
 	w.start(t, RunnerOptions{Checker: w.chk})
+	// Registered after start's cleanup, so it runs first: a failed
+	// assertion does not leave Close waiting on a held post.
+	release := sync.OnceFunc(func() { close(w.p.gate) })
+	t.Cleanup(release)
 	a, b := w.create(t, nil), w.create(t, nil)
 	first, err := w.r.Preview(ctx, "bob", a.ID, 106)
 	if err != nil {
@@ -878,7 +882,7 @@ func TestPreviewOneAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatalf("another task's preview = %v", err)
 	}
-	close(w.p.gate)
+	release()
 	for _, id := range []string{first.RunID, other.RunID} {
 		waitFor(t, "the preview finished", func() bool {
 			return w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE id = ? AND finished_ms > 0`, id) == 1
