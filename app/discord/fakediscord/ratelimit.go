@@ -128,6 +128,9 @@ type Fault struct {
 	AfterHandling bool
 	// Times is how many requests fail (default 1).
 	Times int
+	// Skip is how many matching requests pass unharmed before the fault
+	// applies (a test fails the second chunk of a run, not the first).
+	Skip int
 }
 
 // InjectFault makes the next f.Times requests of f.Route fail with f.Status.
@@ -147,6 +150,10 @@ func (s *Server) InjectFault(f Fault) {
 func (s *Server) takeFault(route string) *Fault {
 	for i, f := range s.faults {
 		if f.Route != "" && f.Route != route {
+			continue
+		}
+		if f.Skip > 0 {
+			f.Skip--
 			continue
 		}
 		f.Times--

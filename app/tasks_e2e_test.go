@@ -1,0 +1,514 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/modules/kudos"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// The scheduled tasks end to end (issue 16, Proof): the pieces serve
+// composes, wired as serve wires them — a real SQLite file, the demo
+// guild on the fake Discord, the bot connected to it, the module host
+// running the kudos module (its results subscriber pointed at the demo
+// guild, as the demo does), the results outbox, and the tasks' service,
+// deliverer and runner on the host's durable scheduler (newTasks).
+
+// postRoute is the fake's route of a message create.
+const postRoute = "POST /channels/{channel}/messages"
+
+// taskE2E is the running composition.
+type taskE2E struct {
+	st      *store.Store
+	guilds  *guildcfg.Service
+	fake    *fakediscord.Server
+	demo    fakediscord.DemoGuild
+	bot     *discord.Bot
+	host    *host.Host
+	res     *results.Service
+	parts   *taskParts
+	logger  *slog.Logger
+	guild   uint64
+	owner   uint64 // the demo guild's owner
+	member  uint64 // cy: the listed user the posts may ping
+	other   uint64 // bo: a member who is not listed
+	general uint64 // the demo's #general
+}
+
+func startTaskE2E(tb testing.TB) *taskE2E {
+	tb.Helper()
+	ctx := context.Background()
+	logger := slog.New(slog.DiscardHandler)
+	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "kimi.db"), store.Options{Logger: logger})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	specs := []sdk.Spec{kudos.Spec()}
+	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Modules: specs, Logger: logger})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(guilds.Close)
+	fake := fakediscord.New(fakediscord.Options{})
+	tb.Cleanup(fake.Close)
+	demo := fake.SeedDemo()
+	if first, err := prepareDemo(ctx, st, guilds, demo); err != nil || !first {
+		tb.Fatalf("prepareDemo = %v, %v", first, err)
+	}
+	pub := &hostBus{}
+	bot, err := newBot(ctx, st, guilds, pub, logger, config.Config{Origins: map[string]string{}}, fake)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := results.New(results.Options{Store: st, Logger: logger})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wired := withServices{extra: []string{sdk.CapScheduledResults}}
+	caps := withCapabilities(host.Advertised(), wired.extra...)
+	h, err := host.New(ctx, host.Options{Specs: specs, Store: st, Guilds: guilds, Logger: logger,
+		Selection: []string{kudos.Name}, SelectionSet: true, Discord: bot, Results: res, Capabilities: &caps})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := prepareDemoModules(ctx, h, demo); err != nil {
+		tb.Fatal(err)
+	}
+	wired.Host = h
+	pub.bus.Store(h.Bus())
+	bot.Attach(wired)
+	if err := bot.ApplyCapabilities(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	if err := h.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = h.Close(context.Background()) })
+	bot.Start(ctx)
+	tb.Cleanup(func() { _ = bot.Close() })
+	parts, err := newTasks(st, res, guilds, bot, h.Scheduler(), logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res.SetProducer(parts.producer)
+	res.Start()
+	tb.Cleanup(func() { _ = res.Close(context.Background()) })
+	w := &taskE2E{st: st, guilds: guilds, fake: fake, demo: demo, bot: bot, host: h, res: res, parts: parts, logger: logger}
+	w.guild = taskID(tb, demo.GuildID)
+	w.owner = taskID(tb, fake.Guild(demo.GuildID).OwnerID)
+	w.member = taskID(tb, demo.Members[2])
+	w.other = taskID(tb, demo.Members[1])
+	w.general = taskID(tb, demo.Channels[1])
+	if err := parts.runner.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = w.parts.runner.Close(context.Background()) })
+	// Kudos subscribed to the demo guild's results at its Start.
+	subs, err := res.Subscriptions(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !slices.ContainsFunc(subs, func(s results.Subscription) bool { return s.Module == kudos.Name && s.GuildID == w.guild }) {
+		tb.Fatalf("kudos is not subscribed to the demo guild's results: %+v (host: %+v)", subs, h.Modules())
+	}
+	// The bot can post in the demo guild (GUILD_CREATE came).
+	for deadline := time.Now().Add(e2eWait); ; time.Sleep(5 * time.Millisecond) {
+		if ok, _ := bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.general); ok && bot.Status().State == discord.StateConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the bot never could post in the demo guild: %+v", bot.Status())
+		}
+	}
+	return w
+}
+
+func taskID(tb testing.TB, s string) uint64 {
+	tb.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// restartRunner closes the runner and starts a new one (a new service,
+// deliverer and runner on the same store and scheduler, as a restart
+// builds them): its Start recovers.
+func (w *taskE2E) restartRunner(tb testing.TB) {
+	tb.Helper()
+	ctx := context.Background()
+	if err := w.parts.runner.Close(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	parts, err := newTasks(w.st, w.res, w.guilds, w.bot, w.host.Scheduler(), w.logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.parts = parts
+	if err := parts.runner.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// longTemplate is a template of three paragraphs of about 1,500 code
+// points each (three chunks: every cut at a paragraph break), the first
+// mentioning the listed user, a member who is not listed, and @everyone.
+func (w *taskE2E) longTemplate() string {
+	var b strings.Builder
+	for i := 1; i <= 3; i++ {
+		if i > 1 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "Part %d.", i)
+		if i == 1 {
+			fmt.Fprintf(&b, " Hello <@%d> and <@%d>, @everyone and @here.", w.member, w.other)
+		}
+		b.WriteString(strings.Repeat(fmt.Sprintf(" part%d", i), 250))
+	}
+	return b.String()
+}
+
+// neutralized is s with @everyone and @here made inert (a zero-width
+// joiner after the @), as every chunk must carry them.
+func neutralized(s string) string {
+	return strings.NewReplacer("@everyone", "@\u200deveryone", "@here", "@\u200dhere").Replace(s)
+}
+
+// createTask creates a daily task (it runs by RunNow) through the admin's
+// facade.
+func (w *taskE2E) createTask(tb testing.TB, name, template string, embed *tasks.Embed) tasks.Task {
+	tb.Helper()
+	task, err := w.parts.admin.Create(context.Background(), "operator", tasks.Definition{GuildID: w.guild, Name: name, OwnerID: w.owner,
+		Schedule: map[string]string{tasks.FieldKind: "daily", tasks.FieldTime: "09:00"},
+		Template: template, Embed: embed, Destinations: []uint64{w.general}, MentionUsers: []uint64{w.member}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return task
+}
+
+// waitRun waits until run runID of task taskID ended (completed, failed
+// or uncertain) and returns it.
+func (w *taskE2E) waitRun(tb testing.TB, taskID, runID string) tasks.Run {
+	tb.Helper()
+	for deadline := time.Now().Add(e2eWait); ; time.Sleep(5 * time.Millisecond) {
+		runs, err := w.parts.service.Runs(context.Background(), taskID, 50)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.ID == runID && (r.Status == tasks.RunCompleted || r.Status == tasks.RunFailed || r.Status == tasks.RunUncertain) {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("run %s did not end: %+v", runID, runs)
+		}
+	}
+}
+
+// sentBody is the JSON body of a message create the bot sent.
+type sentBody struct {
+	Content         string `json:"content"`
+	AllowedMentions *struct {
+		Parse []string `json:"parse"`
+		Users []string `json:"users"`
+		Roles []string `json:"roles"`
+	} `json:"allowed_mentions"`
+	Embeds []json.RawMessage `json:"embeds"`
+}
+
+// created returns the bodies of the message creates of the demo's
+// #general the fake answered 200, in order, from request from on.
+func (w *taskE2E) created(tb testing.TB, from int) []sentBody {
+	tb.Helper()
+	var out []sentBody
+	reqs := w.fake.RequestsTo(postRoute)
+	for _, r := range reqs[min(from, len(reqs)):] {
+		if r.Status != http.StatusOK || !strings.Contains(r.Path, "/channels/"+w.demo.Channels[1]+"/") {
+			continue
+		}
+		var b sentBody
+		if err := json.Unmarshal(r.Body, &b); err != nil {
+			tb.Fatalf("a message create's body %q: %v", r.Body, err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// countContent is how many of #general's messages have content c.
+func (w *taskE2E) countContent(c string) int {
+	n := 0
+	for _, m := range w.fake.Messages(w.demo.Channels[1]) {
+		if m.Content == c {
+			n++
+		}
+	}
+	return n
+}
+
+// checkMentions fails unless b's allowed_mentions parse nothing and list
+// exactly the user w.member (no roles).
+func (w *taskE2E) checkMentions(tb testing.TB, i int, b sentBody) {
+	tb.Helper()
+	am := b.AllowedMentions
+	if am == nil || am.Parse == nil || len(am.Parse) != 0 || len(am.Roles) != 0 || len(am.Users) != 1 || am.Users[0] != strconv.FormatUint(w.member, 10) {
+		tb.Fatalf("chunk %d's allowed_mentions = %+v, want parse [] and users [%d] only", i+1, am, w.member)
+	}
+}
+
+// acknowledged waits until kudos acknowledged the results notification of
+// run runID, and returns how many result receipts kudos' table holds.
+func (w *taskE2E) acknowledged(tb testing.TB, runID string) int {
+	tb.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(e2eWait); ; time.Sleep(5 * time.Millisecond) {
+		var status string
+		err := w.st.Reader().QueryRowContext(ctx, `SELECT status FROM kimi_result_notifications WHERE run_id = ? AND module = ?`, runID, kudos.Name).Scan(&status)
+		if err == nil && status == "acknowledged" {
+			break
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("kudos' notification of run %s: %q, %v", runID, status, err)
+		}
+	}
+	var table string
+	if err := w.st.Reader().QueryRowContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE '%kudos%result_receipts'`).Scan(&table); err != nil {
+		tb.Fatalf("kudos' receipts table: %v", err)
+	}
+	var n int
+	if err := w.st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM "`+table+`"`).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// TestTaskE2EPublishes: a task in the demo guild whose template makes
+// three chunks, with an embed, a mention of its listed user, of a member
+// who is not listed and an @everyone, run now, is posted by the bot to
+// the fake's #general: the chunks arrive in order and concatenate to the
+// template with @everyone and @here neutralised, every request's
+// allowed_mentions parses nothing and lists exactly the listed user, the
+// embed is on the first chunk only; the run completes with its post rows
+// sent as the fake's messages, and kudos receives and acknowledges the
+// result (its receipt recorded).
+func TestTaskE2EPublishes(t *testing.T) {
+	w := startTaskE2E(t)
+	ctx := context.Background()
+	tmpl := w.longTemplate()
+	task := w.createTask(t, "Long digest", tmpl, &tasks.Embed{Title: "Digest", Description: "the day's digest"})
+	before := len(w.fake.RequestsTo(postRoute))
+	runID, err := w.parts.admin.RunNow(ctx, "operator", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := w.waitRun(t, task.ID, runID)
+	if run.Status != tasks.RunCompleted {
+		t.Fatalf("run %s ended %s: %s", runID, run.Status, run.Detail)
+	}
+
+	sent := w.created(t, before)
+	if len(sent) < 3 {
+		t.Fatalf("%d chunks posted, want at least 3", len(sent))
+	}
+	var joined strings.Builder
+	for i, b := range sent {
+		joined.WriteString(b.Content)
+		w.checkMentions(t, i, b)
+		if (len(b.Embeds) == 1) != (i == 0) || len(b.Embeds) > 1 {
+			t.Fatalf("chunk %d carries %d embeds; want the embed on the first chunk only", i+1, len(b.Embeds))
+		}
+	}
+	if want := neutralized(tmpl); joined.String() != want {
+		t.Fatalf("the chunks concatenate to\n%q\nwant\n%q", joined.String(), want)
+	}
+	if strings.Contains(joined.String(), "@everyone") || strings.Contains(joined.String(), "@here") {
+		t.Fatal("a chunk carries a live @everyone or @here")
+	}
+	if !strings.Contains(string(sent[0].Embeds[0]), `"title":"Digest"`) {
+		t.Fatalf("the first chunk's embed = %s", sent[0].Embeds[0])
+	}
+
+	posts, err := w.parts.service.RunPosts(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := w.fake.Messages(w.demo.Channels[1])
+	if len(posts) != len(sent) || len(msgs) < len(sent) {
+		t.Fatalf("%d post rows, %d chunks sent, %d messages in #general", len(posts), len(sent), len(msgs))
+	}
+	msgs = msgs[len(msgs)-len(sent):]
+	for i, p := range posts {
+		m := msgs[i]
+		if p.Status != tasks.PostSent || p.Attempts != 1 || strconv.FormatUint(p.MessageID, 10) != m.ID || m.Content != sent[i].Content {
+			t.Fatalf("post %d = %+v; the fake's message %d is %s %q", i+1, p, i+1, m.ID, m.Content)
+		}
+		if m.MentionEveryone || (i == 0 && (len(m.Mentions) != 1 || m.Mentions[0].ID != strconv.FormatUint(w.member, 10))) {
+			t.Fatalf("message %d pinged everyone %v, users %+v; want only the listed user on the first", i+1, m.MentionEveryone, m.Mentions)
+		}
+	}
+	if n := w.acknowledged(t, runID); n != 1 {
+		t.Fatalf("kudos holds %d result receipts, want 1", n)
+	}
+}
+
+// TestTaskE2ERetries429: Discord answering the first post's create with
+// 429 until Kimi's transport gives up (its maxAttempts sends) has the
+// deliverer retry that row: the run completes, the row with attempts 2,
+// the message posted once, and kudos gets the result.
+func TestTaskE2ERetries429(t *testing.T) {
+	w := startTaskE2E(t)
+	ctx := context.Background()
+	const text = "A short digest"
+	task := w.createTask(t, "Rate limited", text, nil)
+	w.fake.InjectFault(fakediscord.Fault{Route: postRoute, Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond, Times: 4})
+	runID, err := w.parts.admin.RunNow(ctx, "operator", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := w.waitRun(t, task.ID, runID)
+	if run.Status != tasks.RunCompleted {
+		t.Fatalf("run %s ended %s: %s", runID, run.Status, run.Detail)
+	}
+	var limited int
+	for _, r := range w.fake.RequestsTo(postRoute) {
+		if r.Status == http.StatusTooManyRequests {
+			limited++
+		}
+	}
+	posts, err := w.parts.service.RunPosts(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limited != 4 || len(posts) != 1 || posts[0].Status != tasks.PostSent || posts[0].Attempts != 2 {
+		t.Fatalf("%d creates answered 429; posts %+v; want 4 and one post sent at attempts 2", limited, posts)
+	}
+	if n := w.countContent(text); n != 1 {
+		t.Fatalf("#general holds %q %d times, want once", text, n)
+	}
+	if n := w.acknowledged(t, runID); n != 1 {
+		t.Fatalf("kudos holds %d result receipts, want 1", n)
+	}
+}
+
+// TestTaskE2EUncertainNotReposted: Discord creating the second chunk's
+// message and then answering 500 marks that post uncertain, the run
+// uncertain and the task needs_attention; the third chunk is not posted
+// and no result is enqueued. A restart of the runner and a second
+// delivery of the run post nothing (the chunk's message is in #general
+// once). After the operator checked Discord (and deleted the message the
+// 500 hid, to keep the order) RetryPost posts the rest: the run
+// completes, each chunk once, in order, the task active again, and kudos
+// gets the result.
+func TestTaskE2EUncertainNotReposted(t *testing.T) {
+	w := startTaskE2E(t)
+	ctx := context.Background()
+	tmpl := w.longTemplate()
+	task := w.createTask(t, "Uncertain digest", tmpl, nil)
+	w.fake.InjectFault(fakediscord.Fault{Route: postRoute, Status: http.StatusInternalServerError, AfterHandling: true, Skip: 1})
+	runID, err := w.parts.admin.RunNow(ctx, "operator", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := w.waitRun(t, task.ID, runID)
+	if run.Status != tasks.RunUncertain {
+		t.Fatalf("run %s ended %s (%s), want uncertain", runID, run.Status, run.Detail)
+	}
+	posts, err := w.parts.service.RunPosts(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(posts) != 3 || posts[0].Status != tasks.PostSent || posts[1].Status != tasks.PostUncertain || posts[2].Status != tasks.PostPending {
+		t.Fatalf("posts = %+v; want sent, uncertain, pending", posts)
+	}
+	got, err := w.parts.service.Get(ctx, task.ID)
+	if err != nil || got.State != tasks.StateNeedsAttention {
+		t.Fatalf("task = %+v, %v; want needs_attention", got, err)
+	}
+	second, third := posts[1].Content, posts[2].Content
+	creates := len(w.fake.RequestsTo(postRoute))
+	if w.countContent(second) != 1 || w.countContent(third) != 0 || creates != 2 {
+		t.Fatalf("#general holds the second chunk %d times, the third %d times, after %d creates; want 1, 0, 2",
+			w.countContent(second), w.countContent(third), creates)
+	}
+
+	// A restart (its recovery) and a second delivery of the run post
+	// nothing.
+	w.restartRunner(t)
+	d, err := tasks.NewDeliverer(w.parts.service, tasks.DeliverOptions{Poster: taskPoster{d: w.bot, ready: w.bot}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, e2eWait)
+	status, err := d.Deliver(dctx, runID)
+	cancel()
+	if err != nil || status != tasks.RunUncertain {
+		t.Fatalf("a second Deliver = %s, %v; want uncertain", status, err)
+	}
+	if n := len(w.fake.RequestsTo(postRoute)); n != creates || w.countContent(second) != 1 || w.countContent(third) != 0 {
+		t.Fatalf("after the restart and a second delivery: %d creates (was %d), the second chunk %d times, the third %d",
+			n, creates, w.countContent(second), w.countContent(third))
+	}
+	var notifications int
+	if err := w.st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM kimi_result_notifications WHERE run_id = ?`, runID).Scan(&notifications); err != nil || notifications != 0 {
+		t.Fatalf("an uncertain run enqueued %d notifications (%v), want none", notifications, err)
+	}
+
+	// The operator found the second chunk's message and deleted it, then
+	// retries the post: the rest is posted, in order.
+	hidden := w.fake.Messages(w.demo.Channels[1])
+	if err := w.fake.Session().ChannelMessageDelete(w.demo.Channels[1], hidden[len(hidden)-1].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.parts.runner.RetryPost(ctx, "operator", runID, posts[1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	run = w.waitRun(t, task.ID, runID)
+	if run.Status != tasks.RunCompleted {
+		t.Fatalf("run %s after the retry ended %s: %s", runID, run.Status, run.Detail)
+	}
+	posts, err = w.parts.service.RunPosts(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := w.fake.Messages(w.demo.Channels[1])
+	if len(msgs) < 3 {
+		t.Fatalf("#general holds %d messages", len(msgs))
+	}
+	msgs = msgs[len(msgs)-3:]
+	for i, p := range posts {
+		if p.Status != tasks.PostSent || strconv.FormatUint(p.MessageID, 10) != msgs[i].ID || w.countContent(p.Content) != 1 {
+			t.Fatalf("post %d = %+v; #general's message %d is %s; its content is there %d times", i+1, p, i+1, msgs[i].ID, w.countContent(p.Content))
+		}
+	}
+	if got, err := w.parts.service.Get(ctx, task.ID); err != nil || got.State != tasks.StateActive {
+		t.Fatalf("task after the retry = %+v, %v; want active", got, err)
+	}
+	if n := w.acknowledged(t, runID); n != 1 {
+		t.Fatalf("kudos holds %d result receipts, want 1", n)
+	}
+}
