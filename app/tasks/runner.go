@@ -639,7 +639,10 @@ func (r *Runner) RunNow(ctx context.Context, actor, id string) (string, error) {
 		return "", err
 	}
 	r.s.notify()
-	if err := r.prepare(ctx, runID, 0); err != nil {
+	// The run is committed: its preparation no longer hangs on the
+	// operator's request (a request ended now would leave it pending until
+	// the next Start).
+	if err := r.prepare(r.ctx, runID, 0); err != nil {
 		return runID, err
 	}
 	return runID, nil
@@ -709,7 +712,7 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 		return Preview{}, err
 	}
 	r.s.notify()
-	if err := r.s.prepareRun(ctx, run.ID, out, channelID); err != nil {
+	if err := r.s.prepareRun(r.ctx, run.ID, out, channelID); err != nil { // committed: as RunNow's
 		return Preview{}, err
 	}
 	r.deliver(run.ID)
