@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -52,7 +53,9 @@ func TestDeliverRechecksPolicyDestinations(t *testing.T) {
 // composerFunc is a Composer of a function.
 type composerFunc func(ctx context.Context, run RunContext) (Output, error)
 
-func (f composerFunc) Compose(ctx context.Context, run RunContext) (Output, error) { return f(ctx, run) }
+func (f composerFunc) Compose(ctx context.Context, run RunContext) (Output, error) {
+	return f(ctx, run)
+}
 
 // TestRunNowOutlivesItsRequest: once run now committed its run, the run
 // is composed, prepared and delivered even when the operator's request
@@ -76,5 +79,61 @@ func TestRunNowOutlivesItsRequest(t *testing.T) {
 	w.waitRun(t, runID, RunCompleted)
 	if got := strings.Join(w.p.contents(), ","); got != "one,two" {
 		t.Fatalf("posted %q", got)
+	}
+}
+
+// switchPolicies is a Policies whose policy of testGuild a test changes
+// (every other guild's is off).
+type switchPolicies struct{ p *guildcfg.TaskPolicy }
+
+func (s switchPolicies) TaskPolicy(guild uint64) guildcfg.TaskPolicy {
+	if guild != testGuild {
+		return guildcfg.TaskPolicy{}
+	}
+	return *s.p
+}
+
+// TestAdminHonoursThePolicy: with the guild's scheduled tasks turned off
+// after a task was saved, run now and a posted preview refuse with
+// ErrDisabled (its exact message), making no run and leaving the task
+// active (before, the run was made, refused at delivery and the task put
+// in needs_attention); a render-only preview still renders. An edit is
+// checked against the task's guild's policy even when the definition
+// names no guild.
+func TestAdminHonoursThePolicy(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.start(t, RunnerOptions{Checker: w.chk})
+	policy := enabled
+	a := &Admin{Service: w.svc, Runner: w.r, Policies: switchPolicies{&policy}, Checker: w.chk}
+	task, err := a.Create(ctx, "alice", validDef())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	policy.Destinations = []uint64{100}
+	def := validDef()
+	def.GuildID = 0
+	if _, err := a.Update(ctx, "alice", task.ID, def); err == nil {
+		t.Fatal("Update with destinations 101 and 102 outside the policy's [100] saved")
+	} else if de, ok := errors.AsType[*DefinitionError](err); !ok || !strings.Contains(de.Fields[FieldDestinations], "not one of this server's task destinations") {
+		t.Fatalf("Update = %v, want the destinations' field error", err)
+	}
+
+	policy = guildcfg.TaskPolicy{Timezone: "UTC"} // disabled
+	if _, err := a.RunNow(ctx, "bob", task.ID); !errors.Is(err, ErrDisabled) || err.Error() != MsgDisabled {
+		t.Fatalf("RunNow in a disabled guild = %v, want %q", err, MsgDisabled)
+	}
+	if _, err := a.Preview(ctx, "bob", task.ID, 100); !errors.Is(err, ErrDisabled) || err.Error() != MsgDisabled {
+		t.Fatalf("Preview to a channel in a disabled guild = %v, want %q", err, MsgDisabled)
+	}
+	if p, err := a.Preview(ctx, "bob", task.ID, 0); err != nil || len(p.Chunks) == 0 {
+		t.Fatalf("render-only Preview = %+v, %v", p, err)
+	}
+	if n := w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE task_id = ?`, task.ID); n != 0 {
+		t.Fatalf("%d runs made in a disabled guild", n)
+	}
+	if got := w.task(t, task.ID).State; got != StateActive {
+		t.Fatalf("task is %s", got)
 	}
 }

@@ -803,7 +803,8 @@ func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) er
 
 // PostView is a run's post row for the history.
 type PostView struct {
-	Seq                    int
+	Seq int
+	// ChunkIndex is the row's chunk of its post, from 1 (of ChunkTotal).
 	ChunkIndex, ChunkTotal int
 	ChannelID              uint64
 	Log                    bool
