@@ -104,9 +104,8 @@ func (s *Server) taskActed(c echo.Context, page, kind, message string) error {
 }
 
 // taskRefusal is the operator's sentence of a refused run-now, preview or
-// retry (tasks.ErrNotRunnable's text says why; tasks.ErrDisabled: its exact
-// message); ok false for any other
-// error.
+// retry (tasks.ErrNotRunnable's text says why; tasks.ErrDisabled: its
+// exact message); ok false for any other error.
 func taskRefusal(err error) (string, bool) {
 	if errors.Is(err, tasks.ErrDisabled) {
 		return tasks.MsgDisabled, true
