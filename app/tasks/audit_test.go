@@ -2,7 +2,9 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +137,64 @@ func TestAdminHonoursThePolicy(t *testing.T) {
 	}
 	if got := w.task(t, task.ID).State; got != StateActive {
 		t.Fatalf("task is %s", got)
+	}
+}
+
+// TestPreviewPingsNobody: a test preview posted to a channel carries the
+// run's text but pings none of the task's listed users and roles (a
+// preview never notifies); the real run pings them.
+func TestPreviewPingsNobody(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.chk.kinds[106] = ChannelText
+	w.start(t, RunnerOptions{Checker: w.chk})
+	task := w.create(t, func(d *Definition) { d.Template = "Standup <@7> <@&8>" })
+	mentions := func(runID string) []AllowedMentions {
+		t.Helper()
+		rows, err := w.st.Reader().Query(`SELECT mentions FROM kimi_task_posts WHERE run_id = ? AND kind = 'post' ORDER BY seq`, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []AllowedMentions
+		for rows.Next() {
+			var js string
+			var m AllowedMentions
+			if err := rows.Scan(&js); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal([]byte(js), &m); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m)
+		}
+		return out
+	}
+	p, err := w.r.Preview(ctx, "bob", task.ID, 106)
+	if err != nil || p.RunID == "" {
+		t.Fatalf("Preview(106) = %+v, %v", p, err)
+	}
+	got := mentions(p.RunID)
+	if len(got) != 3 {
+		t.Fatalf("preview rows = %+v", got)
+	}
+	for _, m := range got {
+		if len(m.Users) != 0 || len(m.Roles) != 0 || len(m.Parse) != 0 {
+			t.Fatalf("a preview row may ping %+v", m)
+		}
+	}
+	for _, c := range p.Chunks {
+		if len(c.AllowedMentions.Users) != 0 || len(c.AllowedMentions.Roles) != 0 || !strings.Contains(c.Content, "<@7>") {
+			t.Fatalf("preview chunk = %+v", c)
+		}
+	}
+	runID, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mentions(runID) {
+		if !slices.Equal(m.Users, []uint64{7}) || !slices.Equal(m.Roles, []uint64{8}) {
+			t.Fatalf("a run's row pings %+v, want user 7 and role 8", m)
+		}
 	}
 }

@@ -659,9 +659,9 @@ type Preview struct {
 // Preview composes a run of task id's current revision and returns its
 // chunks. With channelID 0 it only renders; otherwise it posts every
 // chunk to that channel (which must be a channel of the task's guild the
-// bot and the owner can post in) as a preview run, with an audit row. A
-// preview never changes the task's state or schedule and never notifies a
-// subscriber.
+// bot and the owner can post in) as a preview run, with an audit row,
+// pinging none of the task's listed users and roles. A preview never
+// changes the task's state or schedule and never notifies a subscriber.
 func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64) (Preview, error) {
 	t, err := r.s.Get(ctx, id)
 	if err != nil {
@@ -684,7 +684,9 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 			return Preview{}, notRunnable("%s", msg)
 		}
 		for i := range out.Posts {
-			out.Posts[i].ChannelID = channelID
+			// A test preview pings no one: the text reads as the run's,
+			// the listed users and roles are not notified.
+			out.Posts[i].ChannelID, out.Posts[i].Mentions = channelID, Mentions{}
 		}
 		if err := out.Validate(Allowed{Destinations: []uint64{channelID}, Users: def.MentionUsers, Roles: def.MentionRoles}); err != nil {
 			return Preview{}, err
