@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -196,5 +197,64 @@ func TestPreviewPingsNobody(t *testing.T) {
 		if !slices.Equal(m.Users, []uint64{7}) || !slices.Equal(m.Roles, []uint64{8}) {
 			t.Fatalf("a run's row pings %+v, want user 7 and role 8", m)
 		}
+	}
+}
+
+// TestRetryLogRowKeepsAttention: retrying a run's uncertain log row
+// re-sends the line but does not clear the task's needs_attention when a
+// post row failed (before, the retry set the task active again, its failed
+// post unseen).
+func TestRetryLogRowKeepsAttention(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	var mu sync.Mutex
+	failing := true
+	w.p.fail = func(_ int, c PostChunk) error {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case !failing:
+			return nil
+		case c.ChannelID == 100:
+			return &PostError{Status: 403, Err: errors.New("Missing Permissions")}
+		case c.ChannelID == 102:
+			return &PostError{Started: true, Err: errors.New("connection reset")}
+		}
+		return nil
+	}
+	w.start(t, RunnerOptions{})
+	task := w.create(t, func(d *Definition) { d.LogChannelID = 102 })
+	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := w.d.Deliver(ctx, adv.RunID); err != nil || status != RunFailed {
+		t.Fatalf("Deliver = %s, %v; want failed", status, err)
+	}
+	posts, _ := w.svc.RunPosts(ctx, adv.RunID)
+	if len(posts) != 3 || posts[0].Status != PostFailed || !posts[2].Log || posts[2].Status != PostUncertain {
+		t.Fatalf("posts = %+v", posts)
+	}
+	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task is %s", got)
+	}
+	mu.Lock()
+	failing = false
+	mu.Unlock()
+	if err := w.r.RetryPost(ctx, "bob", adv.RunID, posts[2].Seq); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the log row re-sent", func() bool {
+		p, _ := w.svc.RunPosts(ctx, adv.RunID)
+		return len(p) == 3 && p[2].Status == PostSent
+	})
+	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task is %s after retrying its log row, want needs_attention (post 1 failed)", got)
+	}
+	if got := w.runStatus(t, adv.RunID); got != RunFailed {
+		t.Fatalf("run is %s", got)
 	}
 }

@@ -727,9 +727,9 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 // pending, the run to delivering, the task back to active when nothing
 // else of it is uncertain, with an audit row; delivery resumes in order.
 //
-// Only uncertain rows hold a task in needs_attention here: a failed row
-// is final (its run stays failed) and the operator clears the task with
-// pause and resume.
+// Only uncertain post rows hold a task in needs_attention here: a failed
+// row is final (its run stays failed) and the operator clears the task
+// with pause and resume; the retry of a log row leaves the task's state.
 func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) error {
 	if r.binding() == nil {
 		return notRunnable("the runner is not running")
@@ -778,7 +778,9 @@ func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) er
 			WHERE r.task_id = ? AND r.status <> 'preview' AND p.kind = 'post' AND p.status = 'uncertain'`, run.TaskID).Scan(&blocking); err != nil {
 			return fmt.Errorf("tasks: retry post %d of %s: %w", seq, runID, err)
 		}
-		if t.State == StateNeedsAttention && blocking == 0 {
+		// A log row never put the task in needs_attention: its retry
+		// leaves the task's state to its posts.
+		if kind == "post" && t.State == StateNeedsAttention && blocking == 0 {
 			sched, fe := ParseSchedule(t.Definition.Schedule)
 			if fe != nil {
 				return fmt.Errorf("tasks: retry post %d of %s: stored schedule: %w", seq, runID, fe)
