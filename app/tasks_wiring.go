@@ -326,7 +326,7 @@ func newTasks(st *store.Store, res *results.Service, policies interface {
 	}
 	checker := bot.TaskChecker()
 	deliverer, err := tasks.NewDeliverer(svc, tasks.DeliverOptions{Poster: taskPoster{d: bot, ready: bot},
-		Authorize: taskAuthorizer{policies: policies, tiers: bot, checker: checker, ready: bot}})
+		Authorize: taskAuthorizer{policies: policies, tiers: bot, checker: checker, ready: bot}, Policies: policies})
 	if err != nil {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}

@@ -104,9 +104,12 @@ func (s *Server) taskActed(c echo.Context, page, kind, message string) error {
 }
 
 // taskRefusal is the operator's sentence of a refused run-now, preview or
-// retry (tasks.ErrNotRunnable's text says why); ok false for any other
-// error.
+// retry (tasks.ErrNotRunnable's text says why; tasks.ErrDisabled: its
+// exact message); ok false for any other error.
 func taskRefusal(err error) (string, bool) {
+	if errors.Is(err, tasks.ErrDisabled) {
+		return tasks.MsgDisabled, true
+	}
 	if !errors.Is(err, tasks.ErrNotRunnable) {
 		return "", false
 	}
@@ -297,7 +300,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 			return t, d, fmt.Errorf("admin: task run posts: %w", err)
 		}
 		for _, p := range posts {
-			pr := templates.TaskPostRow{Seq: strconv.Itoa(p.Seq), Chunk: strconv.Itoa(p.ChunkIndex+1) + "/" + strconv.Itoa(p.ChunkTotal),
+			pr := templates.TaskPostRow{Seq: strconv.Itoa(p.Seq), Chunk: strconv.Itoa(p.ChunkIndex) + "/" + strconv.Itoa(p.ChunkTotal),
 				Channel: strconv.FormatUint(p.ChannelID, 10), Log: p.Log, Status: string(p.Status), Kind: taskPostKind(p.Status),
 				Attempts: strconv.Itoa(p.Attempts), Detail: p.Detail}
 			if p.Status == tasks.PostSent && p.MessageID != 0 {

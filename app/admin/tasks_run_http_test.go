@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -132,6 +133,44 @@ var taskRunScenarios = []scenario{
 			waitRun(t, h, tasks.RunCompleted)
 		},
 	},
+	{
+		name: "a run's one-chunk post shows as chunk 1/1", method: http.MethodPost, url: "/tasks/{task}/run", form: url.Values{},
+		signedIn: true, setup: seedTask(taskDef("Standup", "Standup time")),
+		wantStatus: http.StatusSeeOther, wantAudit: []string{tasks.ActionRunNow},
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			waitRun(t, h, tasks.RunCompleted)
+			page := c.get("/tasks/" + h.vars["task"])
+			re := regexp.MustCompile(`data-testid="task-post-` + h.vars["run"] + `-1">\s*<td>\s*([0-9]+/[0-9]+)`)
+			if m := re.FindStringSubmatch(page.body); m == nil || m[1] != "1/1" {
+				t.Fatalf("chunk cell of post 1 = %v, want 1/1", m)
+			}
+		},
+	},
+	{
+		name: "run now in a server whose scheduled tasks are off is refused with the exact message", method: http.MethodPost, url: "/tasks/{task}/run", form: url.Values{},
+		signedIn: true, setup: disabledTask, wantStatus: http.StatusSeeOther, wantNoAudit: true,
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			wantBody(t, followFlash(t, c, res, "/tasks/"+h.vars["task"]), `data-testid="alert-error"`, tasks.MsgDisabled)
+			if runs, err := h.tasks.admin.Runs(context.Background(), h.vars["task"], 10); err != nil || len(runs) != 0 {
+				t.Fatalf("runs = %+v, %v; want none", runs, err)
+			}
+		},
+	},
+	{
+		name: "a preview posted in a server whose scheduled tasks are off is refused with the exact message", method: http.MethodPost, url: "/tasks/{task}/preview",
+		form: url.Values{"channel": {"101"}}, signedIn: true, setup: disabledTask,
+		wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true, wantContains: []string{tasks.MsgDisabled},
+	},
+}
+
+// disabledTask seeds {task} and moves it to taskOffGuild, whose scheduled
+// tasks are off (as when the server's document turned them off later).
+func disabledTask(t *testing.T, h *harness) {
+	t.Helper()
+	seedTask(taskDef("Standup", "Standup time"))(t, h)
+	if _, err := h.st.Writer().Exec(`UPDATE kimi_tasks SET guild_id = ? WHERE id = ?`, taskOffGuild, h.vars["task"]); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestTaskRunPages(t *testing.T) { runScenarios(t, taskRunScenarios) }

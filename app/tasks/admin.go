@@ -46,7 +46,27 @@ func (a *Admin) Update(ctx context.Context, actor, id string, def Definition) (T
 	if err := a.ready(); err != nil {
 		return Task{}, err
 	}
-	return a.Service.Update(ctx, actor, id, a.Policies.TaskPolicy(def.GuildID), a.Checker, def)
+	// The task's guild's policy: the definition may name no guild (the
+	// guild cannot change; Update says so when it names another).
+	t, err := a.Service.Get(ctx, id)
+	if err != nil {
+		return Task{}, err
+	}
+	return a.Service.Update(ctx, actor, id, a.Policies.TaskPolicy(t.GuildID), a.Checker, def)
+}
+
+// enabled returns ErrDisabled when task id's guild has scheduled tasks
+// off: nothing is run or posted there (delivery would refuse it and put
+// the task in needs_attention).
+func (a *Admin) enabled(ctx context.Context, id string) error {
+	t, err := a.Service.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !a.Policies.TaskPolicy(t.GuildID).Enabled {
+		return ErrDisabled
+	}
+	return nil
 }
 
 // Policy is the guild's scheduled_tasks policy (the form's defaults).
@@ -83,18 +103,28 @@ func (a *Admin) RunPosts(ctx context.Context, runID string) ([]PostView, error) 
 	return a.Service.RunPosts(ctx, runID)
 }
 
-// RunNow runs task id now.
+// RunNow runs task id now (ErrDisabled when its guild's scheduled tasks
+// are off).
 func (a *Admin) RunNow(ctx context.Context, actor, id string) (string, error) {
 	if err := a.ready(); err != nil {
+		return "", err
+	}
+	if err := a.enabled(ctx, id); err != nil {
 		return "", err
 	}
 	return a.Runner.RunNow(ctx, actor, id)
 }
 
-// Preview renders (channelID 0) or posts a test preview of task id.
+// Preview renders (channelID 0) or posts a test preview of task id (a
+// post: ErrDisabled when its guild's scheduled tasks are off).
 func (a *Admin) Preview(ctx context.Context, actor, id string, channelID uint64) (Preview, error) {
 	if err := a.ready(); err != nil {
 		return Preview{}, err
+	}
+	if channelID != 0 {
+		if err := a.enabled(ctx, id); err != nil {
+			return Preview{}, err
+		}
 	}
 	return a.Runner.Preview(ctx, actor, id, channelID)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/kimiapp/kimi/app/results"
@@ -124,6 +125,12 @@ type DeliverOptions struct {
 	// text the row's detail), the run, and puts the task in
 	// needs_attention.
 	Authorize Authorizer
+	// Policies (nil: none) gives the guild's scheduled_tasks policy at
+	// each post row of a non-preview run: a channel that is no longer in
+	// a non-empty destinations list is refused as the Authorizer's
+	// refusals are (log rows are not held to the list, as Validate does
+	// not hold the log channel to it).
+	Policies Policies
 }
 
 // Deliverer is the delivery worker: a pure worker over the store.
@@ -133,6 +140,7 @@ type Deliverer struct {
 	sem    chan struct{}
 	delay  time.Duration
 	auth   Authorizer
+	pols   Policies
 	// waiting is a test hook called before a Deliver waits for a slot.
 	waiting func()
 }
@@ -148,7 +156,7 @@ func NewDeliverer(s *Service, opts DeliverOptions) (*Deliverer, error) {
 	if opts.RetryDelay <= 0 {
 		opts.RetryDelay = DefaultRetryDelay
 	}
-	return &Deliverer{s: s, poster: opts.Poster, sem: make(chan struct{}, opts.MaxConcurrent), delay: opts.RetryDelay, auth: opts.Authorize}, nil
+	return &Deliverer{s: s, poster: opts.Poster, sem: make(chan struct{}, opts.MaxConcurrent), delay: opts.RetryDelay, auth: opts.Authorize, pols: opts.Policies}, nil
 }
 
 // storedFiles is a post row's file_ids: the revision's file names.
@@ -444,8 +452,12 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 		if err != nil {
 			return "", err
 		}
-		if d.auth != nil && !dr.preview {
-			if aerr := d.auth.Authorize(ctx, dr.guild, dr.owner, c.ChannelID); aerr != nil {
+		if !dr.preview {
+			aerr := d.destinationRefused(dr.guild, *next)
+			if aerr == nil && d.auth != nil {
+				aerr = d.auth.Authorize(ctx, dr.guild, dr.owner, c.ChannelID)
+			}
+			if aerr != nil {
 				if err := d.recordRefused(ctx, dr, *next, aerr); err != nil {
 					return "", err
 				}
@@ -503,6 +515,18 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 			return "", fmt.Errorf("tasks: deliver %s: %w", runID, ctx.Err())
 		}
 	}
+}
+
+// destinationRefused returns why post row p may no longer post to its
+// channel under the guild's current policy (nil: it may).
+func (d *Deliverer) destinationRefused(guild uint64, p postRow) error {
+	if d.pols == nil || p.kind != "post" {
+		return nil
+	}
+	if dests := d.pols.TaskPolicy(guild).Destinations; len(dests) > 0 && !slices.Contains(dests, p.channel) {
+		return fmt.Errorf("channel %d is no longer one of this server's task destinations (scheduled_tasks.destinations)", p.channel)
+	}
+	return nil
 }
 
 // errLostClaim reports a row whose token changed under its sender.

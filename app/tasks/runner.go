@@ -642,7 +642,10 @@ func (r *Runner) RunNow(ctx context.Context, actor, id string) (string, error) {
 		return "", err
 	}
 	r.s.notify()
-	if err := r.prepare(ctx, runID, 0); err != nil {
+	// The run is committed: its preparation no longer hangs on the
+	// operator's request (a request ended now would leave it pending until
+	// the next Start).
+	if err := r.prepare(r.ctx, runID, 0); err != nil {
 		return runID, err
 	}
 	return runID, nil
@@ -659,9 +662,9 @@ type Preview struct {
 // Preview composes a run of task id's current revision and returns its
 // chunks. With channelID 0 it only renders; otherwise it posts every
 // chunk to that channel (which must be a channel of the task's guild the
-// bot and the owner can post in) as a preview run, with an audit row. A
-// preview never changes the task's state or schedule and never notifies a
-// subscriber.
+// bot and the owner can post in) as a preview run, with an audit row,
+// pinging none of the task's listed users and roles. A preview never
+// changes the task's state or schedule and never notifies a subscriber.
 func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64) (Preview, error) {
 	t, err := r.s.Get(ctx, id)
 	if err != nil {
@@ -684,7 +687,9 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 			return Preview{}, notRunnable("%s", msg)
 		}
 		for i := range out.Posts {
-			out.Posts[i].ChannelID = channelID
+			// A test preview pings no one: the text reads as the run's,
+			// the listed users and roles are not notified.
+			out.Posts[i].ChannelID, out.Posts[i].Mentions = channelID, Mentions{}
 		}
 		if err := out.Validate(Allowed{Destinations: []uint64{channelID}, Users: def.MentionUsers, Roles: def.MentionRoles}); err != nil {
 			return Preview{}, err
@@ -725,7 +730,7 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 		return Preview{}, err
 	}
 	r.s.notify()
-	if err := r.s.prepareRun(ctx, run.ID, out, channelID); err != nil {
+	if err := r.s.prepareRun(r.ctx, run.ID, out, channelID); err != nil { // committed: as RunNow's
 		return Preview{}, err
 	}
 	posting = r.deliverPreview(id, run.ID)
@@ -777,9 +782,9 @@ func (r *Runner) endPreview(id, runID string) {
 // pending, the run to delivering, the task back to active when nothing
 // else of it is uncertain, with an audit row; delivery resumes in order.
 //
-// Only uncertain rows hold a task in needs_attention here: a failed row
-// is final (its run stays failed) and the operator clears the task with
-// pause and resume.
+// Only uncertain post rows hold a task in needs_attention here: a failed
+// row is final (its run stays failed) and the operator clears the task
+// with pause and resume; the retry of a log row leaves the task's state.
 func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) error {
 	if r.binding() == nil {
 		return notRunnable("the runner is not running")
@@ -828,7 +833,9 @@ func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) er
 			WHERE r.task_id = ? AND r.status <> 'preview' AND p.kind = 'post' AND p.status = 'uncertain'`, run.TaskID).Scan(&blocking); err != nil {
 			return fmt.Errorf("tasks: retry post %d of %s: %w", seq, runID, err)
 		}
-		if t.State == StateNeedsAttention && blocking == 0 {
+		// A log row never put the task in needs_attention: its retry
+		// leaves the task's state to its posts.
+		if kind == "post" && t.State == StateNeedsAttention && blocking == 0 {
 			sched, fe := ParseSchedule(t.Definition.Schedule)
 			if fe != nil {
 				return fmt.Errorf("tasks: retry post %d of %s: stored schedule: %w", seq, runID, fe)
@@ -855,7 +862,8 @@ func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) er
 
 // PostView is a run's post row for the history.
 type PostView struct {
-	Seq                    int
+	Seq int
+	// ChunkIndex is the row's chunk of its post, from 1 (of ChunkTotal).
 	ChunkIndex, ChunkTotal int
 	ChannelID              uint64
 	Log                    bool
