@@ -40,7 +40,7 @@ type TasksAdmin interface {
 	RunPosts(ctx context.Context, runID string) ([]tasks.PostView, error)
 	RunNow(ctx context.Context, actor, id string) (string, error)
 	Preview(ctx context.Context, actor, id string, channelID uint64) (tasks.Preview, error)
-	RetryPost(ctx context.Context, actor, runID string, seq int) error
+	RetryPost(ctx context.Context, actor, taskID, runID string, seq int) error
 	Watch(ctx context.Context) <-chan struct{}
 }
 

@@ -34,7 +34,7 @@ func (s *Server) retryTaskPost(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, tasksActionTimout)
 	defer cancel()
-	if err := s.opts.Tasks.RetryPost(ctx, actor(c), run, seq); err != nil {
+	if err := s.opts.Tasks.RetryPost(ctx, actor(c), id, run, seq); err != nil {
 		if msg, ok := taskRefusal(err); ok {
 			return s.taskActed(c, taskPath(id), templates.FlashError, msg)
 		}

@@ -134,6 +134,28 @@ var taskRunScenarios = []scenario{
 		},
 	},
 	{
+		name: "retry of a post under another task's address is a 404 and re-sends nothing", method: http.MethodPost,
+		url: "/tasks/{other}/runs/{run}/posts/{seq}/retry", form: url.Values{"confirm": {"yes"}},
+		signedIn: true, setup: func(t *testing.T, h *harness) {
+			uncertainRun(t, h)
+			owner := h.vars["task"]
+			seedTask(taskDef("Other", "Other time"))(t, h)
+			h.vars["other"], h.vars["task"] = h.vars["task"], owner
+		},
+		wantStatus: http.StatusNotFound, wantNoAudit: true,
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			posts, err := h.tasks.admin.RunPosts(context.Background(), h.vars["run"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range posts {
+				if strconv.Itoa(p.Seq) == h.vars["seq"] && p.Status != tasks.PostUncertain {
+					t.Fatalf("the post is %s after a retry under another task's address", p.Status)
+				}
+			}
+		},
+	},
+	{
 		name: "a run's one-chunk post shows as chunk 1/1", method: http.MethodPost, url: "/tasks/{task}/run", form: url.Values{},
 		signedIn: true, setup: seedTask(taskDef("Standup", "Standup time")),
 		wantStatus: http.StatusSeeOther, wantAudit: []string{tasks.ActionRunNow},

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
 )
@@ -129,10 +130,19 @@ func (a *Admin) Preview(ctx context.Context, actor, id string, channelID uint64)
 	return a.Runner.Preview(ctx, actor, id, channelID)
 }
 
-// RetryPost re-sends an uncertain post after the operator checked Discord.
-func (a *Admin) RetryPost(ctx context.Context, actor, runID string, seq int) error {
+// RetryPost re-sends an uncertain post of run runID of task taskID after
+// the operator checked Discord; a run of another task is ErrNotFound (the
+// page's address names the task the operator looked at).
+func (a *Admin) RetryPost(ctx context.Context, actor, taskID, runID string, seq int) error {
 	if err := a.ready(); err != nil {
 		return err
+	}
+	run, err := a.Service.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if run.TaskID != taskID {
+		return fmt.Errorf("tasks: run %s is not task %s's: %w", runID, taskID, ErrNotFound)
 	}
 	return a.Runner.RetryPost(ctx, actor, runID, seq)
 }
