@@ -136,6 +136,13 @@ func TestAdminHonoursThePolicy(t *testing.T) {
 	if n := w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE task_id = ?`, task.ID); n != 0 {
 		t.Fatalf("%d runs made in a disabled guild", n)
 	}
+	// An edit is refused as a creation is; pause still works.
+	if _, err := a.Update(ctx, "alice", task.ID, validDef()); !errors.Is(err, ErrDisabled) {
+		t.Fatalf("Update in a disabled guild = %v, want %q", err, MsgDisabled)
+	}
+	if got := w.task(t, task.ID).Revision; got != 1 {
+		t.Fatalf("revision %d after a refused edit", got)
+	}
 	if got := w.task(t, task.ID).State; got != StateActive {
 		t.Fatalf("task is %s", got)
 	}

@@ -150,11 +150,16 @@ func (s *Service) Create(ctx context.Context, actor string, policy guildcfg.Task
 // already made keep the revision they were made from. The guild cannot
 // change. The schedule applies from now: occurrences between the last
 // handled one and now are not run. The files are def.Files (the edit form
-// passes the previous revision's, from Revision, to keep them).
+// passes the previous revision's, from Revision, to keep them). As
+// Create, it needs the guild's scheduled tasks enabled (ErrDisabled):
+// pause and delete still work while they are off.
 func (s *Service) Update(ctx context.Context, actor, id string, policy guildcfg.TaskPolicy, chk Checker, def Definition) (Task, error) {
 	cur, err := s.Get(ctx, id)
 	if err != nil {
 		return Task{}, err
+	}
+	if !policy.Enabled {
+		return Task{}, ErrDisabled
 	}
 	if def.GuildID != 0 && def.GuildID != cur.GuildID {
 		return Task{}, &DefinitionError{Fields: FieldErrors{FieldDestinations: "a task cannot move to another server"}}
