@@ -910,14 +910,24 @@ func (s *Service) RunPosts(ctx context.Context, runID string) ([]PostView, error
 
 // endedSQL selects the runs retention may delete (a preview whose post
 // failed never gets a finish time: its creation counts).
+//
+// An uncertain run whose uncertain post still holds its task in
+// needs_attention is kept (heldSQL): its page's retry is the operator's
+// way out, and retention must not take it away.
 const endedSQL = `((status IN ('completed', 'failed', 'skipped', 'uncertain') AND finished_ms > 0 AND finished_ms < ?)
-	OR (status = 'preview' AND max(finished_ms, created_ms) < ?))`
+	OR (status = 'preview' AND max(finished_ms, created_ms) < ?)) AND NOT ` + heldSQL
+
+// heldSQL is a kimi_task_runs row retention keeps: an uncertain run with
+// an uncertain post whose task needs attention.
+const heldSQL = `(status = 'uncertain'
+	AND EXISTS (SELECT 1 FROM kimi_task_posts p WHERE p.run_id = kimi_task_runs.id AND p.status = 'uncertain')
+	AND (SELECT state FROM kimi_tasks t WHERE t.id = kimi_task_runs.task_id) = 'needs_attention')`
 
 // oldestEnded returns the oldest retention time of an ended run.
 func (s *Service) oldestEnded(ctx context.Context) (time.Time, bool, error) {
 	var ms sql.NullInt64
 	err := s.st.Reader().QueryRowContext(ctx, `SELECT min(CASE WHEN status = 'preview' THEN max(finished_ms, created_ms) ELSE finished_ms END)
-		FROM kimi_task_runs WHERE (status IN ('completed', 'failed', 'skipped', 'uncertain') AND finished_ms > 0) OR status = 'preview'`).Scan(&ms)
+		FROM kimi_task_runs WHERE ((status IN ('completed', 'failed', 'skipped', 'uncertain') AND finished_ms > 0) OR status = 'preview') AND NOT `+heldSQL).Scan(&ms)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("tasks: oldest ended run: %w", err)
 	}

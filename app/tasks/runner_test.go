@@ -893,3 +893,42 @@ func TestPreviewOneAtATime(t *testing.T) {
 		return err == nil
 	})
 }
+
+// TestPurgeKeepsTheRunHoldingAttention: an uncertain run whose uncertain
+// post holds its task in needs_attention outlives retention (the retry on
+// its page is the operator's way out) and does not count as the oldest
+// ended run (the retention job would fire for it again and again); once
+// the task no longer needs attention, it is purged.
+func TestPurgeKeepsTheRunHoldingAttention(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	w.p.fail = func(n int, _ PostChunk) error {
+		if n == 1 {
+			return errors.New("connection reset")
+		}
+		return nil
+	}
+	w.start(t, RunnerOptions{})
+	task := w.create(t, nil)
+	runID, err := w.r.RunNow(ctx, "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, runID, RunUncertain)
+	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
+		t.Fatalf("task is %s", got)
+	}
+	late := t0.Add(2 * Retention)
+	if n, err := w.svc.PurgeExpired(ctx, late); err != nil || n != 0 {
+		t.Fatalf("PurgeExpired = %d, %v; want the held run kept", n, err)
+	}
+	if _, ok, err := w.svc.oldestEnded(ctx); err != nil || ok {
+		t.Fatalf("oldestEnded = %v, %v; want none while the run is held", ok, err)
+	}
+	if _, err := w.svc.SetPaused(ctx, "bob", task.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := w.svc.PurgeExpired(ctx, late); err != nil || n != 1 {
+		t.Fatalf("PurgeExpired after the pause = %d, %v; want 1", n, err)
+	}
+}
