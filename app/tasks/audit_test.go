@@ -27,13 +27,7 @@ func TestDeliverRechecksPolicyDestinations(t *testing.T) {
 	pols := staticPolicies{guildcfg.TaskPolicy{Enabled: true, Timezone: "UTC", Destinations: []uint64{100}}}
 	w := newRunnerWorld(t, nil, t0, DeliverOptions{Policies: pols})
 	task := w.create(t, func(d *Definition) { d.LogChannelID = 102 })
-	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
-		t.Fatal(err)
-	}
+	adv := w.preparedRun(t, task)
 	status, err := w.d.Deliver(ctx, adv.RunID)
 	if err != nil || status != RunFailed {
 		t.Fatalf("Deliver = %s, %v; want failed", status, err)
@@ -231,13 +225,7 @@ func TestRetryLogRowKeepsAttention(t *testing.T) {
 	}
 	w.start(t, RunnerOptions{})
 	task := w.create(t, func(d *Definition) { d.LogChannelID = 102 })
-	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
-		t.Fatal(err)
-	}
+	adv := w.preparedRun(t, task)
 	if status, err := w.d.Deliver(ctx, adv.RunID); err != nil || status != RunFailed {
 		t.Fatalf("Deliver = %s, %v; want failed", status, err)
 	}

@@ -526,19 +526,7 @@ func TestPreview(t *testing.T) {
 func TestRetryPost(t *testing.T) {
 	ctx := context.Background()
 	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
-	w.p.fail = func(n int, _ PostChunk) error {
-		if n == 1 {
-			return errors.New("connection reset")
-		}
-		return nil
-	}
-	w.start(t, RunnerOptions{})
-	task := w.create(t, nil)
-	runID, err := w.r.RunNow(ctx, "bob", task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.waitRun(t, runID, RunUncertain)
+	task, runID := w.uncertainRun(t)
 	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
 		t.Fatalf("task is %s after an uncertain post", got)
 	}
@@ -684,13 +672,7 @@ func TestDeliverAuthorizerRefusal(t *testing.T) {
 	ctx := context.Background()
 	w := newRunnerWorld(t, nil, t0, DeliverOptions{Authorize: refuser{channel: 101}})
 	task := w.create(t, nil)
-	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
-		t.Fatal(err)
-	}
+	adv := w.preparedRun(t, task)
 	status, err := w.d.Deliver(ctx, adv.RunID)
 	if err != nil || status != RunFailed {
 		t.Fatalf("Deliver = %s, %v; want failed", status, err)
@@ -721,13 +703,7 @@ func TestDeliverLogLineTellsOutcome(t *testing.T) {
 		return nil
 	}
 	task := w.create(t, func(d *Definition) { d.LogChannelID = 102 })
-	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.svc.PrepareRun(ctx, adv.RunID, small()); err != nil {
-		t.Fatal(err)
-	}
+	adv := w.preparedRun(t, task)
 	status, err := w.d.Deliver(ctx, adv.RunID)
 	if err != nil || status != RunFailed {
 		t.Fatalf("Deliver = %s, %v; want failed", status, err)
@@ -902,19 +878,7 @@ func TestPreviewOneAtATime(t *testing.T) {
 func TestPurgeKeepsTheRunHoldingAttention(t *testing.T) {
 	ctx := context.Background()
 	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
-	w.p.fail = func(n int, _ PostChunk) error {
-		if n == 1 {
-			return errors.New("connection reset")
-		}
-		return nil
-	}
-	w.start(t, RunnerOptions{})
-	task := w.create(t, nil)
-	runID, err := w.r.RunNow(ctx, "bob", task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.waitRun(t, runID, RunUncertain)
+	task, _ := w.uncertainRun(t)
 	if got := w.task(t, task.ID).State; got != StateNeedsAttention {
 		t.Fatalf("task is %s", got)
 	}
@@ -931,4 +895,39 @@ func TestPurgeKeepsTheRunHoldingAttention(t *testing.T) {
 	if n, err := w.svc.PurgeExpired(ctx, late); err != nil || n != 1 {
 		t.Fatalf("PurgeExpired after the pause = %d, %v; want 1", n, err)
 	}
+}
+
+// preparedRun advances task to its next occurrence and prepares the run
+// with small()'s output (no runner: the test delivers it).
+func (w *runnerWorld) preparedRun(t *testing.T, task Task) Advanced {
+	t.Helper()
+	adv, err := w.svc.Advance(context.Background(), task.ID, task.NextDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.svc.PrepareRun(context.Background(), adv.RunID, small()); err != nil {
+		t.Fatal(err)
+	}
+	return adv
+}
+
+// uncertainRun starts the runner, creates a task and runs it now with
+// its first post ending uncertain (a connection reset after the send);
+// it returns the task and the run, once uncertain.
+func (w *runnerWorld) uncertainRun(t *testing.T) (Task, string) {
+	t.Helper()
+	w.p.fail = func(n int, _ PostChunk) error {
+		if n == 1 {
+			return errors.New("connection reset")
+		}
+		return nil
+	}
+	w.start(t, RunnerOptions{})
+	task := w.create(t, nil)
+	runID, err := w.r.RunNow(context.Background(), "bob", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.waitRun(t, runID, RunUncertain)
+	return task, runID
 }
