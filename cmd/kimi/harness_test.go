@@ -273,3 +273,16 @@ func writeFile(t *testing.T, name, content string) string {
 	}
 	return p
 }
+
+// buildTestdata builds the custom Kimi of ./testdata/<name> (a crash
+// test's build through app.MainWith) as a static binary in a temp dir.
+func buildTestdata(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./testdata/"+name)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	return bin
+}

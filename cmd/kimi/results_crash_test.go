@@ -25,19 +25,6 @@ const (
 	resultsKills     = 4
 )
 
-// buildResultsBinary builds testdata/resultskimi: Kimi with three
-// subscriber modules and a producer of 2,000 results.
-func buildResultsBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "resultskimi")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./testdata/resultskimi")
-	build.Env = append(build.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build resultskimi: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestScheduledResultsSurviveKill9: the built binary publishes 2,000
 // results to 3 subscribers (6,000 notifications; each publication is
 // recorded by the producer in the transaction of its Enqueue) and is
@@ -53,7 +40,7 @@ func buildResultsBinary(t *testing.T) string {
 // within seconds of a restart.
 func TestScheduledResultsSurviveKill9(t *testing.T) {
 	began := time.Now()
-	bin := buildResultsBinary(t)
+	bin := buildTestdata(t, "resultskimi")
 	dataDir := t.TempDir()
 	env := testEnv(dataDir, "KIMI_MODULES="+strings.Join(resultsSubscribers, ","))
 	dbPath := filepath.Join(dataDir, "kimi.db")

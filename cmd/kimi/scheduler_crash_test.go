@@ -4,8 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,18 +16,6 @@ var crashModules = []string{"crash_a", "crash_b", "crash_c", "crash_d"}
 
 // Mirrors testdata/crashkimi.
 const crashOneShots, crashPeriodic = 500, 2
-
-// buildCrashBinary builds testdata/crashkimi: Kimi with the crash modules.
-func buildCrashBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "crashkimi")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./testdata/crashkimi")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build crashkimi: %v\n%s", err, out)
-	}
-	return bin
-}
 
 type crashRun struct {
 	job, token string
@@ -47,7 +33,7 @@ type crashRun struct {
 // a run in flight) is its process's last; periodic jobs resumed after the
 // last restart.
 func TestSchedulerSurvivesKill9(t *testing.T) {
-	bin := buildCrashBinary(t)
+	bin := buildTestdata(t, "crashkimi")
 	dataDir := t.TempDir()
 	env := testEnv(dataDir, "KIMI_MODULES="+strings.Join(crashModules, ","), "KIMI_SCHEDULER_LEASE=1s")
 	dbPath := filepath.Join(dataDir, "kimi.db")

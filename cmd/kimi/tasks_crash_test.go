@@ -34,19 +34,6 @@ const (
 	crashDelayMs = 40
 )
 
-// buildTasksBinary builds testdata/taskskimi: Kimi whose demo fake records
-// what it received to a JSONL file.
-func buildTasksBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "taskskimi")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./testdata/taskskimi")
-	build.Env = append(build.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build taskskimi: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // received is a line of taskskimi's log: a message the fake created.
 type received struct {
 	Channel string `json:"channel"`
@@ -140,7 +127,7 @@ func crashTemplate() string {
 //     pending ones after.
 func TestTaskDeliverySurvivesKill9(t *testing.T) {
 	began := time.Now()
-	bin := buildTasksBinary(t)
+	bin := buildTestdata(t, "taskskimi")
 	built := time.Now()
 	t.Logf("built in %s", built.Sub(began).Round(100*time.Millisecond))
 	dataDir := t.TempDir()
