@@ -184,7 +184,7 @@ func (a taskAuthorizer) Authorize(ctx context.Context, guildID, ownerID, channel
 	minTier := policy.MinTier.Or(sdk.TierStaff)
 	tier, err := a.tiers.Tier(ctx, guildID, ownerID)
 	if err != nil {
-		return fmt.Errorf("the owner %d's trust tier could not be read: %w", ownerID, err)
+		return tasks.Unavailable(fmt.Errorf("the owner %d's trust tier could not be read: %w", ownerID, err))
 	}
 	if !tier.AtLeast(minTier) {
 		return fmt.Errorf("the owner %d is %s, below %s", ownerID, tier, minTier)
@@ -195,7 +195,7 @@ func (a taskAuthorizer) Authorize(ctx context.Context, guildID, ownerID, channel
 	}{{tasks.BotUser, "Kimi"}, {ownerID, fmt.Sprintf("the owner %d", ownerID)}} {
 		ok, err := a.checker.CanPost(ctx, guildID, who.id, channelID)
 		if err != nil {
-			return fmt.Errorf("whether %s can post in channel %d could not be checked: %w", who.name, channelID, err)
+			return tasks.Unavailable(fmt.Errorf("whether %s can post in channel %d could not be checked: %w", who.name, channelID, err))
 		}
 		if !ok {
 			return fmt.Errorf("%s cannot post in channel %d (view, send messages, attach files and embed links are needed)", who.name, channelID)

@@ -418,6 +418,7 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 	if err != nil {
 		return "", err
 	}
+	waits := 0 // unavailable checks of the current row
 	for {
 		cur, err := readDeliveryRun(ctx, st.Reader(), runID)
 		if err != nil {
@@ -457,6 +458,21 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 			if aerr == nil && d.auth != nil {
 				aerr = d.auth.Authorize(ctx, dr.guild, dr.owner, c.ChannelID)
 			}
+			if aerr != nil && errors.Is(aerr, ErrUnavailable) && waits < MaxAuthorizeWaits {
+				// The check could not be made: wait and check again.
+				wait := d.delay << waits
+				waits++
+				d.s.log.Warn("delivery check unavailable; retrying", "run", runID, "seq", next.seq, "wait", wait, "err", aerr)
+				t := time.NewTimer(wait)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return "", fmt.Errorf("tasks: deliver %s: %w", runID, ctx.Err())
+				}
+				continue
+			}
+			waits = 0
 			if aerr != nil {
 				if err := d.recordRefused(ctx, dr, *next, aerr); err != nil {
 					return "", err

@@ -51,6 +51,27 @@ type Jobs interface {
 
 var _ Jobs = (*scheduler.Scheduler)(nil)
 
+// ErrUnavailable, wrapped by an Authorizer's error, says the check could
+// not be made (Discord unreachable, a member not fetched): the row waits
+// and is checked again, up to MaxAuthorizeWaits times with a doubling
+// delay (from the Deliverer's retry delay), before it fails with the
+// error as its reason. Any other Authorizer error is a refusal.
+var ErrUnavailable = errors.New("tasks: the check could not be made")
+
+// Unavailable marks err as an Authorizer's unavailable check (errors.Is
+// ErrUnavailable) without changing its text.
+func Unavailable(err error) error { return unavailableError{err} }
+
+type unavailableError struct{ err error }
+
+func (e unavailableError) Error() string        { return e.err.Error() }
+func (e unavailableError) Unwrap() error        { return e.err }
+func (e unavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// MaxAuthorizeWaits bounds the re-checks of an unavailable Authorizer
+// answer for one row in one delivery (1 s doubling: about a minute).
+const MaxAuthorizeWaits = 6
+
 // Authorizer re-checks, at every delivery, the owner's authority to post
 // (the guild's scheduled_tasks policy enabled, the owner's tier at least
 // min_tier, owner and bot able to post in the channel). A non-nil error

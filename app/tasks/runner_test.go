@@ -931,3 +931,55 @@ func (w *runnerWorld) uncertainRun(t *testing.T) (Task, string) {
 	w.waitRun(t, runID, RunUncertain)
 	return task, runID
 }
+
+// unavailableAuth answers ErrUnavailable for its first n checks (n < 0:
+// always), then nil.
+type unavailableAuth struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (a *unavailableAuth) Authorize(context.Context, uint64, uint64, uint64) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == 0 {
+		return nil
+	}
+	a.n--
+	return Unavailable(errors.New("the owner's trust tier could not be read: discord: 503"))
+}
+
+// TestDeliverRetriesAnUnavailableCheck: a check that could not be made
+// (Discord briefly unreachable) is made again after a wait instead of
+// failing the row; one that stays unavailable fails the row after
+// MaxAuthorizeWaits re-checks, with the error as its reason.
+func TestDeliverRetriesAnUnavailableCheck(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		n          int
+		want       RunStatus
+		wantDetail string
+	}{
+		{"a brief outage", 2, RunCompleted, ""},
+		{"an outage that lasts", -1, RunFailed, "the owner's trust tier could not be read: discord: 503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			auth := &unavailableAuth{n: tc.n}
+			w := newRunnerWorld(t, nil, t0, DeliverOptions{Authorize: auth, RetryDelay: time.Millisecond})
+			task := w.create(t, nil)
+			adv := w.preparedRun(t, task)
+			status, err := w.d.Deliver(ctx, adv.RunID)
+			if err != nil || status != tc.want {
+				t.Fatalf("Deliver = %s, %v; want %s", status, err, tc.want)
+			}
+			posts, _ := w.svc.RunPosts(ctx, adv.RunID)
+			if tc.want == RunFailed && (posts[0].Status != PostFailed || posts[0].Detail != tc.wantDetail) {
+				t.Fatalf("first post = %+v", posts[0])
+			}
+			if tc.want == RunFailed && auth.n != -1-(MaxAuthorizeWaits+1) {
+				t.Fatalf("%d checks made, want %d", -1-auth.n, MaxAuthorizeWaits+1)
+			}
+		})
+	}
+}
