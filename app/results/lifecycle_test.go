@@ -72,15 +72,29 @@ func TestExpiredWhileDelivering(t *testing.T) {
 // (here: its handler never returns and it is dropped) leaves the lease to
 // expire; a second service on the same database delivers the row again
 // with the same id, and the first one's late acknowledgement writes
-// nothing.
+// nothing. The clock moves only once the first handler runs: the row
+// reads delivering as soon as it is claimed, before the first service's
+// checks, which would then see the lease run out and never call the
+// handler (a lost lease is not delivered), so the late outcome this test
+// is about would never come.
 func TestLeaseExpiryRedelivery(t *testing.T) {
 	e := newEnv(t, func(o *Options) { o.HandlerTimeout = time.Hour; o.CancelGrace = time.Hour })
 	b, _ := e.bind(e.svc, "kudos")
-	release := make(chan struct{})
-	first := &recorder{fn: func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error { <-release; return nil }}
+	entered, release := make(chan struct{}), make(chan struct{})
+	enter := sync.OnceFunc(func() { close(entered) })
+	first := &recorder{fn: func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {
+		enter()
+		<-release
+		return nil
+	}}
 	e.subscribe(b, guildA, first)
 	e.enqueue(e.pub("run-1", guildA))
 	claimed := e.waitStatus("run-1", StatusDelivering)
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out waiting for the first handler to run")
+	}
 	if claimed.LeaseMs != e.clk.Now().Add(Lease).UnixMilli() || claimed.Attempts != 1 {
 		t.Fatalf("claimed row = %+v", claimed)
 	}
