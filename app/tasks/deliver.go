@@ -159,6 +159,10 @@ func NewDeliverer(s *Service, opts DeliverOptions) (*Deliverer, error) {
 	return &Deliverer{s: s, poster: opts.Poster, sem: make(chan struct{}, opts.MaxConcurrent), delay: opts.RetryDelay, auth: opts.Authorize, pols: opts.Policies}, nil
 }
 
+// errAlreadyPrepared is PrepareRun's refusal of a run prepared (or ended)
+// before: whoever prepared it delivers it.
+var errAlreadyPrepared = errors.New("its posts are already prepared")
+
 // storedFiles is a post row's file_ids: the revision's file names.
 type storedFiles []string
 
@@ -194,14 +198,14 @@ func (s *Service) prepareRun(ctx context.Context, runID string, out Output, prev
 		switch run.Status {
 		case RunPending, RunRunning, RunPreview:
 		default:
-			return fmt.Errorf("tasks: prepare run %s: the run is %s", runID, run.Status)
+			return fmt.Errorf("tasks: prepare run %s: the run is %s: %w", runID, run.Status, errAlreadyPrepared)
 		}
 		var rows int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kimi_task_posts WHERE run_id = ?`, runID).Scan(&rows); err != nil {
 			return fmt.Errorf("tasks: prepare run %s: %w", runID, err)
 		}
 		if rows > 0 {
-			return fmt.Errorf("tasks: prepare run %s: its posts are already prepared", runID)
+			return fmt.Errorf("tasks: prepare run %s: %w", runID, errAlreadyPrepared)
 		}
 		var js, name string
 		if err := tx.QueryRowContext(ctx, `SELECT r.definition, t.name FROM kimi_task_revisions r JOIN kimi_tasks t ON t.id = r.task_id

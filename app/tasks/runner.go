@@ -386,6 +386,12 @@ func (r *Runner) reschedule(ctx context.Context, id string) error {
 // handed to delivery, and the job rescheduled at the next occurrence.
 func (r *Runner) due(ctx context.Context, run sdk.JobRun) error {
 	id := run.Key
+	// A run an earlier handler made but could not prepare (a store error
+	// after Advance committed; the job is retried) is prepared now, not
+	// only at the next Start.
+	if err := r.prepareLeftOver(ctx, id); err != nil {
+		return err
+	}
 	// An occurrence already due again on time (a short interval reached
 	// late) is planned at once, a bounded number of times.
 	for range 3 {
@@ -412,6 +418,33 @@ func (r *Runner) due(ctx context.Context, run sdk.JobRun) error {
 	return r.reschedule(ctx, id)
 }
 
+// prepareLeftOver prepares task id's pending runs that have no post rows.
+func (r *Runner) prepareLeftOver(ctx context.Context, id string) error {
+	rows, err := r.s.st.Reader().QueryContext(ctx, `SELECT id FROM kimi_task_runs WHERE task_id = ? AND status = 'pending'
+		AND NOT EXISTS (SELECT 1 FROM kimi_task_posts p WHERE p.run_id = kimi_task_runs.id) ORDER BY due_ms, id`, id)
+	if err != nil {
+		return fmt.Errorf("tasks: left-over runs of %s: %w", id, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var runID string
+		if err := rows.Scan(&runID); err != nil {
+			rows.Close()
+			return fmt.Errorf("tasks: left-over runs of %s: %w", id, err)
+		}
+		ids = append(ids, runID)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("tasks: left-over runs of %s: %w", id, err)
+	}
+	for _, runID := range ids {
+		if err := r.prepare(ctx, runID, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // prepare composes run runID (pending or preview) and prepares its posts,
 // then hands it to delivery. A compose or prepare error fails the run
 // (its log row, when the task has a log channel, says why); the task keeps
@@ -426,6 +459,9 @@ func (r *Runner) prepare(ctx context.Context, runID string, previewChannel uint6
 		cerr = r.s.prepareRun(ctx, runID, out, previewChannel)
 		if errors.Is(cerr, context.Canceled) || errors.Is(cerr, context.DeadlineExceeded) {
 			return cerr
+		}
+		if errors.Is(cerr, errAlreadyPrepared) {
+			return nil // prepared meanwhile (run now and the due handler): its preparer delivers it
 		}
 	}
 	if cerr != nil {

@@ -983,3 +983,37 @@ func TestDeliverRetriesAnUnavailableCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestDuePreparesALeftOverRun: a run an earlier due handler made but
+// could not prepare (Advance committed, then a store error) is prepared
+// and delivered by the task's next due handler, not left pending until
+// the next Start; preparing a run that was prepared (and delivered)
+// meanwhile leaves it as it is.
+func TestDuePreparesALeftOverRun(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	task := w.create(t, interval("catch_up"))
+	w.start(t, RunnerOptions{})
+	// The left-over: the first occurrence advanced without a prepare.
+	adv, err := w.svc.Advance(ctx, task.ID, t0.Add(time.Minute))
+	if err != nil || adv.RunID == "" {
+		t.Fatalf("Advance = %+v, %v", adv, err)
+	}
+	if err := w.r.reschedule(ctx, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.advance(t0.Add(2 * time.Minute))
+	waitFor(t, "both runs completed", func() bool {
+		return w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE task_id = ? AND status = 'completed'`, task.ID) == 2
+	})
+	if got := w.runStatus(t, adv.RunID); got != RunCompleted {
+		t.Fatalf("the left-over run is %s", got)
+	}
+	// prepare of a run already prepared is a no-op, not a failure.
+	if err := w.r.prepare(ctx, adv.RunID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.runStatus(t, adv.RunID); got != RunCompleted {
+		t.Fatalf("a second prepare left the run %s", got)
+	}
+}
