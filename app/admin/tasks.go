@@ -42,6 +42,8 @@ type TasksAdmin interface {
 	Preview(ctx context.Context, actor, id string, channelID uint64) (tasks.Preview, error)
 	RetryPost(ctx context.Context, actor, taskID, runID string, seq int) error
 	Watch(ctx context.Context) <-chan struct{}
+	// Problem is the runner's start-up problem ("" when none).
+	Problem() string
 }
 
 var _ TasksAdmin = (*tasks.Admin)(nil)

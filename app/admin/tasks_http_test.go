@@ -220,3 +220,33 @@ var taskScenarios = []scenario{
 }
 
 func TestTaskPages(t *testing.T) { runScenarios(t, taskScenarios) }
+
+// problemTasks is the real tasks admin with a start-up problem.
+type problemTasks struct {
+	TasksAdmin
+	problem string
+}
+
+func (p problemTasks) Problem() string { return p.problem }
+
+// TestTaskRunnerProblemShown: when the scheduled tasks' runner could not
+// finish starting, /tasks says so (escaped) above the list; otherwise it
+// shows no such alert.
+func TestTaskRunnerProblemShown(t *testing.T) {
+	h := newHarness(t, func(o *Options) {
+		o.Tasks = problemTasks{TasksAdmin: o.Tasks, problem: "Kimi could not finish starting the scheduled tasks (<b>disk I/O error</b>)"}
+	})
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	res := c.get("/tasks")
+	wantBody(t, res, `data-testid="task-runner-problem"`, "could not finish starting the scheduled tasks (&lt;b&gt;disk I/O error&lt;/b&gt;)")
+
+	plain := newHarness(t)
+	plain.createAdmin()
+	pc := plain.newClient()
+	pc.login(testUser, testPassword)
+	if body := pc.get("/tasks").body; strings.Contains(body, "task-runner-problem") {
+		t.Fatal("/tasks shows a runner problem without one")
+	}
+}

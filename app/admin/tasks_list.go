@@ -21,7 +21,7 @@ func (s *Server) tasksList(c echo.Context) error {
 	errs := f.Validate()
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
-	v := templates.TasksListView{Guild: f.Guild, GuildError: errs.Get(form.TaskGuildFilter), Guilds: s.activeGuildIDs(ctx), NewURL: "/tasks/new"}
+	v := templates.TasksListView{Guild: f.Guild, GuildError: errs.Get(form.TaskGuildFilter), Guilds: s.activeGuildIDs(ctx), NewURL: "/tasks/new", Problem: s.opts.Tasks.Problem()}
 	if f.GuildID != 0 {
 		v.NewURL = "/tasks/new?" + url.Values{form.TaskGuildFilter: {f.Guild}}.Encode()
 	}

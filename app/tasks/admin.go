@@ -147,6 +147,14 @@ func (a *Admin) RetryPost(ctx context.Context, actor, taskID, runID string, seq 
 	return a.Runner.RetryPost(ctx, actor, runID, seq)
 }
 
+// Problem is the runner's start-up problem ("" when none).
+func (a *Admin) Problem() string {
+	if a == nil || a.Runner == nil {
+		return ""
+	}
+	return a.Runner.Problem()
+}
+
 // Watch returns a channel signalled after every change of a task, a run
 // or a post (the pages' live updates); it closes when ctx ends.
 func (a *Admin) Watch(ctx context.Context) <-chan struct{} { return a.Service.Watch(ctx) }

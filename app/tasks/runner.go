@@ -127,6 +127,8 @@ type Runner struct {
 	// previews are the tasks with a test preview being posted (task id →
 	// run id): one at a time per task, as the original allows.
 	previews map[string]string
+	// startErr is what Start could not do (Problem).
+	startErr error
 }
 
 // NewRunner returns the runner of opts.Service; it hooks the service so
@@ -175,17 +177,30 @@ func (r *Runner) Start(ctx context.Context) error {
 	if err := b.Register(handlerRetention, r.retention); err != nil {
 		return fmt.Errorf("tasks: start: %w", err)
 	}
-	if err := r.recover(ctx); err != nil {
-		return err
-	}
-	if err := r.reconcile(ctx); err != nil {
-		return err
-	}
-	if err := r.scheduleRetention(ctx, true); err != nil {
-		return err
-	}
+	// A failed step does not keep the jobs from running: a row left
+	// sending that recovery could not mark stays blocked (never re-sent),
+	// a left-over pending run is prepared by its task's next due handler
+	// and a job reconcile missed is made at the task's next change. The
+	// error is returned (serve logs it) and kept for the admin (Problem).
+	err := errors.Join(r.recover(ctx), r.reconcile(ctx), r.scheduleRetention(ctx, true))
 	b.Activate()
-	return nil
+	if err != nil {
+		r.mu.Lock()
+		r.startErr = err
+		r.mu.Unlock()
+	}
+	return err
+}
+
+// Problem describes what went wrong when the runner started ("" when
+// nothing did), for the admin's pages.
+func (r *Runner) Problem() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.startErr == nil {
+		return ""
+	}
+	return "Kimi could not finish starting the scheduled tasks (" + r.startErr.Error() + "); runs go on, but check the log and restart Kimi."
 }
 
 // invoke runs a job handler with a panic contained (the job retries).

@@ -85,6 +85,15 @@ func newRunnerWorld(t *testing.T, st *store.Store, start time.Time, deliver Deli
 // its scheduler; both are closed at the test's end.
 func (w *runnerWorld) start(t *testing.T, opts RunnerOptions) {
 	t.Helper()
+	if err := w.tryStart(t, opts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tryStart is start returning the runner's Start error (the runner and
+// the scheduler run either way).
+func (w *runnerWorld) tryStart(t *testing.T, opts RunnerOptions) error {
+	t.Helper()
 	ctx := context.Background()
 	sched, err := scheduler.New(scheduler.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler), Now: w.clk.now})
 	if err != nil {
@@ -98,9 +107,7 @@ func (w *runnerWorld) start(t *testing.T, opts RunnerOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startErr := r.Start(ctx)
 	sched.Start()
 	w.sched, w.r = sched, r
 	t.Cleanup(func() {
@@ -109,6 +116,7 @@ func (w *runnerWorld) start(t *testing.T, opts RunnerOptions) {
 		_ = r.Close(cctx)
 		_ = sched.Close(cctx)
 	})
+	return startErr
 }
 
 // advance sets the clock and wakes the scheduler's runner (its timer is
@@ -1015,5 +1023,38 @@ func TestDuePreparesALeftOverRun(t *testing.T) {
 	}
 	if got := w.runStatus(t, adv.RunID); got != RunCompleted {
 		t.Fatalf("a second prepare left the run %s", got)
+	}
+}
+
+// TestStartProblemKeepsTheJobsRunning: a recovery step that fails at
+// Start (here: a row left sending cannot be marked uncertain) is
+// returned and kept as the runner's Problem for /tasks, and the jobs run
+// anyway: a due task still runs and completes; the row left sending
+// stays blocked, never re-sent.
+func TestStartProblemKeepsTheJobsRunning(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	stuck := w.create(t, func(d *Definition) { d.Name = "stuck" })
+	adv := w.preparedRun(t, stuck)
+	for _, q := range []string{
+		`UPDATE kimi_task_posts SET status = 'sending', token = 'x', attempts = 1 WHERE run_id = '` + adv.RunID + `' AND seq = 1`,
+		`CREATE TRIGGER refuse_uncertain BEFORE UPDATE OF status ON kimi_task_posts WHEN NEW.status = 'uncertain' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+	} {
+		if _, err := w.st.Writer().Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task := w.create(t, interval("catch_up"))
+	err := w.tryStart(t, RunnerOptions{})
+	if err == nil || !strings.Contains(w.r.Problem(), "could not finish starting") || !strings.Contains(w.r.Problem(), "refused") {
+		t.Fatalf("Start = %v, Problem %q; want the recovery's error in both", err, w.r.Problem())
+	}
+	w.advance(t0.Add(time.Minute))
+	waitFor(t, "the due task completed", func() bool {
+		return w.count(t, `SELECT count(*) FROM kimi_task_runs WHERE task_id = ? AND status = 'completed'`, task.ID) == 1
+	})
+	posts, _ := w.svc.RunPosts(ctx, adv.RunID)
+	if posts[0].Status != PostSending || len(w.p.contents()) != 3 {
+		t.Fatalf("the stuck row is %s and %d posts were sent; want it left sending and only the due task's 3", posts[0].Status, len(w.p.contents()))
 	}
 }

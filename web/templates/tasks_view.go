@@ -10,6 +10,8 @@ type TasksListView struct {
 	Guild, GuildError string
 	Guilds            []string // the known guilds' ids (the filter's suggestions)
 	NewURL            string
+	// Problem is the runner's start-up problem ("" none).
+	Problem           string
 	Rows              []TaskRow
 	FirstURL, NextURL string
 }
