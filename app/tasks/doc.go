@@ -29,6 +29,8 @@
 // scheduler (module JobModule, key the task id, re-set after every change
 // and by the job itself at the next occurrence), recovery at Start (a row
 // left sending is uncertain, never re-posted), run now, preview, retry of
-// an uncertain post, and retention of ended runs by a scheduled job. The
-// Discord Poster and the wiring into serve and /tasks come next.
+// an uncertain post, and retention of ended runs by a scheduled job. And
+// the facade /tasks acts on (admin.go: Admin, the guild's policy and
+// Discord's answers looked up per save). The Discord Poster, Checker and
+// Authorizer and the results Producer are serve's (app/tasks_wiring.go).
 package tasks
