@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/auth"
 )
 
@@ -326,12 +327,32 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		if safeMethod(c.Request().Method) {
 			return next(c)
 		}
-		got := c.Request().Header.Get(csrfHeader)
+		r := c.Request()
+		sess := sessionOf(c)
+		got := r.Header.Get(csrfHeader)
+		if got == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+			// Only the signed-in task forms post files (up to
+			// maxUploadBody): a signed-out one is refused unread, and a
+			// signed-in one is parsed with the form's in-memory share, the
+			// rest spooled to temporary files (net/http removes them).
+			if sess == nil {
+				s.log.Warn("signed-out multipart request refused", "path", r.URL.Path,
+					"ip", c.RealIP(), "request_id", requestIDOf(c))
+				return echo.NewHTTPError(http.StatusForbidden, msgCSRF)
+			}
+			if err := r.ParseMultipartForm(form.MaxUploadMemory); err != nil {
+				s.log.Warn("multipart form not read", "path", r.URL.Path, "err", err, "request_id", requestIDOf(c))
+				if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
+					return he // the body limit's 413
+				}
+				return echo.NewHTTPError(http.StatusBadRequest, form.MsgTaskUpload)
+			}
+		}
 		if got == "" {
-			got = c.Request().PostFormValue(csrfField)
+			got = r.PostFormValue(csrfField)
 		}
 		var want string
-		if sess := sessionOf(c); sess != nil {
+		if sess != nil {
 			want = sess.CSRFToken
 		} else if ck, err := c.Cookie(csrfCookie); err == nil {
 			want = ck.Value

@@ -1,0 +1,117 @@
+package admin
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/tasks"
+)
+
+// countingReader serves n bytes of a multipart body: a header part, then
+// one file part of filler, then the closing boundary, and counts what was
+// read of it.
+type countingReader struct {
+	r    io.Reader
+	read int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.read += int64(n)
+	return n, err
+}
+
+// TestTaskUploadSignedOutUnread: a signed-out multipart POST /tasks (a
+// body up to the task forms' 27 MiB) is refused before its body is read:
+// the CSRF check used to parse it whole, in memory (PostFormValue's
+// 32 MiB), for anyone, before requireAdmin ran — with or without a
+// pre-session cookie.
+func TestTaskUploadSignedOutUnread(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	for _, tc := range []struct {
+		name   string
+		cookie bool
+	}{{"no cookie", false}, {"pre-session cookie", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			const tok = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			var head bytes.Buffer
+			w := multipart.NewWriter(&head)
+			_ = w.WriteField("_csrf", tok)
+			if _, err := w.CreateFormFile(tasks.FieldAttachments, "big.bin"); err != nil {
+				t.Fatal(err)
+			}
+			tail := "\r\n--" + w.Boundary() + "--\r\n"
+			body := &countingReader{r: io.MultiReader(&head, io.LimitReader(zeroReader{}, 26<<20), strings.NewReader(tail))}
+			u, _ := url.Parse(h.ts.URL)
+			req := httptest.NewRequest(http.MethodPost, h.ts.URL+"/tasks", body)
+			req.Host = u.Host
+			req.Header.Set("Content-Type", w.FormDataContentType())
+			if tc.cookie {
+				req.AddCookie(&http.Cookie{Name: csrfCookie, Value: tok})
+			}
+			rec := httptest.NewRecorder()
+			h.ts.Config.Handler.ServeHTTP(rec, req)
+			if body.read > 1<<20 {
+				t.Errorf("the signed-out upload had %d bytes of its body read (status %d), want it refused unread", body.read, rec.Code)
+			}
+			if rec.Code < 300 || rec.Code == http.StatusUnprocessableEntity {
+				t.Errorf("status %d, want a refusal", rec.Code)
+			}
+		})
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
+}
+
+// TestTaskUploadSpooled: a signed-in task form's files over the form's
+// in-memory share (8 MiB) are spooled to temporary files, not held in
+// memory (the CSRF check parsed the form first with net/http's 32 MiB, so
+// ParseTaskForm's bound never applied), and the files are gone once the
+// request is answered. A temporary directory that cannot be written shows
+// the spooling: the upload is refused (400, the form's message) and nothing is saved.
+func TestTaskUploadSpooled(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	c.get("/tasks/new")
+	big := strings.Repeat("x", 7<<20)
+
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+	res := c.postMultipart("/tasks", taskForm(func(v url.Values) { v.Set(tasks.FieldName, "Spooled") }), [][2]string{{"a.bin", big}, {"b.bin", big}})
+	wantStatus(t, res, http.StatusBadRequest)
+	wantBody(t, res, form.MsgTaskUpload)
+	if n := h.taskCount(t); n != 0 {
+		t.Errorf("%d tasks after the refused upload, want 0", n)
+	}
+
+	t.Setenv("TMPDIR", tmp)
+	res = c.postMultipart("/tasks", taskForm(func(v url.Values) { v.Set(tasks.FieldName, "Spooled") }), [][2]string{{"a.bin", big[:6<<20]}, {"b.bin", big[:6<<20]}})
+	wantStatus(t, res, http.StatusSeeOther)
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Errorf("temporary files left after the request: %v", fmt.Sprint(left))
+	}
+}
