@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -344,6 +345,9 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 				s.log.Warn("multipart form not read", "path", r.URL.Path, "err", err, "request_id", requestIDOf(c))
 				if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
 					return he // the body limit's 413
+				}
+				if errors.Is(err, multipart.ErrMessageTooLarge) {
+					return echo.NewHTTPError(http.StatusRequestEntityTooLarge, msgFormTooLarge)
 				}
 				return echo.NewHTTPError(http.StatusBadRequest, form.MsgTaskUpload)
 			}

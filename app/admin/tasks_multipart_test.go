@@ -115,3 +115,50 @@ func TestTaskUploadSpooled(t *testing.T) {
 		t.Errorf("temporary files left after the request: %v", fmt.Sprint(left))
 	}
 }
+
+// TestTaskHugeTemplate: a template or embed far over Discord's limits, up
+// to the task forms' body limit, is a field error beside its input (422,
+// nothing saved), never a 500 or the revision's JSON CHECK; a body over
+// the limit is the 413 page.
+func TestTaskHugeTemplate(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	c.get("/tasks/new")
+	for _, tc := range []struct {
+		name      string
+		field     string
+		value     string
+		multipart bool
+		status    int
+		want      string
+	}{
+		{"content one over", tasks.FieldContent, strings.Repeat("é", tasks.MaxPostContent+1), false, http.StatusUnprocessableEntity, `data-testid="error-content"`},
+		{"content of escaped characters", tasks.FieldContent, strings.Repeat("<\x01", 200_000), false, http.StatusUnprocessableEntity, `data-testid="error-content"`},
+		{"content of {task}", tasks.FieldContent, strings.Repeat("{task}", 200_000), true, http.StatusUnprocessableEntity, `data-testid="error-content"`},
+		{"content 12 MiB", tasks.FieldContent, strings.Repeat("x", 12<<20), true, http.StatusUnprocessableEntity, `data-testid="error-content"`},
+		// Past the form's in-memory share and the 10 MiB net/http allows
+		// a form's text besides: the body is not the form's.
+		{"content 20 MiB", tasks.FieldContent, strings.Repeat("x", 20<<20), true, http.StatusRequestEntityTooLarge, "shorten it"},
+		{"embed 2 MiB", form.TaskEmbedDescription, strings.Repeat("<", 2<<20), true, http.StatusUnprocessableEntity, "embed description is"},
+		{"over the body limit", tasks.FieldContent, strings.Repeat("x", 28<<20), true, http.StatusRequestEntityTooLarge, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fields := taskForm(func(v url.Values) { v.Set(tc.field, tc.value) })
+			var res *response
+			if tc.multipart {
+				res = c.postMultipart("/tasks", fields, nil)
+			} else {
+				res = c.post("/tasks", fields)
+			}
+			wantStatus(t, res, tc.status)
+			if tc.want != "" {
+				wantBody(t, res, tc.want)
+			}
+			if n := h.taskCount(t); n != 0 {
+				t.Errorf("%d tasks saved, want 0", n)
+			}
+		})
+	}
+}
