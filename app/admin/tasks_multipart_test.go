@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -160,5 +161,58 @@ func TestTaskHugeTemplate(t *testing.T) {
 				t.Errorf("%d tasks saved, want 0", n)
 			}
 		})
+	}
+}
+
+// TestTaskUploadNames: uploads over the count, and file names with path
+// separators or 300 bytes, are the attachments' field error (422, nothing
+// saved); a NUL is the upload's message (400: mime/multipart refuses the
+// header); a name with a directory is stored by its base name (as
+// mime/multipart hands it over); more parts than net/http reads (1,000)
+// is the 413 that says at most 10.
+func TestTaskUploadNames(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	c.get("/tasks/new")
+	many := func(n int) [][2]string {
+		var files [][2]string
+		for i := range n {
+			files = append(files, [2]string{fmt.Sprintf("f%d.txt", i), "x"})
+		}
+		return files
+	}
+	for _, tc := range []struct {
+		name   string
+		files  [][2]string
+		status int
+		want   string
+	}{
+		{"eleven files", many(11), http.StatusUnprocessableEntity, "11 attachments, at most 10"},
+		{"backslash", [][2]string{{`a\b.txt`, "x"}}, http.StatusUnprocessableEntity, "no valid file name"},
+		// A NUL in a part's header: mime/multipart refuses the body.
+		{"NUL", [][2]string{{"a\x00b.txt", "x"}}, http.StatusBadRequest, form.MsgTaskUpload},
+		{"300 bytes", [][2]string{{strings.Repeat("n", 300), "x"}}, http.StatusUnprocessableEntity, "longer than 200 bytes"},
+		{"too many parts", many(1200), http.StatusRequestEntityTooLarge, "at most 10 attachments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := c.postMultipart("/tasks", taskForm(), tc.files)
+			wantStatus(t, res, tc.status)
+			wantBody(t, res, tc.want)
+			if n := h.taskCount(t); n != 0 {
+				t.Errorf("%d tasks saved, want 0", n)
+			}
+		})
+	}
+	res := c.postMultipart("/tasks", taskForm(), [][2]string{{"../../etc/agenda.txt", "x"}})
+	wantStatus(t, res, http.StatusSeeOther)
+	id := strings.TrimPrefix(res.Header.Get("Location"), "/tasks/")
+	task, err := h.tasks.admin.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(task.Definition.Attachments) != 1 || task.Definition.Attachments[0].Name != "agenda.txt" {
+		t.Fatalf("stored attachments %+v, want agenda.txt", task.Definition.Attachments)
 	}
 }
