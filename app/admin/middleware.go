@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +20,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/auth"
 )
 
@@ -326,12 +328,36 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		if safeMethod(c.Request().Method) {
 			return next(c)
 		}
-		got := c.Request().Header.Get(csrfHeader)
+		r := c.Request()
+		sess := sessionOf(c)
+		got := r.Header.Get(csrfHeader)
+		multi := strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/")
+		if sess == nil && !s.publicPath[r.Method+" "+c.Path()] && (multi || uploadBodyRoutes[c.Path()] || largeBodyRoutes[c.Path()]) {
+			// Only signed-in pages post files and the large bodies (up to
+			// maxUploadBody): a signed-out one is left unread for
+			// requireAdmin to refuse, whatever token it carries.
+			return next(c)
+		}
+		if got == "" && multi && sess != nil {
+			// A signed-in multipart form is parsed with the task form's
+			// in-memory share, the rest spooled to temporary files
+			// (net/http removes them).
+			if err := r.ParseMultipartForm(form.MaxUploadMemory); err != nil {
+				s.log.Warn("multipart form not read", "path", r.URL.Path, "err", err, "request_id", requestIDOf(c))
+				if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
+					return he // the body limit's 413
+				}
+				if errors.Is(err, multipart.ErrMessageTooLarge) {
+					return echo.NewHTTPError(http.StatusRequestEntityTooLarge, msgFormTooLarge)
+				}
+				return echo.NewHTTPError(http.StatusBadRequest, form.MsgTaskUpload)
+			}
+		}
 		if got == "" {
-			got = c.Request().PostFormValue(csrfField)
+			got = r.PostFormValue(csrfField)
 		}
 		var want string
-		if sess := sessionOf(c); sess != nil {
+		if sess != nil {
 			want = sess.CSRFToken
 		} else if ck, err := c.Cookie(csrfCookie); err == nil {
 			want = ck.Value

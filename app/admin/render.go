@@ -15,6 +15,7 @@ import (
 
 // User-facing messages of refused requests.
 const (
+	msgFormTooLarge = "The form is far larger than a task may hold (its content at most 60,000 characters, at most 10 attachments): shorten it and try again."
 	msgCSRF         = "This form has expired or did not come from this site. Go back, reload the page and try again."
 	msgCrossOrigin  = "This request came from another site and was refused to protect your account."
 	msgSignIn       = "Please sign in first."

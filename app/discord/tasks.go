@@ -102,6 +102,11 @@ func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64
 		return 0, "", err
 	}
 	s, c, err := mod.refChannel(ctx, guildID, channelID)
+	if isNotFound(err) {
+		// Deleted after the task was saved: say so, not "not in an
+		// active guild" (the post fails, never uncertain: nothing sent).
+		return 0, "", actionError(err, "channel %d no longer exists (Discord: Unknown Channel); edit the task's destinations", channelID)
+	}
 	if err != nil {
 		return 0, "", err
 	}

@@ -242,6 +242,9 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 	}
 	seen := map[uint64]bool{}
 	for _, ch := range d.Destinations {
+		if len(d.Destinations) > MaxDestinations {
+			break // refused on its count: Discord is not asked about each of a pasted list
+		}
 		if seen[ch] {
 			add(FieldDestinations, "channel %d is listed twice", ch)
 			continue
@@ -321,7 +324,7 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 	for i, f := range d.Files {
 		switch {
 		case f.Name == "" || strings.ContainsAny(f.Name, "/\\\x00\r\n") || strings.TrimSpace(f.Name) != f.Name || !utf8.ValidString(f.Name):
-			add(FieldAttachments, "attachment %d has no valid file name (%q)", i+1, f.Name)
+			add(FieldAttachments, "attachment %d has no valid file name (%q)", i+1, quoted(f.Name))
 		case len(f.Name) > MaxAttachmentName:
 			add(FieldAttachments, "attachment %d's name is longer than %d bytes", i+1, MaxAttachmentName)
 		case names[f.Name]:
@@ -340,7 +343,7 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 			limit = l
 		}
 		if limit > 0 && size > limit {
-			add(FieldAttachments, "%s is %d bytes, more than this server's upload limit of %d bytes", f.Name, size, limit)
+			add(FieldAttachments, "%s is %d bytes, more than this server's upload limit of %d bytes", quoted(f.Name), size, limit)
 		}
 	}
 	if total > MaxOutputFileBytes {

@@ -278,13 +278,13 @@ func (s Schedule) validate(add func(field, msg string)) {
 		known = known || s.Kind == k
 	}
 	if !known {
-		add(FieldKind, fmt.Sprintf("unknown kind %q: choose once, interval, daily, weekdays, weekly or monthly", string(s.Kind)))
+		add(FieldKind, fmt.Sprintf("unknown kind %q: choose once, interval, daily, weekdays, weekly or monthly", quoted(string(s.Kind))))
 	}
 	if _, msg := checkZone(s.Timezone); msg != "" {
 		add(FieldTimezone, msg)
 	}
 	if s.Late != LateCatchUp && s.Late != LateSkip {
-		add(FieldLate, fmt.Sprintf("late must be catch_up or skip, not %q", string(s.Late)))
+		add(FieldLate, fmt.Sprintf("late must be catch_up or skip, not %q", quoted(string(s.Late))))
 	}
 	switch s.Kind {
 	case KindOnce:
@@ -743,7 +743,7 @@ func checkZone(name string) (*time.Location, string) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Sprintf("unknown time zone %q: use an IANA name such as Europe/Berlin", name)
+		return nil, fmt.Sprintf("unknown time zone %q: use an IANA name such as Europe/Berlin", quoted(name))
 	}
 	zones.Store(name, loc)
 	return loc, ""
@@ -812,4 +812,17 @@ func allDigits(v string) bool {
 		}
 	}
 	return v != ""
+}
+
+// maxQuoted is how many code points of a typed value a message quotes.
+const maxQuoted = 40
+
+// quoted is a typed value as a field message quotes it: at most maxQuoted
+// code points of it (with "…" when cut), so that a pasted page of text
+// does not come back as its own error message.
+func quoted(s string) string {
+	if c := clip(s, maxQuoted); c != s {
+		return c + "…"
+	}
+	return s
 }

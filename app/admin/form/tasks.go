@@ -37,6 +37,11 @@ const (
 	TaskAfter       = "after"
 )
 
+// MaxUploadMemory is how much of a task form's files is held in memory
+// while it is read; the rest is spooled to temporary files (which net/http
+// removes once the request is answered).
+const MaxUploadMemory = 8 << 20
+
 // Messages of refused /tasks forms.
 const (
 	MsgTaskUpload  = "The attachments could not be read: upload them again."
@@ -72,7 +77,7 @@ var scheduleFields = []string{tasks.FieldKind, tasks.FieldAt, tasks.FieldEvery, 
 func ParseTaskForm(r *http.Request) (TaskForm, error) {
 	var upErr error
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
-		if err := r.ParseMultipartForm(8 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		if err := r.ParseMultipartForm(MaxUploadMemory); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 			upErr = fmt.Errorf("form: read the attachments: %w", err)
 		}
 	}
