@@ -54,6 +54,15 @@ func runBounded(parent context.Context, timeout, grace time.Duration, fn func(co
 	var why outcome
 	select {
 	case err := <-done:
+		// fn may honour the deadline and return before the timer's case
+		// is chosen: an error after the bound is still its timeout (or
+		// the parent's cancellation), not an ordinary failure.
+		if err != nil && ctx.Err() != nil {
+			if parent.Err() != nil {
+				return err, cancelled
+			}
+			return err, timedOut
+		}
 		return err, finished
 	case <-timer.C:
 		why = timedOut
