@@ -17,6 +17,14 @@ func (m *moduleActions) CanViewChannel(ctx context.Context, guildID, userID, cha
 	if err != nil {
 		return false, err
 	}
+	s.State.RLock()
+	unavailable := g.Unavailable
+	s.State.RUnlock()
+	if unavailable {
+		// READY's placeholder, before GUILD_CREATE brings its roles and
+		// channels: unknown, not a refusal (its permissions would read 0).
+		return false, actionError(nil, "guild %d is not available yet", guildID)
+	}
 	c, err := m.channel(ctx, s, channelID)
 	if err != nil {
 		return false, err
@@ -25,7 +33,11 @@ func (m *moduleActions) CanViewChannel(ctx context.Context, guildID, userID, cha
 		return false, nil
 	}
 	mem, err := member(ctx, s, guildID, userID)
-	if err != nil || mem == nil {
+	if err != nil {
+		// Discord did not answer who the member is: unknown, not a refusal.
+		return false, actionError(err, "the member %d of guild %d could not be fetched", userID, guildID)
+	}
+	if mem == nil {
 		return false, nil
 	}
 	base := c

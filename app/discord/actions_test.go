@@ -541,3 +541,36 @@ func TestActHistoryFullPage(t *testing.T) {
 		t.Fatalf("last page of %d, more %v, cursor %d (%v)", len(p.Messages), p.HasMore, p.NextCursor, err)
 	}
 }
+
+// TestActCanViewChannelUnknownIsNoRefusal: while a guild is only READY's
+// placeholder (no roles or channels yet) and when the member cannot be
+// fetched, CanViewChannel answers an error — unknown — not false: a
+// refusal would block a scheduled result for a permission that reads 0
+// only because nothing is cached yet (seen under load in CI).
+func TestActCanViewChannelUnknownIsNoRefusal(t *testing.T) {
+	ctx := context.Background()
+	t.Run("placeholder guild", func(t *testing.T) {
+		w := newActWorld(t, fakediscord.Options{})
+		g, err := w.s.State.Guild(idString(w.guild))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.s.State.Lock()
+		g.Unavailable = true
+		w.s.State.Unlock()
+		got, err := w.mod("digest").CanViewChannel(ctx, w.guild, w.member, w.text)
+		wantErr(t, err, "guild "+idString(w.guild)+" is not available yet")
+		if got {
+			t.Fatal("CanViewChannel = true for a placeholder guild")
+		}
+	})
+	t.Run("member fetch fails", func(t *testing.T) {
+		w := newActWorld(t, fakediscord.Options{})
+		w.f.InjectFault(fakediscord.Fault{Route: "GET /guilds/{guild}/members/{user}", Status: http.StatusInternalServerError, Times: 100})
+		got, err := w.mod("digest").CanViewChannel(ctx, w.guild, w.absent, w.text)
+		wantErr(t, err, "the member "+idString(w.absent)+" of guild "+idString(w.guild)+" could not be fetched")
+		if got {
+			t.Fatal("CanViewChannel = true without the member")
+		}
+	})
+}

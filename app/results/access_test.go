@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,7 +101,10 @@ func TestDiscordAccess(t *testing.T) {
 	bot.Start(ctx)
 	t.Cleanup(func() { _ = bot.Close() })
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if s := bot.Status(); s.State == discord.StateConnected && len(s.Guilds) == 3 {
+		// Every guild's GUILD_CREATE came (not only READY's placeholders,
+		// whose permissions are unknown).
+		if s := bot.Status(); s.State == discord.StateConnected && len(s.Guilds) == 3 &&
+			!slices.ContainsFunc(s.Guilds, func(g discord.GuildStatus) bool { return g.Unavailable }) {
 			break
 		}
 		if time.Now().After(deadline) {
