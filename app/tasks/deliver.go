@@ -188,12 +188,9 @@ func (s *Service) PrepareRun(ctx context.Context, runID string, out Output) erro
 func (s *Service) prepareRun(ctx context.Context, runID string, out Output, previewChannel uint64) error {
 	now := s.now()
 	err := s.st.Write(ctx, func(tx *sql.Tx) error {
-		run, err := scanRun(tx.QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, runID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
+		run, err := readRun(ctx, tx, runID)
 		if err != nil {
-			return fmt.Errorf("tasks: prepare run %s: %w", runID, err)
+			return err
 		}
 		switch run.Status {
 		case RunPending, RunRunning, RunPreview:
@@ -315,12 +312,9 @@ type deliveryRun struct {
 func readDeliveryRun(ctx context.Context, q querier, runID string) (deliveryRun, error) {
 	var d deliveryRun
 	var guild, owner int64
-	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, runID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, ErrNotFound
-	}
+	r, err := readRun(ctx, q, runID)
 	if err != nil {
-		return d, fmt.Errorf("tasks: read run %s: %w", runID, err)
+		return d, err
 	}
 	if err := q.QueryRowContext(ctx, `SELECT guild_id, owner_id FROM kimi_tasks WHERE id = ?`, r.TaskID).Scan(&guild, &owner); err != nil {
 		return d, fmt.Errorf("tasks: read task of run %s: %w", runID, err)

@@ -262,9 +262,9 @@ func (r *Runner) recover(ctx context.Context) error {
 			if f.kind != "post" || f.status != RunDelivering {
 				continue // a log row, or a preview's: only the row
 			}
-			run, err := scanRun(tx.QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, f.run))
+			run, err := readRun(ctx, tx, f.run)
 			if err != nil {
-				return fmt.Errorf("tasks: recover run %s: %w", f.run, err)
+				return fmt.Errorf("tasks: recover: %w", err)
 			}
 			detail := fmt.Sprintf("post %d (chunk %d of %d) uncertain: %s", f.seq, f.index, f.total, recoveredDetail)
 			if err := endRun(ctx, tx, run, RunUncertain, detail, now); err != nil {
@@ -299,22 +299,23 @@ func (r *Runner) recover(ctx context.Context) error {
 	return nil
 }
 
+// runIDs returns the run ids query q selects.
 func (r *Runner) runIDs(ctx context.Context, q string, args ...any) ([]string, error) {
 	rows, err := r.s.st.Reader().QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("tasks: recover: %w", err)
+		return nil, fmt.Errorf("tasks: list runs: %w", err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("tasks: recover: %w", err)
+			return nil, fmt.Errorf("tasks: list runs: %w", err)
 		}
 		out = append(out, id)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("tasks: recover: %w", err)
+		return nil, fmt.Errorf("tasks: list runs: %w", err)
 	}
 	return out, nil
 }
@@ -435,22 +436,10 @@ func (r *Runner) due(ctx context.Context, run sdk.JobRun) error {
 
 // prepareLeftOver prepares task id's pending runs that have no post rows.
 func (r *Runner) prepareLeftOver(ctx context.Context, id string) error {
-	rows, err := r.s.st.Reader().QueryContext(ctx, `SELECT id FROM kimi_task_runs WHERE task_id = ? AND status = 'pending'
+	ids, err := r.runIDs(ctx, `SELECT id FROM kimi_task_runs WHERE task_id = ? AND status = 'pending'
 		AND NOT EXISTS (SELECT 1 FROM kimi_task_posts p WHERE p.run_id = kimi_task_runs.id) ORDER BY due_ms, id`, id)
 	if err != nil {
-		return fmt.Errorf("tasks: left-over runs of %s: %w", id, err)
-	}
-	var ids []string
-	for rows.Next() {
-		var runID string
-		if err := rows.Scan(&runID); err != nil {
-			rows.Close()
-			return fmt.Errorf("tasks: left-over runs of %s: %w", id, err)
-		}
-		ids = append(ids, runID)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return fmt.Errorf("tasks: left-over runs of %s: %w", id, err)
+		return err
 	}
 	for _, runID := range ids {
 		if err := r.prepare(ctx, runID, 0); err != nil {
@@ -465,9 +454,9 @@ func (r *Runner) prepareLeftOver(ctx context.Context, id string) error {
 // (its log row, when the task has a log channel, says why); the task keeps
 // its schedule. Only a store error is returned.
 func (r *Runner) prepare(ctx context.Context, runID string, previewChannel uint64) error {
-	run, err := scanRun(r.s.st.Reader().QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, runID))
+	run, err := r.s.Run(ctx, runID)
 	if err != nil {
-		return fmt.Errorf("tasks: read run %s: %w", runID, err)
+		return err
 	}
 	out, t, def, cerr := r.compose(ctx, run)
 	if cerr == nil {
@@ -865,12 +854,9 @@ func (r *Runner) RetryPost(ctx context.Context, actor, runID string, seq int) er
 	ms := now.UnixMilli()
 	var taskID string
 	err := r.s.st.Write(ctx, func(tx *sql.Tx) error {
-		run, err := scanRun(tx.QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, runID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNotFound
-		}
+		run, err := readRun(ctx, tx, runID)
 		if err != nil {
-			return fmt.Errorf("tasks: retry post %d of %s: %w", seq, runID, err)
+			return err
 		}
 		taskID = run.TaskID
 		if run.Status == RunPreview {

@@ -496,14 +496,7 @@ func setDue(ctx context.Context, tx *sql.Tx, id string, p Plan) error {
 
 // Run returns run runID (ErrNotFound when there is none).
 func (s *Service) Run(ctx context.Context, runID string) (Run, error) {
-	r, err := scanRun(s.st.Reader().QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, runID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Run{}, ErrNotFound
-	}
-	if err != nil {
-		return Run{}, fmt.Errorf("tasks: run %s: %w", runID, err)
-	}
-	return r, nil
+	return readRun(ctx, s.st.Reader(), runID)
 }
 
 // Runs returns up to limit runs of task id, newest first.

@@ -202,6 +202,18 @@ func insertRun(ctx context.Context, tx *sql.Tx, r Run) error {
 
 const runColumns = `id, task_id, revision, due_ms, status, detail, skipped_count, created_ms, started_ms, finished_ms`
 
+// readRun reads run id through q (ErrNotFound when there is none).
+func readRun(ctx context.Context, q querier, id string) (Run, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM kimi_task_runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, ErrNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("tasks: read run %s: %w", id, err)
+	}
+	return r, nil
+}
+
 func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
 	var (
 		r                       Run
