@@ -322,6 +322,8 @@ func (r *Runner) runIDs(ctx context.Context, q string, args ...any) ([]string, e
 
 // reconcile makes the jobs match the tasks: a job at next_due for every
 // active task that has one, none for any other key (but the retention's).
+// A job already due at its task's next_due is left alone, so a restart
+// writes only what changed.
 func (r *Runner) reconcile(ctx context.Context) error {
 	b := r.binding()
 	if b == nil {
@@ -350,7 +352,13 @@ func (r *Runner) reconcile(ctx context.Context) error {
 		return fmt.Errorf("tasks: reconcile: %w", err)
 	}
 	for _, j := range jobs {
-		if _, ok := due[j.Key]; ok || j.Key == keyRetention {
+		if at, ok := due[j.Key]; ok {
+			if j.Handler == handlerDue && j.Interval == 0 && j.NextRunAt.Equal(at) {
+				delete(due, j.Key) // already right: no write at start-up
+			}
+			continue
+		}
+		if j.Key == keyRetention {
 			continue
 		}
 		if _, err := b.Cancel(ctx, j.Key); err != nil {

@@ -1058,3 +1058,38 @@ func TestStartProblemKeepsTheJobsRunning(t *testing.T) {
 		t.Fatalf("the stuck row is %s and %d posts were sent; want it left sending and only the due task's 3", posts[0].Status, len(w.p.contents()))
 	}
 }
+
+// TestRestartLeavesRightJobsAlone: a second Start over jobs that already
+// match their tasks writes none of them again (the job's revision is
+// unchanged), and still fixes one that does not match.
+func TestRestartLeavesRightJobsAlone(t *testing.T) {
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	right := w.create(t, interval("catch_up"))
+	wrong := w.create(t, interval("catch_up"))
+	w.start(t, RunnerOptions{})
+	rev := func(key string) string {
+		t.Helper()
+		var r string
+		if err := w.st.Reader().QueryRow(`SELECT revision FROM kimi_scheduler_jobs WHERE module = ? AND job_key = ?`, JobModule, key).Scan(&r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	before, wrongBefore := rev(right.ID), rev(wrong.ID)
+	if err := w.r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.st.Writer().Exec(`UPDATE kimi_scheduler_jobs SET run_at_ms = run_at_ms + 1000 WHERE module = ? AND job_key = ?`, JobModule, wrong.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.start(t, RunnerOptions{})
+	if got := rev(right.ID); got != before {
+		t.Errorf("a job that was right was written again at Start (revision %s → %s)", before, got)
+	}
+	if got := rev(wrong.ID); got == wrongBefore {
+		t.Error("a job off its task's next occurrence was not fixed at Start")
+	}
+	if j, ok := w.job(t, wrong.ID); !ok || !j.NextRunAt.Equal(wrong.NextDue) {
+		t.Errorf("the fixed job = %+v, %v; want due at %s", j, ok, wrong.NextDue)
+	}
+}
