@@ -37,6 +37,7 @@ type TasksAdmin interface {
 	SetPaused(ctx context.Context, actor, id string, paused bool) (tasks.Task, error)
 	Delete(ctx context.Context, actor, id string) error
 	Runs(ctx context.Context, id string, limit int) ([]tasks.Run, error)
+	LastRuns(ctx context.Context, ids []string) (map[string]tasks.Run, error)
 	RunPosts(ctx context.Context, runID string) ([]tasks.PostView, error)
 	RunNow(ctx context.Context, actor, id string) (string, error)
 	Preview(ctx context.Context, actor, id string, channelID uint64) (tasks.Preview, error)

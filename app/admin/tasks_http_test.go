@@ -67,7 +67,12 @@ var taskScenarios = []scenario{
 	{
 		name: "the list shows a task with its state and schedule", method: http.MethodGet, url: "/tasks",
 		signedIn: true, setup: seedTask(taskDef("Standup", "Standup time")), wantStatus: http.StatusOK,
-		wantContains: []string{`data-testid="task-row-{task}"`, "Standup", "active", "Every day at 09:00 (Europe/Berlin)", `href="/tasks/{task}"`},
+		wantContains: []string{`data-testid="task-row-{task}"`, "Standup", "active", "Every day at 09:00 (Europe/Berlin)", `href="/tasks/{task}"`, "not yet"},
+	},
+	{
+		name: "the list shows a task's last run", method: http.MethodGet, url: "/tasks",
+		signedIn: true, setup: uncertainRun, wantStatus: http.StatusOK,
+		wantContains: []string{`data-testid="task-row-{task}"`, "needs attention", ">uncertain<"}, wantNotContains: []string{"not yet"},
 	},
 	{
 		name: "the list filtered to another guild hides it", method: http.MethodGet, url: "/tasks?guild=43",

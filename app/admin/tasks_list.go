@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -37,11 +38,19 @@ func (s *Server) tasksList(c echo.Context) error {
 		}
 		return tasksNotFound(err, "list tasks")
 	}
+	ids := make([]string, len(page.Tasks))
+	for i, t := range page.Tasks {
+		ids[i] = t.ID
+	}
+	lasts, err := s.opts.Tasks.LastRuns(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("admin: list tasks: %w", err)
+	}
 	names, now := s.guildNames(), time.Now()
 	for _, t := range page.Tasks {
 		var last *tasks.Run
-		if runs, err := s.opts.Tasks.Runs(ctx, t.ID, 1); err == nil && len(runs) > 0 {
-			last = &runs[0]
+		if r, ok := lasts[t.ID]; ok {
+			last = &r
 		}
 		v.Rows = append(v.Rows, taskRow(t, names, last, now))
 	}

@@ -99,6 +99,11 @@ func (a *Admin) Runs(ctx context.Context, id string, limit int) ([]Run, error) {
 	return a.Service.Runs(ctx, id, limit)
 }
 
+// LastRuns returns the newest run of each of the tasks ids (by task id).
+func (a *Admin) LastRuns(ctx context.Context, ids []string) (map[string]Run, error) {
+	return a.Service.LastRuns(ctx, ids)
+}
+
 // RunPosts returns a run's post rows in order.
 func (a *Admin) RunPosts(ctx context.Context, runID string) ([]PostView, error) {
 	return a.Service.RunPosts(ctx, runID)

@@ -1093,3 +1093,33 @@ func TestRestartLeavesRightJobsAlone(t *testing.T) {
 		t.Errorf("the fixed job = %+v, %v; want due at %s", j, ok, wrong.NextDue)
 	}
 }
+
+// TestLastRuns: the newest run (by due time) of each task asked for, in
+// one query; a task without runs and one not asked for are absent.
+func TestLastRuns(t *testing.T) {
+	ctx := context.Background()
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	a, b, none, other := w.create(t, nil), w.create(t, nil), w.create(t, nil), w.create(t, nil)
+	insert := func(id, task string, due time.Time, status RunStatus) {
+		t.Helper()
+		if _, err := w.st.Writer().Exec(`INSERT INTO kimi_task_runs (id, task_id, revision, due_ms, status, created_ms) VALUES (?, ?, 1, ?, ?, ?)`,
+			id, task, due.UnixMilli(), string(status), t0.UnixMilli()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(strings.Repeat("1", 32), a.ID, t0.Add(time.Hour), RunCompleted)
+	insert(strings.Repeat("2", 32), a.ID, t0.Add(2*time.Hour), RunFailed)
+	insert(strings.Repeat("3", 32), a.ID, t0, RunSkipped)
+	insert(strings.Repeat("4", 32), b.ID, t0.Add(time.Hour), RunUncertain)
+	insert(strings.Repeat("5", 32), other.ID, t0.Add(time.Hour), RunCompleted)
+	got, err := w.svc.LastRuns(ctx, []string{a.ID, b.ID, none.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[a.ID].ID != strings.Repeat("2", 32) || got[a.ID].Status != RunFailed || got[b.ID].Status != RunUncertain {
+		t.Fatalf("LastRuns = %+v", got)
+	}
+	if m, err := w.svc.LastRuns(ctx, nil); err != nil || len(m) != 0 {
+		t.Fatalf("LastRuns(nil) = %v, %v", m, err)
+	}
+}

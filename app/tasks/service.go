@@ -499,6 +499,36 @@ func (s *Service) Run(ctx context.Context, runID string) (Run, error) {
 	return readRun(ctx, s.st.Reader(), runID)
 }
 
+// LastRuns returns the newest run of each of the tasks ids that has one,
+// by task id, in one query (the /tasks list's last-run column).
+func (s *Service) LastRuns(ctx context.Context, ids []string) (map[string]Run, error) {
+	out := make(map[string]Run, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.st.Reader().QueryContext(ctx, `SELECT `+runColumns+` FROM (SELECT *, row_number() OVER (PARTITION BY task_id ORDER BY due_ms DESC, id DESC) AS n
+		FROM kimi_task_runs WHERE task_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)) WHERE n = 1`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: last runs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("tasks: last runs: %w", err)
+		}
+		out[r.TaskID] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("tasks: last runs: %w", err)
+	}
+	return out, nil
+}
+
 // Runs returns up to limit runs of task id, newest first.
 func (s *Service) Runs(ctx context.Context, id string, limit int) ([]Run, error) {
 	if limit <= 0 {
