@@ -329,6 +329,7 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		r := c.Request()
+		defer s.removeSpooled(c, r)
 		sess := sessionOf(c)
 		got := r.Header.Get(csrfHeader)
 		multi := strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/")
@@ -341,7 +342,7 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 		if got == "" && multi && sess != nil {
 			// A signed-in multipart form is parsed with the task form's
 			// in-memory share, the rest spooled to temporary files
-			// (net/http removes them).
+			// (removeSpooled deletes them once the handler is done).
 			if err := r.ParseMultipartForm(form.MaxUploadMemory); err != nil {
 				s.log.Warn("multipart form not read", "path", r.URL.Path, "err", err, "request_id", requestIDOf(c))
 				if he := (*echo.HTTPError)(nil); errors.As(err, &he) {
@@ -368,6 +369,23 @@ func (s *Server) checkCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 			return echo.NewHTTPError(http.StatusForbidden, msgCSRF)
 		}
 		return next(c)
+	}
+}
+
+// removeSpooled deletes the temporary files a multipart form was spooled to
+// as soon as the handler is done, before the response is sent. net/http
+// removes them too, but only after it has flushed the response, so a client
+// (or the next request) could still find them on disk. Both the request the
+// middleware saw and the one the handler left (WithContext copies share the
+// form) are checked.
+func (s *Server) removeSpooled(c echo.Context, r *http.Request) {
+	for _, req := range []*http.Request{r, c.Request()} {
+		if req.MultipartForm == nil {
+			continue
+		}
+		if err := req.MultipartForm.RemoveAll(); err != nil {
+			s.log.Warn("temporary upload files not removed", "path", req.URL.Path, "err", err, "request_id", requestIDOf(c))
+		}
 	}
 }
 
