@@ -175,12 +175,7 @@ func (s *Server) discordView(c echo.Context, ctx context.Context) (templates.Dis
 	}
 	inUse := s.opts.Discord.Status().Cache
 	v.CacheInUse = cacheText(inUse.Messages, "messages") + ", " + cacheText(inUse.Members, "members")
-	var mods []moduleNeeds
-	if s.opts.Host != nil {
-		for _, m := range s.opts.Host.Modules() {
-			mods = append(mods, moduleNeeds{name: m.Name, caps: m.Manifest.ActivationCapabilities})
-		}
-	}
+	mods := s.moduleNeeds()
 	for _, in := range discord.PrivilegedIntents() {
 		row := templates.DiscordIntentRow{Key: in.Key, Label: in.Label, Enables: in.Enables, Capability: in.Capability, Portal: in.Portal}
 		switch in.Key {
@@ -202,6 +197,19 @@ func (s *Server) discordView(c echo.Context, ctx context.Context) (templates.Dis
 type moduleNeeds struct {
 	name string
 	caps []string
+}
+
+// moduleNeeds lists the installed modules with their activation
+// capabilities (none without a module host).
+func (s *Server) moduleNeeds() []moduleNeeds {
+	if s.opts.Host == nil {
+		return nil
+	}
+	var mods []moduleNeeds
+	for _, m := range s.opts.Host.Modules() {
+		mods = append(mods, moduleNeeds{name: m.Name, caps: m.Manifest.ActivationCapabilities})
+	}
+	return mods
 }
 
 func cacheText(n int, what string) string {

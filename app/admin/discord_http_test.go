@@ -175,8 +175,21 @@ var discordScenarios = []scenario{
 			}
 			waitDiscordState(discord.StateNotConfigured)(t, h, c, res)
 		}},
-	{name: "discord: saving the intents stores them and starts the module that needs them", method: "POST", url: "/discord/intents",
+	{name: "discord: saving the intents asks first, naming what starts and the portal switch", method: "POST", url: "/discord/intents",
 		signedIn: true, opts: []func(*Options){withIntentModule}, form: url.Values{"members": {"1"}},
+		wantStatus: http.StatusOK, wantNoAudit: true,
+		wantContains: []string{"Save the intents and reconnect?", "Server members on, Message content off", "Events sent while it reconnects are missed",
+			"These modules can start once the intent is on: memberwatch.", "Enable Server Members Intent for your application",
+			`name="members" value="1"`, `name="confirm" value="yes"`, `action="/discord/intents"`, `href="/discord#intents"`},
+		wantNotContains: []string{`name="message_content"`},
+		check: func(t *testing.T, h *harness, _ *client, _ *response) {
+			if ds, _ := settings.LoadDiscord(context.Background(), h.st); ds.Members || ds.MessageContent {
+				t.Fatalf("stored %v before the confirmation", ds)
+			}
+			discordModuleIs(t, h, "memberwatch", host.StateDisabled)
+		}},
+	{name: "discord: saving the intents stores them and starts the module that needs them", method: "POST", url: "/discord/intents",
+		signedIn: true, opts: []func(*Options){withIntentModule}, form: url.Values{"members": {"1"}, "confirm": {"yes"}},
 		wantStatus: http.StatusSeeOther, wantLocation: "/discord", wantAudit: []string{settings.AuditActionDiscordIntents},
 		check: func(t *testing.T, h *harness, _ *client, _ *response) {
 			ds, _ := settings.LoadDiscord(context.Background(), h.st)
@@ -188,8 +201,27 @@ var discordScenarios = []scenario{
 				t.Fatal("discord.members.v1 not advertised")
 			}
 		}},
-	{name: "discord: turning an intent off soft-disables the module", method: "POST", url: "/discord/intents",
+	{name: "discord: turning an intent off asks first, naming the module it disables", method: "POST", url: "/discord/intents",
 		signedIn: true, opts: []func(*Options){withIntentModule}, form: url.Values{},
+		setup: func(t *testing.T, h *harness) {
+			if err := settings.SaveDiscordIntents(context.Background(), h.st, true, false, settings.Actor{Name: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.bot.ApplyCapabilities(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		},
+		wantStatus: http.StatusOK, wantNoAudit: true,
+		wantContains:    []string{"Server members off, Message content off", "disabled until it is on again: memberwatch."},
+		wantNotContains: []string{`name="members"`, "can start once", "developer portal first"},
+		check: func(t *testing.T, h *harness, _ *client, _ *response) {
+			if ds, _ := settings.LoadDiscord(context.Background(), h.st); !ds.Members {
+				t.Fatalf("stored %v before the confirmation", ds)
+			}
+			discordModuleIs(t, h, "memberwatch", host.StateRunning)
+		}},
+	{name: "discord: turning an intent off soft-disables the module", method: "POST", url: "/discord/intents",
+		signedIn: true, opts: []func(*Options){withIntentModule}, form: url.Values{"confirm": {"yes"}},
 		setup: func(t *testing.T, h *harness) {
 			if err := settings.SaveDiscordIntents(context.Background(), h.st, true, false, settings.Actor{Name: "t"}); err != nil {
 				t.Fatal(err)

@@ -51,11 +51,12 @@ func (f DiscordTokenForm) Validate() Errors {
 type DiscordIntentsForm struct {
 	Members        bool
 	MessageContent bool
+	Confirmed      bool // the confirmation page's "Yes": saving reconnects the bot
 }
 
 // ParseDiscordIntents reads the form from r.
 func ParseDiscordIntents(r *http.Request) DiscordIntentsForm {
-	return DiscordIntentsForm{Members: checked(r, DiscordMembers), MessageContent: checked(r, DiscordMessageContent)}
+	return DiscordIntentsForm{Members: checked(r, DiscordMembers), MessageContent: checked(r, DiscordMessageContent), Confirmed: Confirmed(r)}
 }
 
 // DiscordCacheForm is the cache sizes (POST /discord/cache); blank is 0,
