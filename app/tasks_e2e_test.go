@@ -135,7 +135,7 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	}
 	// The bot can post in the demo guild (GUILD_CREATE came).
 	for deadline := time.Now().Add(e2eWait); ; time.Sleep(5 * time.Millisecond) {
-		if ok, _ := bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.general); ok && bot.Status().State == discord.StateConnected {
+		if ok, _ := bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.general, 0); ok && bot.Status().State == discord.StateConnected {
 			break
 		}
 		if time.Now().After(deadline) {

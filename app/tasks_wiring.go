@@ -173,9 +173,9 @@ type taskAuthorizer struct {
 
 var _ tasks.Authorizer = taskAuthorizer{}
 
-// Authorize returns nil while owner may have the task post in channel;
-// a refusal is a sentence for the operator.
-func (a taskAuthorizer) Authorize(ctx context.Context, guildID, ownerID, channelID uint64) error {
+// Authorize returns nil while owner may have the task post in channel
+// what needs names; a refusal is a sentence for the operator.
+func (a taskAuthorizer) Authorize(ctx context.Context, guildID, ownerID, channelID uint64, needs tasks.Needs) error {
 	policy := a.policies.TaskPolicy(guildID)
 	if !policy.Enabled {
 		return fmt.Errorf("scheduled tasks are not enabled in guild %d (its server setup's scheduled_tasks)", guildID)
@@ -193,12 +193,12 @@ func (a taskAuthorizer) Authorize(ctx context.Context, guildID, ownerID, channel
 		id   uint64
 		name string
 	}{{tasks.BotUser, "Kimi"}, {ownerID, fmt.Sprintf("the owner %d", ownerID)}} {
-		ok, err := a.checker.CanPost(ctx, guildID, who.id, channelID)
+		ok, err := a.checker.CanPost(ctx, guildID, who.id, channelID, needs)
 		if err != nil {
 			return tasks.Unavailable(fmt.Errorf("whether %s can post in channel %d could not be checked: %w", who.name, channelID, err))
 		}
 		if !ok {
-			return fmt.Errorf("%s cannot post in channel %d (view, send messages, attach files and embed links are needed)", who.name, channelID)
+			return fmt.Errorf("%s cannot post in channel %d (this message needs: %s)", who.name, channelID, needs.Permissions())
 		}
 	}
 	return nil

@@ -148,7 +148,7 @@ func (w *taskWorld) start(t *testing.T) {
 	ctx := context.Background()
 	w.bot.Start(ctx)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if ok, _ := w.bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.text[1]); ok && w.bot.Status().State == discord.StateConnected {
+		if ok, _ := w.bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.text[1], 0); ok && w.bot.Status().State == discord.StateConnected {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -196,7 +196,7 @@ func (w *taskWorld) setPolicy(t *testing.T, mapping string) {
 // the tasks for any member, in UTC, to the demo's text channels, and the
 // demo's owner (the guild's owner, the form's default) passes the
 // Authorizer in each of them; a member without ATTACH_FILES (the fake's
-// @everyone) does not.
+// @everyone) passes for a text-only message but not for one with a file.
 func TestDemoEnablesScheduledTasks(t *testing.T) {
 	w := newTaskWorld(t)
 	p := w.guilds.TaskPolicy(w.guild)
@@ -205,13 +205,16 @@ func TestDemoEnablesScheduledTasks(t *testing.T) {
 	}
 	auth := taskAuthorizer{policies: w.guilds, tiers: w.bot, checker: w.bot.TaskChecker()}
 	for _, ch := range w.text {
-		if err := auth.Authorize(context.Background(), w.guild, w.owner, ch); err != nil {
+		if err := auth.Authorize(context.Background(), w.guild, w.owner, ch, tasks.NeedFiles|tasks.NeedEmbeds); err != nil {
 			t.Fatalf("the demo's owner in channel %d: %v", ch, err)
 		}
 	}
-	err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1])
-	if want := fmt.Sprintf("the owner %d cannot post in channel %d", w.member, w.text[1]); err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Fatalf("a member without ATTACH_FILES = %v, want %q...", err, want)
+	err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1], tasks.NeedFiles)
+	if want := fmt.Sprintf("the owner %d cannot post in channel %d (this message needs: view the channel, send messages and attach files)", w.member, w.text[1]); err == nil || err.Error() != want {
+		t.Fatalf("a member without ATTACH_FILES = %v, want %q", err, want)
+	}
+	if err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1], 0); err != nil {
+		t.Fatalf("a member without ATTACH_FILES, a text-only message: %v", err)
 	}
 }
 
@@ -222,11 +225,11 @@ func TestTaskAuthorizerRefusals(t *testing.T) {
 	ctx := context.Background()
 	auth := taskAuthorizer{policies: w.guilds, tiers: w.bot, checker: w.bot.TaskChecker()}
 	w.setPolicy(t, "  enabled: true\n  min_tier: staff\n")
-	if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1]); err == nil || err.Error() != fmt.Sprintf("the owner %d is member, below staff", w.owner) {
+	if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1], 0); err == nil || err.Error() != fmt.Sprintf("the owner %d is member, below staff", w.owner) {
 		t.Fatalf("below min_tier = %v", err)
 	}
 	w.setPolicy(t, "  enabled: false\n")
-	if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1]); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("scheduled tasks are not enabled in guild %d", w.guild)) {
+	if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1], 0); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("scheduled tasks are not enabled in guild %d", w.guild)) {
 		t.Fatalf("disabled policy = %v", err)
 	}
 }
@@ -508,7 +511,7 @@ func TestTaskDeliveryWaitsForTheBot(t *testing.T) {
 	poster := taskPoster{d: w.bot, ready: w.bot}
 	done := make(chan error, 1)
 	go func() {
-		if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1]); err != nil {
+		if err := auth.Authorize(ctx, w.guild, w.owner, w.text[1], 0); err != nil {
 			done <- err
 			return
 		}

@@ -42,7 +42,9 @@ func (taskChecker) ChannelKind(_ context.Context, guild, channel uint64) (tasks.
 	return tasks.ChannelMissing, nil
 }
 
-func (taskChecker) CanPost(context.Context, uint64, uint64, uint64) (bool, error) { return true, nil }
+func (taskChecker) CanPost(context.Context, uint64, uint64, uint64, tasks.Needs) (bool, error) {
+	return true, nil
+}
 
 func (taskChecker) UploadLimit(context.Context, uint64) (int64, error) { return 8 << 20, nil }
 

@@ -238,18 +238,29 @@ func taskChannelKind(t discordgo.ChannelType) tasks.ChannelKind {
 
 // taskPosting is what posting a task's message needs in a channel; a
 // thread takes SEND_MESSAGES_IN_THREADS instead of SEND_MESSAGES.
-const taskPosting = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages |
-	discordgo.PermissionAttachFiles | discordgo.PermissionEmbedLinks
+const taskPosting = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages
+
+// taskPermissions is the permission bits a post with needs takes.
+func taskPermissions(needs tasks.Needs) int64 {
+	p := int64(taskPosting)
+	if needs&tasks.NeedFiles != 0 {
+		p |= discordgo.PermissionAttachFiles
+	}
+	if needs&tasks.NeedEmbeds != 0 {
+		p |= discordgo.PermissionEmbedLinks
+	}
+	return p
+}
 
 // CanPost reports whether user (tasks.BotUser: the bot) can post a task's
 // messages in channel of guild: VIEW_CHANNEL, SEND_MESSAGES (in a thread
-// SEND_MESSAGES_IN_THREADS, computed on its parent), ATTACH_FILES and
-// EMBED_LINKS, as channelPermissions computes them, and a private
-// thread's membership. A member not in the state is fetched through REST;
+// SEND_MESSAGES_IN_THREADS, computed on its parent), with files
+// ATTACH_FILES, with an embed EMBED_LINKS, as channelPermissions computes
+// them, and a private thread's membership. A member not in the state is fetched through REST;
 // one that is not in the guild (404) cannot post. False for a channel of
 // another guild; an error when the guild is not active or Discord is not
 // connected.
-func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64) (bool, error) {
+func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64, needs tasks.Needs) (bool, error) {
 	mod := t.a.tasksActions()
 	if user == tasks.BotUser {
 		user, _ = t.a.src.self()
@@ -286,7 +297,7 @@ func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64) 
 	if mem == nil {
 		return false, nil
 	}
-	need := int64(taskPosting)
+	need := taskPermissions(needs)
 	base := c
 	if isThread(c.Type) {
 		need = need&^discordgo.PermissionSendMessages | discordgo.PermissionSendMessagesInThreads

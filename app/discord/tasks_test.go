@@ -233,30 +233,36 @@ func TestTaskChecker(t *testing.T) {
 	}
 
 	owner := parseID(w.f.Guild(g).OwnerID)
+	const all = tasks.NeedFiles | tasks.NeedEmbeds
 	posts := []struct {
 		name    string
 		guild   uint64
 		user    uint64
 		channel uint64
+		needs   tasks.Needs
 		want    bool
 		wantErr string
 	}{
-		{"the bot, text", w.guild, tasks.BotUser, w.text, true, ""},
-		{"the bot, thread", w.guild, tasks.BotUser, w.thread, true, ""},
-		{"the owner, text", w.guild, owner, w.text, true, ""},
-		{"a member with files and embeds, text", w.guild, writer, w.text, true, ""},
-		{"... in a public thread", w.guild, writer, w.thread, true, ""},
-		{"... without SEND_MESSAGES", w.guild, writer, muted, false, ""},
-		{"... not in the private thread", w.guild, writer, w.private, false, ""},
-		{"a member without ATTACH_FILES", w.guild, w.member, w.text, false, ""},
-		{"not a member", w.guild, w.absent, w.text, false, ""},
-		{"another guild's channel", w.guild, owner, w.otherCh, false, ""},
-		{"unknown channel", w.guild, owner, 777, false, ""},
-		{"inactive guild", w.other, owner, w.otherCh, false, "guild " + idString(w.other) + " is not active for this bot"},
+		{"the bot, text", w.guild, tasks.BotUser, w.text, all, true, ""},
+		{"the bot, thread", w.guild, tasks.BotUser, w.thread, all, true, ""},
+		{"the owner, text", w.guild, owner, w.text, all, true, ""},
+		{"a member with files and embeds, text", w.guild, writer, w.text, all, true, ""},
+		{"... in a public thread", w.guild, writer, w.thread, all, true, ""},
+		{"... without SEND_MESSAGES", w.guild, writer, muted, all, false, ""},
+		{"... without SEND_MESSAGES, text only", w.guild, writer, muted, 0, false, ""},
+		{"... not in the private thread", w.guild, writer, w.private, all, false, ""},
+		{"a member without ATTACH_FILES and EMBED_LINKS, files and an embed", w.guild, w.member, w.text, all, false, ""},
+		{"... a file", w.guild, w.member, w.text, tasks.NeedFiles, false, ""},
+		{"... an embed", w.guild, w.member, w.text, tasks.NeedEmbeds, false, ""},
+		{"... text only", w.guild, w.member, w.text, 0, true, ""},
+		{"not a member", w.guild, w.absent, w.text, 0, false, ""},
+		{"another guild's channel", w.guild, owner, w.otherCh, 0, false, ""},
+		{"unknown channel", w.guild, owner, 777, 0, false, ""},
+		{"inactive guild", w.other, owner, w.otherCh, 0, false, "guild " + idString(w.other) + " is not active for this bot"},
 	}
 	for _, tc := range posts {
 		t.Run("post "+tc.name, func(t *testing.T) {
-			got, err := chk.CanPost(ctx, tc.guild, tc.user, tc.channel)
+			got, err := chk.CanPost(ctx, tc.guild, tc.user, tc.channel, tc.needs)
 			wantErr(t, err, tc.wantErr)
 			if got != tc.want {
 				t.Fatalf("CanPost = %v, want %v", got, tc.want)
@@ -301,7 +307,7 @@ func TestTaskCanPostUnavailableGuild(t *testing.T) {
 	w.s.State.Lock()
 	g.Unavailable = true
 	w.s.State.Unlock()
-	ok, err := (&TaskChecker{a: w.a}).CanPost(context.Background(), w.guild, tasks.BotUser, w.text)
+	ok, err := (&TaskChecker{a: w.a}).CanPost(context.Background(), w.guild, tasks.BotUser, w.text, 0)
 	if want := "discord: guild " + idString(w.guild) + " is not available yet"; ok || err == nil || err.Error() != want {
 		t.Fatalf("CanPost = %v, %v; want the error %q", ok, err, want)
 	}

@@ -81,6 +81,44 @@ func (k ChannelKind) postable() bool {
 // BotUser is the user id CanPost is asked about for the bot itself.
 const BotUser uint64 = 0
 
+// Needs is what a post needs in a channel beyond viewing it and sending
+// messages (SEND_MESSAGES_IN_THREADS in a thread): Kimi and the owner must
+// both have what the post uses, and no more, so a member who may post text
+// can own a text-only task.
+type Needs uint8
+
+const (
+	// NeedFiles: the post uploads files (ATTACH_FILES).
+	NeedFiles Needs = 1 << iota
+	// NeedEmbeds: the post carries an embed (EMBED_LINKS).
+	NeedEmbeds
+)
+
+// Permissions names, for a refusal, the permissions a post with n needs.
+func (n Needs) Permissions() string {
+	p := []string{"view the channel", "send messages"}
+	if n&NeedFiles != 0 {
+		p = append(p, "attach files")
+	}
+	if n&NeedEmbeds != 0 {
+		p = append(p, "embed links")
+	}
+	return strings.Join(p[:len(p)-1], ", ") + " and " + p[len(p)-1]
+}
+
+// Needs is what the definition's posts need: files when it has
+// attachments, embeds when it has an embed. Its log lines need neither.
+func (d Definition) Needs() Needs {
+	var n Needs
+	if len(d.Files) > 0 || len(d.Attachments) > 0 {
+		n |= NeedFiles
+	}
+	if d.Embed != nil {
+		n |= NeedEmbeds
+	}
+	return n
+}
+
 // Checker answers what a definition's validation asks Discord: the kind of
 // a channel in a guild, whether a user (BotUser: the bot) can post there,
 // and the guild's upload limit in bytes. Real Discord comes at wiring time.
@@ -89,8 +127,8 @@ type Checker interface {
 	// is not one of guild's channels or threads.
 	ChannelKind(ctx context.Context, guild, channel uint64) (ChannelKind, error)
 	// CanPost reports whether user (BotUser: the bot) can send messages
-	// (and attach files) in channel of guild.
-	CanPost(ctx context.Context, guild, user, channel uint64) (bool, error)
+	// in channel of guild, with what needs adds (files, embeds).
+	CanPost(ctx context.Context, guild, user, channel uint64, needs Needs) (bool, error)
 	// UploadLimit returns the largest file the bot may upload in guild.
 	UploadLimit(ctx context.Context, guild uint64) (int64, error)
 }
@@ -254,7 +292,7 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 			add(FieldDestinations, "channel %d is not one of this server's task destinations (scheduled_tasks.destinations)", ch)
 			continue
 		}
-		if msg := d.checkChannel(ctx, chk, ch); msg != "" {
+		if msg := d.checkChannel(ctx, chk, ch, d.Needs()); msg != "" {
 			add(FieldDestinations, "%s", msg)
 		}
 	}
@@ -262,7 +300,7 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 	// Log channel: optional, the same channel rules (not the policy's
 	// destination list: it takes log lines, not posts).
 	if d.LogChannelID != 0 {
-		if msg := d.checkChannel(ctx, chk, d.LogChannelID); msg != "" {
+		if msg := d.checkChannel(ctx, chk, d.LogChannelID, 0); msg != "" {
 			add(FieldLogChannel, "%s", msg)
 		}
 	}
@@ -356,8 +394,9 @@ func (d Definition) Validate(ctx context.Context, policy guildcfg.TaskPolicy, ch
 	return fe
 }
 
-// checkChannel returns why a task cannot post in ch ("" when it can).
-func (d Definition) checkChannel(ctx context.Context, chk Checker, ch uint64) string {
+// checkChannel returns why a task cannot post in ch ("" when it can) what
+// needs names.
+func (d Definition) checkChannel(ctx context.Context, chk Checker, ch uint64, needs Needs) string {
 	if ch == 0 || ch > maxID {
 		return fmt.Sprintf("%d is not a Discord channel id", ch)
 	}
@@ -385,12 +424,12 @@ func (d Definition) checkChannel(ctx context.Context, chk Checker, ch uint64) st
 		if who.user == 0 && who.name != "Kimi" {
 			continue // no owner: reported on its field
 		}
-		ok, err := chk.CanPost(ctx, d.GuildID, who.user, ch)
+		ok, err := chk.CanPost(ctx, d.GuildID, who.user, ch, needs)
 		if err != nil {
 			return fmt.Sprintf("channel %d could not be checked; try again", ch)
 		}
 		if !ok {
-			return fmt.Sprintf("%s cannot post in channel %d", who.name, ch)
+			return fmt.Sprintf("%s cannot post in channel %d (the post needs: %s)", who.name, ch, needs.Permissions())
 		}
 	}
 	return ""

@@ -25,7 +25,8 @@ const (
 // fakeChecker is Discord as a table.
 type fakeChecker struct {
 	kinds   map[uint64]ChannelKind
-	denied  map[[2]uint64]bool // (user, channel) that cannot post
+	denied  map[[2]uint64]bool  // (user, channel) that cannot post
+	lacks   map[[2]uint64]Needs // what (user, channel) lacks: files, embeds
 	upload  int64
 	failing bool
 }
@@ -51,11 +52,11 @@ func (f *fakeChecker) ChannelKind(_ context.Context, guild, channel uint64) (Cha
 	return f.kinds[channel], nil
 }
 
-func (f *fakeChecker) CanPost(_ context.Context, _, user, channel uint64) (bool, error) {
+func (f *fakeChecker) CanPost(_ context.Context, _, user, channel uint64, needs Needs) (bool, error) {
 	if f.failing {
 		return false, errors.New("discord is down")
 	}
-	return !f.denied[[2]uint64{user, channel}], nil
+	return !f.denied[[2]uint64{user, channel}] && needs&f.lacks[[2]uint64{user, channel}] == 0, nil
 }
 
 func (f *fakeChecker) UploadLimit(context.Context, uint64) (int64, error) {
@@ -130,6 +131,21 @@ func TestDefinitionValidate(t *testing.T) {
 		{"zero channel", enabled, func(d *Definition, _ *fakeChecker) { d.Destinations = []uint64{0} }, map[string]string{FieldDestinations: "0 is not a Discord channel id"}},
 		{"owner cannot post", enabled, func(d *Definition, _ *fakeChecker) { d.Destinations = []uint64{104} }, map[string]string{FieldDestinations: "the owner cannot post in channel 104"}},
 		{"bot cannot post", enabled, func(d *Definition, _ *fakeChecker) { d.Destinations = []uint64{105} }, map[string]string{FieldDestinations: "Kimi cannot post in channel 105"}},
+		{"owner without ATTACH_FILES, a file", enabled, func(_ *Definition, c *fakeChecker) { c.lacks = map[[2]uint64]Needs{{testOwner, 100}: NeedFiles} },
+			map[string]string{FieldDestinations: "the owner cannot post in channel 100 (the post needs: view the channel, send messages and attach files)"}},
+		{"owner without ATTACH_FILES, text only", enabled, func(d *Definition, c *fakeChecker) {
+			c.lacks = map[[2]uint64]Needs{{testOwner, 100}: NeedFiles}
+			d.Files = nil
+		}, nil},
+		{"owner without EMBED_LINKS, an embed", enabled, func(d *Definition, c *fakeChecker) {
+			c.lacks = map[[2]uint64]Needs{{testOwner, 100}: NeedEmbeds}
+			d.Files, d.Embed = nil, &Embed{Title: "Digest"}
+		}, map[string]string{FieldDestinations: "the owner cannot post in channel 100 (the post needs: view the channel, send messages and embed links)"}},
+		{"bot without EMBED_LINKS, files only", enabled, func(_ *Definition, c *fakeChecker) { c.lacks = map[[2]uint64]Needs{{BotUser, 100}: NeedEmbeds} }, nil},
+		{"log channel: lines need neither files nor embeds", enabled, func(d *Definition, c *fakeChecker) {
+			c.lacks = map[[2]uint64]Needs{{testOwner, 101}: NeedFiles}
+			d.Destinations, d.LogChannelID = []uint64{100}, 101
+		}, nil},
 		{"discord down", enabled, func(_ *Definition, c *fakeChecker) { c.failing = true },
 			map[string]string{FieldDestinations: "could not be checked; try again", FieldAttachments: "upload limit could not be checked"}},
 		{"content empty", enabled, func(d *Definition, _ *fakeChecker) { d.Template = " \n" }, map[string]string{FieldContent: "content is required"}},

@@ -454,7 +454,7 @@ func (d *Deliverer) Deliver(ctx context.Context, runID string) (RunStatus, error
 		if !dr.preview {
 			aerr := d.destinationRefused(dr.guild, *next)
 			if aerr == nil && d.auth != nil {
-				aerr = d.auth.Authorize(ctx, dr.guild, dr.owner, c.ChannelID)
+				aerr = d.auth.Authorize(ctx, dr.guild, dr.owner, c.ChannelID, c.Needs())
 			}
 			if aerr != nil && errors.Is(aerr, ErrUnavailable) && waits < MaxAuthorizeWaits {
 				// The check could not be made: wait and check again.

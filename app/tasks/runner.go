@@ -77,7 +77,7 @@ const MaxAuthorizeWaits = 6
 // min_tier, owner and bot able to post in the channel). A non-nil error
 // fails the row with its text as the reason (the task needs attention).
 type Authorizer interface {
-	Authorize(ctx context.Context, guildID, ownerID, channelID uint64) error
+	Authorize(ctx context.Context, guildID, ownerID, channelID uint64, needs Needs) error
 }
 
 // RunnerOptions configures NewRunner.
@@ -752,7 +752,7 @@ func (r *Runner) Preview(ctx context.Context, actor, id string, channelID uint64
 		if r.opts.Checker == nil {
 			return Preview{}, notRunnable("channel %d could not be checked", channelID)
 		}
-		if msg := def.checkChannel(ctx, r.opts.Checker, channelID); msg != "" {
+		if msg := def.checkChannel(ctx, r.opts.Checker, channelID, def.Needs()); msg != "" {
 			return Preview{}, notRunnable("%s", msg)
 		}
 		for i := range out.Posts {

@@ -663,7 +663,7 @@ func TestPurgeExpired(t *testing.T) {
 // refuser is an Authorizer refusing one channel.
 type refuser struct{ channel uint64 }
 
-func (r refuser) Authorize(_ context.Context, guild, owner, channel uint64) error {
+func (r refuser) Authorize(_ context.Context, guild, owner, channel uint64, _ Needs) error {
 	if guild != testGuild || owner != testOwner {
 		return errors.New("wrong guild or owner asked")
 	}
@@ -671,6 +671,49 @@ func (r refuser) Authorize(_ context.Context, guild, owner, channel uint64) erro
 		return errors.New("the owner's tier is below the server's minimum for scheduled tasks")
 	}
 	return nil
+}
+
+// needsRecorder is an Authorizer recording what each check asked.
+type needsRecorder struct {
+	mu    sync.Mutex
+	asked []string // "channel:needs"
+}
+
+func (r *needsRecorder) Authorize(_ context.Context, _, _, channel uint64, needs Needs) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.asked = append(r.asked, fmt.Sprintf("%d:%d", channel, needs))
+	return nil
+}
+
+// TestDeliverAuthorizesWhatEachChunkNeeds: the Authorizer is asked for
+// what each message carries: the first chunk of a post with a file and an
+// embed needs both, its next chunk and a text-only post neither (so an
+// owner who may post text is not refused for permissions a message does
+// not use).
+func TestDeliverAuthorizesWhatEachChunkNeeds(t *testing.T) {
+	ctx := context.Background()
+	rec := &needsRecorder{}
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{Authorize: rec})
+	task := w.create(t, nil)
+	adv, err := w.svc.Advance(ctx, task.ID, task.NextDue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := Output{Posts: []Post{
+		{ChannelID: 100, Content: strings.Repeat("word ", MaxChunk/5+10), Embed: &Embed{Title: "Digest"}, Files: []Attachment{{Name: "agenda.txt", Data: []byte("agenda")}}},
+		{ChannelID: 101, Content: "plain"},
+	}}
+	if err := w.svc.PrepareRun(ctx, adv.RunID, out); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := w.d.Deliver(ctx, adv.RunID); err != nil || status != RunCompleted {
+		t.Fatalf("Deliver = %s, %v; want completed", status, err)
+	}
+	want := fmt.Sprintf("100:%d,100:0,101:0", NeedFiles|NeedEmbeds)
+	if got := strings.Join(rec.asked, ","); got != want {
+		t.Fatalf("asked %s, want %s", got, want)
+	}
 }
 
 // TestDeliverAuthorizerRefusal: a refused row is failed with the
@@ -947,7 +990,7 @@ type unavailableAuth struct {
 	n  int
 }
 
-func (a *unavailableAuth) Authorize(context.Context, uint64, uint64, uint64) error {
+func (a *unavailableAuth) Authorize(context.Context, uint64, uint64, uint64, Needs) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.n == 0 {

@@ -24,7 +24,7 @@ func (c *fuzzChecker) ChannelKind(context.Context, uint64, uint64) (tasks.Channe
 	return tasks.ChannelText, nil
 }
 
-func (c *fuzzChecker) CanPost(context.Context, uint64, uint64, uint64) (bool, error) {
+func (c *fuzzChecker) CanPost(context.Context, uint64, uint64, uint64, tasks.Needs) (bool, error) {
 	c.asked++
 	return true, nil
 }
