@@ -129,7 +129,7 @@ func (tb *e2eTab) wantText(css, want string) {
 func e2eFill(css, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.SendKeys(chromedp.CSS(css), value)
 }
-func e2eClick(css string) chromedp.Action[chromedp.Void] { return chromedp.Click(chromedp.CSS(css)) }
+func e2eClick(css string) chromedp.Action[chromedp.Void] { return browsertest.Click(chromedp.CSS(css)) }
 func e2eVisible(css string) chromedp.Action[chromedp.Void] {
 	return chromedp.WaitVisible(chromedp.CSS(css))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/internal/browsertest"
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -149,7 +150,7 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 	tb.do("run it again",
 		chromedp.Navigate(a.url+"/tasks"),
 		e2eVisible(`[data-testid=task-table]`),
-		chromedp.Click(chromedp.Search(`//a[starts-with(@data-testid, "task-open-") and contains(., "`+name+`")]`)),
+		browsertest.Click(chromedp.Search(`//a[starts-with(@data-testid, "task-open-") and contains(., "`+name+`")]`)),
 		e2eVisible(`[data-testid=task-run-now]`),
 		e2eClick(`[data-testid=task-run-now]`),
 		e2eText("alert-success", "Run started"),

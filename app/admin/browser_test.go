@@ -172,8 +172,10 @@ func fill(css, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.SendKeys(chromedp.CSS(css), value)
 }
 
+// click clicks css, querying again if a live update replaced the node
+// between the query and the click.
 func click(css string) chromedp.Action[chromedp.Void] {
-	return chromedp.Click(chromedp.CSS(css))
+	return browsertest.Click(chromedp.CSS(css))
 }
 
 func visible(css string) chromedp.Action[chromedp.Void] {

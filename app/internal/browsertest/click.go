@@ -1,0 +1,47 @@
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/chromedp"
+)
+
+// Click clicks the first visible node sel matches, as chromedp.Click does,
+// and queries again when the node it found is gone before the click lands:
+// a live region replaced by an update between the query and the click
+// leaves Chromium a stale node id ("Could not find node with given id").
+// Those errors come from scrolling the node into view and measuring it,
+// before any mouse event is sent, so a retry never clicks twice.
+func Click[S chromedp.Selectable](sel S) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		for {
+			_, err := chromedp.Click(sel)(ctx, t)
+			if err == nil || !staleNode(err) {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// staleNode reports whether err is Chromium's answer about a node id that
+// no longer names a node in the document.
+func staleNode(err error) bool {
+	var e *cdproto.Error
+	if !errors.As(err, &e) || e.Code != -32000 {
+		return false
+	}
+	switch e.Message {
+	case "Could not find node with given id", "No node with given id found", "Node is detached from document",
+		"Could not compute box model.", "Could not compute content quads.":
+		return true
+	}
+	return false
+}
