@@ -113,16 +113,14 @@ func (tb *e2eTab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// wantText waits until the first element matching css shows want: a
+// wait, not a single read (browsertest.WaitText).
 func (tb *e2eTab) wantText(css, want string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, e2eWait)
 	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
-	if err != nil {
-		tb.t.Fatalf("text of %s: %v", css, err)
-	}
-	if !strings.Contains(s, want) {
-		tb.t.Fatalf("%s text = %q, want it to contain %q", css, s, want)
+	if got, err := browsertest.WaitText(ctx, css, want); err != nil {
+		tb.t.Fatalf("%s text = %q, want it to contain %q (%v)", css, got, want, err)
 	}
 }
 

@@ -143,10 +143,14 @@ func (tb *tab) text(css string) string {
 	return strings.TrimSpace(s)
 }
 
+// wantText waits (up to 20 s) until the first element matching css shows
+// want: a wait, not a single read (browsertest.WaitText).
 func (tb *tab) wantText(css, want string) {
 	tb.t.Helper()
-	if got := tb.text(css); !strings.Contains(got, want) {
-		tb.t.Fatalf("%s text = %q, want it to contain %q", css, got, want)
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	if got, err := browsertest.WaitText(ctx, css, want); err != nil {
+		tb.t.Fatalf("%s text = %q, want it to contain %q (%v)", css, got, want, err)
 	}
 }
 

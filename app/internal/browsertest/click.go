@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/chromedp/cdproto"
@@ -44,4 +45,27 @@ func staleNode(err error) bool {
 		return true
 	}
 	return false
+}
+
+// WaitText waits until the first element matching css shows want (its
+// text contains it), or ctx ends; it returns the last text read and, when
+// want never showed, why (the last read's error, or ctx's). A wait, not a
+// single read: a live region may be swapped, or not yet filled, at the
+// moment it is read (its text reads "" then, or its node is gone).
+func WaitText(ctx context.Context, css, want string) (string, error) {
+	for {
+		got, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(css)))
+		got = strings.TrimSpace(got)
+		if err == nil && strings.Contains(got, want) {
+			return got, nil
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+			return got, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
