@@ -341,8 +341,13 @@ func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.
 	case err != nil:
 		return sub, d, false, resultsNotFound(err, "result notifications")
 	}
+	if len(page.Items) > 0 {
+		d.Rows = make([]templates.ResultRow, 0, len(page.Items))
+	}
 	for _, n := range page.Items {
-		d.Rows = append(d.Rows, resultRow(n, now))
+		r := resultRow(n, now)
+		d.CanRetry = d.CanRetry || r.CanRetry
+		d.Rows = append(d.Rows, r)
 	}
 	if page.Next != "" {
 		next := f
