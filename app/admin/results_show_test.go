@@ -43,3 +43,29 @@ func TestResultRowsShareOneRetryForm(t *testing.T) {
 		t.Errorf("{blocked} is not due after its retry: retry_ms %d", ms)
 	}
 }
+
+// TestResultRowsOmitEmptyTimes: a row's cells without a time (no next
+// retry, no lease, not acknowledged) are empty, not an empty <time>, and
+// those with one keep it with its exact time as the title.
+func TestResultRowsOmitEmptyTimes(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	resultFixture(t, h)
+	body := c.get(resultPage).body
+	if strings.Contains(body, `<time title=""`) {
+		t.Errorf("the page has an empty <time>")
+	}
+	for _, st := range []string{"pending", "acknowledged", "blocked"} {
+		i := strings.Index(body, `data-testid="result-row-`+h.vars[st]+`"`)
+		if i < 0 {
+			t.Fatalf("no %s row", st)
+		}
+		row := body[i : i+strings.Index(body[i:], "</tr>")]
+		want := map[string]int{"pending": 2, "acknowledged": 3, "blocked": 3}[st] // published, expires (+ acknowledged or next retry)
+		if n := strings.Count(row, `<time title="`); n != want {
+			t.Errorf("%s row has %d times, want %d: %s", st, n, want, row)
+		}
+	}
+}
