@@ -184,17 +184,33 @@ func resultSubRow(sub results.Subscription, names map[uint64]string, active stri
 // settle, a subscription, an operator action) and served from memory
 // until the next, as the navigation's pending count is: the list, every
 // subscription page and every open live region share one read per change.
-// A read that races a change is not kept.
+// The pages of notifications that subscription pages show are kept the
+// same way, each also only until the first expiry of an open row of its
+// subscription (results.NotificationPage.Until: past it the row reads as
+// expired), at most resultPagesCached of them. A read that races a change
+// is not kept.
 type resultsCache struct {
 	mu    sync.Mutex
 	subs  []results.Subscription
 	valid bool
+	pages map[resultPageKey]results.NotificationPage
 	gen   uint64
+}
+
+// resultPagesCached bounds the pages of notifications kept: past it the
+// cache starts over (a page is a few kilobytes).
+const resultPagesCached = 256
+
+// resultPageKey is one page of a subscription's notifications.
+type resultPageKey struct {
+	sub    results.SubKey
+	filter results.NotificationFilter
 }
 
 func (r *resultsCache) invalidate() {
 	r.mu.Lock()
 	r.valid = false
+	r.pages = nil
 	r.gen++
 	r.mu.Unlock()
 }
@@ -218,6 +234,34 @@ func (r *resultsCache) get(ctx context.Context, read func(context.Context) ([]re
 	}
 	r.mu.Unlock()
 	return subs, nil
+}
+
+// page is k's page of notifications for f, read by read unless a page
+// kept since the last change is still good at now. Errors are not kept.
+// The page's Items are shared: callers must not modify them.
+func (r *resultsCache) page(ctx context.Context, k results.SubKey, f results.NotificationFilter, now time.Time,
+	read func(context.Context, results.SubKey, results.NotificationFilter) (results.NotificationPage, error)) (results.NotificationPage, error) {
+	key := resultPageKey{k, f}
+	r.mu.Lock()
+	if p, ok := r.pages[key]; ok && (p.Until.IsZero() || now.Before(p.Until)) {
+		r.mu.Unlock()
+		return p, nil
+	}
+	gen := r.gen
+	r.mu.Unlock()
+	p, err := read(ctx, k, f)
+	if err != nil {
+		return results.NotificationPage{}, err
+	}
+	r.mu.Lock()
+	if r.gen == gen {
+		if r.pages == nil || len(r.pages) >= resultPagesCached {
+			r.pages = map[resultPageKey]results.NotificationPage{}
+		}
+		r.pages[key] = p
+	}
+	r.mu.Unlock()
+	return p, nil
 }
 
 // watchResults invalidates the cache on every change of the service, then
@@ -288,7 +332,8 @@ func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.
 	now := time.Now()
 	d = templates.ResultSubDetail{Sub: resultSubRow(sub, s.guildNames(), f.Status, now), ActionBase: resultPath(k),
 		Filtered: f.Status != "", AllURL: resultPath(k)}
-	page, err := s.opts.Results.Notifications(ctx, k, results.NotificationFilter{Status: results.Status(f.Status), After: f.After, Limit: resultsPageSize})
+	page, err := s.resultSubs.page(ctx, k, results.NotificationFilter{Status: results.Status(f.Status), After: f.After, Limit: resultsPageSize}, now,
+		s.opts.Results.Notifications)
 	switch {
 	case errors.Is(err, results.ErrBadCursor):
 		d.Invalid = true
@@ -296,8 +341,13 @@ func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.
 	case err != nil:
 		return sub, d, false, resultsNotFound(err, "result notifications")
 	}
+	if len(page.Items) > 0 {
+		d.Rows = make([]templates.ResultRow, 0, len(page.Items))
+	}
 	for _, n := range page.Items {
-		d.Rows = append(d.Rows, resultRow(n, now))
+		r := resultRow(n, now)
+		d.CanRetry = d.CanRetry || r.CanRetry
+		d.Rows = append(d.Rows, r)
 	}
 	if page.Next != "" {
 		next := f

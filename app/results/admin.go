@@ -278,7 +278,48 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 		last := page.Items[len(page.Items)-1]
 		page.Next = makeCursor(last.PublishedAt.UnixMilli(), last.ID)
 	}
+	if page.Until, err = s.nextExpiry(ctx, k, now); err != nil {
+		return NotificationPage{}, err
+	}
 	return page, nil
+}
+
+// nextExpirySQL is the earliest expiry past ?4 of each open status of a
+// subscription: a seek of the _sub index (status, expires_ms) each.
+var nextExpirySQL = func() string {
+	var b strings.Builder
+	b.WriteString(`SELECT `)
+	for i, st := range openStatuses {
+		if i > 0 {
+			b.WriteString(`, `)
+		}
+		fmt.Fprintf(&b, `(SELECT expires_ms FROM kimi_result_notifications WHERE module = ?1 AND name = ?2 AND guild_id = ?3 AND status = '%s' AND expires_ms > ?4 ORDER BY expires_ms LIMIT 1)`, st)
+	}
+	return b.String()
+}()
+
+// nextExpiry is the earliest expiry after nowMs of k's open rows (zero:
+// none): until then its pages read the same unless a row is written.
+func (s *Service) nextExpiry(ctx context.Context, k SubKey, nowMs int64) (time.Time, error) {
+	stmt, err := s.prepared(ctx, nextExpirySQL)
+	if err != nil {
+		return time.Time{}, err
+	}
+	exp := make([]sql.NullInt64, len(openStatuses))
+	dest := make([]any, len(exp))
+	for i := range exp {
+		dest[i] = &exp[i]
+	}
+	if err := stmt.QueryRowContext(ctx, k.Module, k.Name, int64(k.GuildID), nowMs).Scan(dest...); err != nil {
+		return time.Time{}, fmt.Errorf("results: notifications: next expiry: %w", err)
+	}
+	var first int64
+	for _, e := range exp {
+		if e.Valid && (first == 0 || e.Int64 < first) {
+			first = e.Int64
+		}
+	}
+	return msTime(first), nil
 }
 
 // makeCursor is the opaque cursor after (published, id).

@@ -571,3 +571,57 @@ func TestCountsFollowEveryChange(t *testing.T) {
 	f.add(subA, adminRow{status: StatusPending})
 	check("subscribed again")
 }
+
+// TestNotificationsUntil: a page says until when it reads the same without
+// a write — the earliest expiry of its subscription's unexpired open rows
+// (of any status filter, on any page: one passing it moves to expired) —
+// and, read again at that time, it does read otherwise.
+func TestNotificationsUntil(t *testing.T) {
+	f := newAdminFixture(t)
+	f.subscribe(subA)
+	f.subscribe(subB)
+	now := f.clock().UnixMilli()
+	day := (24 * time.Hour).Milliseconds()
+	setExp := func(id string, exp int64) {
+		f.exec(`UPDATE kimi_result_notifications SET expires_ms = ? WHERE id = ?`, exp, id)
+	}
+	ack := f.add(subA, adminRow{age: time.Minute, status: StatusAcknowledged})
+	setExp(ack, now+1000)                                                     // acknowledged: it never turns expired
+	f.add(subA, adminRow{age: time.Hour, status: StatusRetry, expired: true}) // already past: no future change
+	f.add(subB, adminRow{age: time.Hour, status: StatusPending})              // another subscription's
+	until := func(st Status) time.Time {
+		t.Helper()
+		p, err := f.svc.Notifications(context.Background(), subA, NotificationFilter{Status: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Until
+	}
+	for _, st := range []Status{"", StatusAcknowledged, StatusExpired} {
+		if got := until(st); !got.IsZero() {
+			t.Errorf("%q filter, no open row ahead of its expiry: until %v, want zero", st, got)
+		}
+	}
+	blocked := f.add(subA, adminRow{age: 2 * time.Hour, status: StatusBlocked})
+	setExp(blocked, now+3*day)
+	pending := f.add(subA, adminRow{age: 3 * time.Hour, status: StatusPending})
+	setExp(pending, now+2*day)
+	for _, st := range []Status{"", StatusPending, StatusBlocked, StatusAcknowledged, StatusExpired} {
+		if got, want := until(st), time.UnixMilli(now+2*day); !got.Equal(want) {
+			t.Errorf("%q filter: until %v, want %v (the pending row's expiry)", st, got, want)
+		}
+	}
+	f.mu.Lock()
+	f.now = time.UnixMilli(now + 2*day)
+	f.mu.Unlock()
+	p, err := f.svc.Notifications(context.Background(), subA, NotificationFilter{Status: StatusExpired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Items, func(n Notification) bool { return n.ID == pending }) {
+		t.Errorf("at its until, the expired page lacks the pending row that expired then: %+v", p.Items)
+	}
+	if got, want := p.Until, time.UnixMilli(now+3*day); !got.Equal(want) {
+		t.Errorf("until %v, want %v (the blocked row's expiry)", got, want)
+	}
+}

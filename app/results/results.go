@@ -315,6 +315,10 @@ type NotificationPage struct {
 	Items []Notification
 	// Next is the cursor of the following page ("" on the last).
 	Next string
+	// Until is when the page may first read otherwise without a write:
+	// the earliest expiry of the subscription's unexpired open rows (one
+	// passing it shows, and filters, as expired). Zero: never.
+	Until time.Time
 }
 
 // Actor is who did an operator action (for the audit row).

@@ -74,8 +74,11 @@ type ResultSubDetail struct {
 	Filtered   bool
 	AllURL     string
 	Rows       []ResultRow
-	FirstURL   string
-	NextURL    string
+	// CanRetry is whether a row has a Retry now button: the rows' buttons
+	// share one form (and its CSRF field), resultRetryForm.
+	CanRetry bool
+	FirstURL string
+	NextURL  string
 }
 
 // ResultRow is one notification.
