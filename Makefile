@@ -12,6 +12,14 @@ BENCHOUT  ?= bin/bench.txt
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+# encoding/json's v2 implementation behind its v1 API (Go's own, an
+# experiment in Go 1.26): the same results, except the text of decoding
+# errors, at about twice the decode speed with 40% fewer allocations —
+# discordgo decodes every gateway event with encoding/json. Every target
+# builds and tests with it; a plain `go build` gives the v1 implementation.
+GOEXPERIMENT ?= jsonv2
+export GOEXPERIMENT
+
 STAMP   := github.com/kimiapp/kimi/app/buildinfo
 LDFLAGS := -s -w -X $(STAMP).Version=$(VERSION) -X $(STAMP).Commit=$(COMMIT) -X $(STAMP).Date=$(DATE)
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"debug/buildinfo"
 	"debug/elf"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,4 +42,29 @@ func TestBinaryIsStatic(t *testing.T) {
 			t.Errorf("make build recipe lacks %q:\n%s", want, recipe)
 		}
 	}
+}
+
+// TestBinaryUsesJSONv2: the binary `make` builds decodes JSON with
+// encoding/json's v2 implementation (the Makefile exports
+// GOEXPERIMENT=jsonv2; discordgo decodes every gateway event with it). The
+// test binary of `make test` is built the same way, so under it the built
+// kimi must record the experiment; a plain `go test` (no experiment set)
+// has nothing to check, and CI (which runs make test) must not get there.
+func TestBinaryUsesJSONv2(t *testing.T) {
+	if !strings.Contains(os.Getenv("GOEXPERIMENT"), "jsonv2") {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI runs the tests without GOEXPERIMENT=jsonv2: run them with make test")
+		}
+		t.Skip("GOEXPERIMENT=jsonv2 is not set (make test sets it)")
+	}
+	info, err := buildinfo.ReadFile(kimiBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range info.Settings {
+		if s.Key == "GOEXPERIMENT" && strings.Contains(s.Value, "jsonv2") {
+			return
+		}
+	}
+	t.Fatalf("the built kimi records no GOEXPERIMENT=jsonv2 in its build settings: %v", info.Settings)
 }
