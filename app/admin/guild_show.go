@@ -100,8 +100,8 @@ func moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Docume
 		mv.Policy = "Invalid settings turn " + name + " off in this guild only."
 	}
 	var set map[string]any
-	if fm, err := guildcfg.ParseFrontmatter(doc.Text); err == nil {
-		set = fm.Values
+	if doc.Frontmatter != nil {
+		set = doc.Frontmatter.Values
 	}
 	for _, f := range schema.Fields {
 		fv := templates.ModuleField{

@@ -123,11 +123,11 @@ func problemMessages(problems []guildcfg.FieldError) []string {
 var guildKnownKeys = []string{guildcfg.KeyBotActive, guildcfg.KeyStaffUserIDs, guildcfg.KeyStaffRoleIDs,
 	guildcfg.KeyRegularRoleIDs, guildcfg.KeyAllowedChannelIDs, guildcfg.KeyProposalChannelID, guildcfg.KeyScheduledTasks}
 
-// extraKeys lists the top-level keys of text that the form does not show
-// (guildcfg keeps them for the features that read them).
-func extraKeys(text string) []string {
-	fm, err := guildcfg.ParseFrontmatter(text)
-	if err != nil {
+// extraKeys lists the top-level keys of the stored document that the form
+// does not show (guildcfg keeps them for the features that read them).
+func extraKeys(doc guildcfg.Document) []string {
+	fm := doc.Frontmatter
+	if fm == nil {
 		return nil
 	}
 	var out []string
@@ -157,11 +157,11 @@ func setupView(doc guildcfg.Document) templates.GuildSetupView {
 		v.Note = "The stored document is invalid, so the form cannot show it. Correct it in the raw document below."
 		return v
 	case doc.Exists:
-		if extra := extraKeys(doc.Text); len(extra) > 0 {
+		if extra := extraKeys(doc); len(extra) > 0 {
 			v.Editable = false
 			v.Note = "The stored document also sets " + strings.Join(extra, ", ") +
 				", which this form does not show. Edit the raw document below, so they are kept."
-		} else if guildcfg.FrontmatterHasComments(doc.Text) {
+		} else if doc.Comments {
 			v.Editable = false
 			v.Note = "The stored document has YAML comments, which this form would drop. Edit the raw document below, so they are kept."
 		}

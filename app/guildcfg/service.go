@@ -112,6 +112,9 @@ type Service struct {
 	// mu serializes writers so snapshots are published in commit order.
 	mu   sync.Mutex
 	snap atomic.Pointer[snapshot]
+	// docs caches the documents Document read, parsed; every write path
+	// updates it under mu.
+	docs *docCache
 
 	subMu  sync.Mutex
 	subs   map[*subscriber]struct{}
@@ -129,6 +132,7 @@ func New(ctx context.Context, db DB, opts Options) (*Service, error) {
 		trust: cloneTrust(opts.Trust),
 		specs: map[string]sdk.Spec{},
 		subs:  map[*subscriber]struct{}{},
+		docs:  newDocCache(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -203,6 +207,7 @@ func (s *Service) Reload(ctx context.Context) error {
 		next.place(g)
 	}
 	s.snap.Store(next)
+	s.docs.reset()
 	return nil
 }
 
@@ -336,6 +341,12 @@ type Document struct {
 	UpdatedBy string
 	// Guild is the parsed server setup (guild targets with a valid text).
 	Guild *GuildConfig
+	// Frontmatter is the stored text's parsed frontmatter (nil for a
+	// document never written or a text that does not parse).
+	Frontmatter *Frontmatter
+	// Comments reports whether the frontmatter of a guild target's text
+	// holds YAML comments (FrontmatterHasComments).
+	Comments bool
 	// Settings is the module's evaluated settings (guild-module targets).
 	Settings *sdk.GuildSettingsSnapshot
 	// Problems are what is wrong with the stored text now (a module's
@@ -346,22 +357,36 @@ type Document struct {
 // ShortRevision is the revision as guild-module documents show it.
 func (d Document) ShortRevision() string { return ShortRevision(d.Revision) }
 
-// Document reads a document. An unknown module is a *TargetError.
+// Document reads a document. An unknown module is a *TargetError. The
+// current revision of a recently read or written document comes from the
+// Service's cache, parsed once per revision: the Document, and what its
+// Guild, Settings, Frontmatter and Problems hold, are shared, so treat
+// them as read-only.
 func (s *Service) Document(ctx context.Context, target Target) (Document, error) {
 	if err := s.checkTarget(target); err != nil {
 		return Document{}, err
 	}
-	d, ok, err := readDocument(ctx, s.db.Reader(), target.String())
+	key := target.String()
+	doc, ok, gen := s.docs.get(key)
+	if ok {
+		return doc, nil
+	}
+	d, exists, err := readDocument(ctx, s.db.Reader(), key)
 	if err != nil {
 		return Document{}, err
 	}
-	return s.view(target, d, ok), nil
+	doc = s.view(target, d, exists)
+	s.docs.offer(key, doc, gen)
+	return doc, nil
 }
 
 func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 	doc := Document{Target: target, Exists: exists, Text: d.content, Revision: EmptyRevision}
 	if exists {
 		doc.Revision, doc.UpdatedAt, doc.UpdatedBy = d.revision, d.updatedAt, d.updatedBy
+		if fm, err := ParseFrontmatter(d.content); err == nil {
+			doc.Frontmatter = &fm
+		}
 	}
 	switch target.Kind {
 	case KindGuild:
@@ -371,13 +396,14 @@ func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 				doc.Guild = &cfg
 			}
 			doc.Problems = problemsOf(err)
+			doc.Comments = FrontmatterHasComments(d.content)
 		}
 	case KindGuildModule:
 		schema := *s.specs[target.Module].GuildSettings
 		ms, problems := EvaluateModuleDocument(schema, d.content, exists)
 		doc.Settings, doc.Problems = &ms, problems
 	case KindChannel:
-		if exists {
+		if exists && doc.Frontmatter == nil {
 			_, err := ParseFrontmatter(d.content)
 			doc.Problems = problemsOf(err)
 		}
@@ -514,6 +540,8 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 		return store.AuditTx(ctx, tx, entry)
 	})
 	if err != nil {
+		// Whatever the transaction did, the next read goes to the database.
+		s.docs.drop(key)
 		var conflict *ConflictError
 		var verr *ValidationError
 		if errors.As(err, &conflict) || errors.As(err, &verr) {
@@ -524,7 +552,9 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 	if changed {
 		s.publish(target, text, newRev)
 	}
-	return s.view(target, stored, true), nil
+	doc := s.view(target, stored, true)
+	s.docs.set(key, doc)
+	return doc, nil
 }
 
 // publish swaps in the snapshot with the committed document and queues the
