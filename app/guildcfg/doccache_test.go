@@ -245,3 +245,22 @@ func TestDocumentReadsUnderWrites(t *testing.T) {
 		t.Fatalf("beta reads %+v", d)
 	}
 }
+
+// TestDocumentHitAllocatesLittle: a read of a cached document builds its
+// key and nothing else — parsing a valid target quotes nothing (the
+// refusal's message is built only for a refusal) and nothing is parsed
+// again.
+func TestDocumentHitAllocatesLittle(t *testing.T) {
+	for _, s := range []string{"guild:42", "guild:42:alpha", "channel:7"} {
+		if n := testing.AllocsPerRun(100, func() { _, _ = ParseTarget(s) }); n != 0 {
+			t.Errorf("ParseTarget(%q) allocates %v times", s, n)
+		}
+	}
+	ctx := context.Background()
+	s := newService(t, openStore(t), TrustSettings{})
+	target := GuildModuleTarget(42, "alpha")
+	mustWrite(t, s, target, "---\nmode: quiet\n---\n")
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.Document(ctx, target) }); n > 1 {
+		t.Errorf("a cached Document allocates %v times, want at most 1 (its key)", n)
+	}
+}

@@ -363,10 +363,10 @@ func (d Document) ShortRevision() string { return ShortRevision(d.Revision) }
 // Guild, Settings, Frontmatter and Problems hold, are shared, so treat
 // them as read-only.
 func (s *Service) Document(ctx context.Context, target Target) (Document, error) {
-	if err := s.checkTarget(target); err != nil {
+	key := target.String()
+	if err := s.checkTargetKey(target, key); err != nil {
 		return Document{}, err
 	}
-	key := target.String()
 	doc, ok, gen := s.docs.get(key)
 	if ok {
 		return doc, nil
@@ -413,8 +413,11 @@ func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 
 // checkTarget refuses a zero target and a guild-module target of a module
 // that is unknown or has no guild settings.
-func (s *Service) checkTarget(t Target) error {
-	if _, err := ParseTarget(t.String()); err != nil {
+func (s *Service) checkTarget(t Target) error { return s.checkTargetKey(t, t.String()) }
+
+// checkTargetKey is checkTarget given t.String().
+func (s *Service) checkTargetKey(t Target, key string) error {
+	if _, err := ParseTarget(key); err != nil {
 		return err
 	}
 	if t.Kind != KindGuildModule {
