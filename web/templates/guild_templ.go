@@ -896,28 +896,28 @@ func moduleField(f ModuleField) templ.Component {
 		ctx = templ.ClearChildren(ctx)
 		switch f.Kind {
 		case "bool":
-			templ_7745c5c3_Err = switchField(f.ID, f.Name, f.Label, f.Checked, moduleHint(f), f.Error).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = switchField(f.ID, f.Name, f.Label, f.Checked, f.Hint, f.Error).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		case "enum":
-			templ_7745c5c3_Err = selectField(f.ID, f.Name, f.Label, f.Value, f.Choices, f.Default, moduleHint(f), f.Error).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = selectField(f.ID, f.Name, f.Label, f.Value, f.Choices, f.Default, f.Hint, f.Error).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		case "id_list":
-			templ_7745c5c3_Err = idsField(f.ID, f.Name, f.Label, f.Value, moduleHint(f), f.Error).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = idsField(f.ID, f.Name, f.Label, f.Value, f.Hint, f.Error).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		case "str_list":
-			templ_7745c5c3_Err = idsField(f.ID, f.Name, f.Label, f.Value, moduleHint(f), f.Error).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = idsField(f.ID, f.Name, f.Label, f.Value, f.Hint, f.Error).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		default:
 			templ_7745c5c3_Err = FormField(Field{ID: f.ID, Name: f.Name, Label: f.Label, Value: f.Value, Autocomplete: "off",
-				Hint: moduleHint(f), Error: f.Error}).Render(ctx, templ_7745c5c3_Buffer)
+				Hint: f.Hint, Error: f.Error}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
