@@ -46,16 +46,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 	if err != nil {
 		return fmt.Errorf("admin: guild page: %w", err)
 	}
-	list, err := s.opts.Guilds.List(ctx)
-	if err != nil {
-		return fmt.Errorf("admin: guild page: %w", err)
-	}
-	summary := guildcfg.GuildSummary{GuildID: id}
-	for _, g := range list {
-		if g.GuildID == id {
-			summary = g
-		}
-	}
+	summary, _ := s.opts.Guilds.Summary(id)
 	v := templates.GuildView{
 		ID: strconv.FormatUint(id, 10), Status: guildStatus(summary), Exists: doc.Exists,
 		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Conflict: st.conflict,

@@ -15,10 +15,12 @@ import (
 )
 
 // GuildConfig is what the guild pages need of the configuration documents:
-// the list, a document with its history, compare-and-swap writes and
-// reverts, and the module schemas the settings forms are generated from.
+// the list and one guild's row of it, a document with its history,
+// compare-and-swap writes and reverts, and the module schemas the settings
+// forms are generated from.
 type GuildConfig interface {
 	List(ctx context.Context) ([]guildcfg.GuildSummary, error)
+	Summary(guildID uint64) (guildcfg.GuildSummary, bool)
 	Active(guildID uint64) bool
 	Document(ctx context.Context, target guildcfg.Target) (guildcfg.Document, error)
 	History(ctx context.Context, target guildcfg.Target, page guildcfg.HistoryPage) (guildcfg.HistoryResult, error)

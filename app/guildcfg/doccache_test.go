@@ -264,3 +264,36 @@ func TestDocumentHitAllocatesLittle(t *testing.T) {
 		t.Errorf("a cached Document allocates %v times, want at most 1 (its key)", n)
 	}
 }
+
+// TestSummaryIsListsRow: Summary answers one guild's row of List exactly,
+// after every kind of change, and false for a guild without documents.
+func TestSummaryIsListsRow(t *testing.T) {
+	ctx := context.Background()
+	s := newService(t, openStore(t), TrustSettings{})
+	mustWrite(t, s, GuildTarget(1), "---\nbot_active: true\nstaff_role_ids: [5, 6]\nstaff_user_ids: [9]\n---\n")
+	mustWrite(t, s, GuildTarget(2), "---\nbot_active: false\n---\n")
+	mustWrite(t, s, GuildModuleTarget(3, "alpha"), "---\nmode: quiet\n---\n")
+	mustWrite(t, s, GuildModuleTarget(1, "beta"), "---\nchannel_id: 4\n---\n")
+	check := func() {
+		t.Helper()
+		list, err := s.List(ctx)
+		if err != nil || len(list) != 3 {
+			t.Fatalf("List = %+v, %v", list, err)
+		}
+		for _, row := range list {
+			got, ok := s.Summary(row.GuildID)
+			if !ok || !reflect.DeepEqual(got, row) {
+				t.Fatalf("Summary(%d) = %+v, %v; List's row %+v", row.GuildID, got, ok, row)
+			}
+		}
+		if got, ok := s.Summary(99); ok || !reflect.DeepEqual(got, GuildSummary{GuildID: 99}) {
+			t.Fatalf("Summary(99) = %+v, %v", got, ok)
+		}
+	}
+	check()
+	if err := s.Delete(ctx, GuildModuleTarget(1, "beta"), Revision("---\nchannel_id: 4\n---\n"), admin); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, s, GuildTarget(2), "---\nbot_active: true\n---\n")
+	check()
+}

@@ -307,15 +307,7 @@ func (s *Service) List(ctx context.Context) ([]GuildSummary, error) {
 	snap := s.snap.Load()
 	out := make([]GuildSummary, 0, len(snap.guilds))
 	for _, g := range snap.guilds {
-		rev := g.revision
-		if !g.hasDoc {
-			rev = EmptyRevision
-		}
-		out = append(out, GuildSummary{
-			GuildID: g.id, HasDocument: g.hasDoc, Valid: g.valid, BotActive: g.config.BotActive, Active: g.active,
-			StaffUsers: len(g.config.StaffUserIDs), StaffRoles: len(g.config.StaffRoleIDs),
-			InvalidModules: slices.Clone(g.invalidModules), BlockedBy: slices.Clone(g.blockedBy), Revision: rev,
-		})
+		out = append(out, summaryOf(g))
 	}
 	slices.SortFunc(out, func(a, b GuildSummary) int {
 		switch {
@@ -327,6 +319,28 @@ func (s *Service) List(ctx context.Context) ([]GuildSummary, error) {
 		return 0
 	})
 	return out, nil
+}
+
+// Summary is one guild's row of List, from the snapshot, without building
+// the others; false for a guild that has no document.
+func (s *Service) Summary(guildID uint64) (GuildSummary, bool) {
+	g := s.snap.Load().guilds[guildID]
+	if g == nil {
+		return GuildSummary{GuildID: guildID}, false
+	}
+	return summaryOf(g), true
+}
+
+func summaryOf(g *guildState) GuildSummary {
+	rev := g.revision
+	if !g.hasDoc {
+		rev = EmptyRevision
+	}
+	return GuildSummary{
+		GuildID: g.id, HasDocument: g.hasDoc, Valid: g.valid, BotActive: g.config.BotActive, Active: g.active,
+		StaffUsers: len(g.config.StaffUserIDs), StaffRoles: len(g.config.StaffRoleIDs),
+		InvalidModules: slices.Clone(g.invalidModules), BlockedBy: slices.Clone(g.blockedBy), Revision: rev,
+	}
 }
 
 // Document is a document as stored, with its parsed view.
