@@ -11,7 +11,9 @@
 // Service swaps in a new immutable snapshot, so the hot-path questions
 // (Active, ModuleSettings, ModuleEnabled, Resolve) are answered from memory
 // without locks, allocation or the database, and then tells subscribers
-// what changed.
+// what changed. Document serves the current revision of recently read
+// documents, parsed, from a bounded cache that every write path updates
+// under the same lock (doccache.go).
 //
 // The Service must be the only writer of the documents tables while it
 // runs (a restore replaces the database with the appliance stopped).
