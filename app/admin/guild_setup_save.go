@@ -40,7 +40,7 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 		switch {
 		case cur.Revision != f.ExpectedRevision:
 			return s.guildConflict(c, id, "server setup", text)
-		case cur.Exists && (cur.Guild == nil || len(extraKeys(cur.Text)) > 0 || guildcfg.FrontmatterHasComments(cur.Text)):
+		case cur.Exists && (cur.Guild == nil || len(extraKeys(cur)) > 0 || cur.Comments):
 			errs = form.Errors{form.FieldForm: form.MsgGuildExtraKeys}
 		default:
 			saved, werr := s.opts.Guilds.Write(ctx, target, text, f.ExpectedRevision, guildActor(c))

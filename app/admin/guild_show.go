@@ -3,6 +3,7 @@ package admin
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,16 +46,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 	if err != nil {
 		return fmt.Errorf("admin: guild page: %w", err)
 	}
-	list, err := s.opts.Guilds.List(ctx)
-	if err != nil {
-		return fmt.Errorf("admin: guild page: %w", err)
-	}
-	summary := guildcfg.GuildSummary{GuildID: id}
-	for _, g := range list {
-		if g.GuildID == id {
-			summary = g
-		}
-	}
+	summary, _ := s.opts.Guilds.Summary(id)
 	v := templates.GuildView{
 		ID: strconv.FormatUint(id, 10), Status: guildStatus(summary), Exists: doc.Exists,
 		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Conflict: st.conflict,
@@ -79,7 +71,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		if err != nil {
 			return fmt.Errorf("admin: guild page: %w", err)
 		}
-		mv := moduleView(name, schema, mdoc)
+		mv := s.moduleView(name, schema, mdoc)
 		if st.module == name && st.settings != nil {
 			keepModuleForm(&mv, *st.settings, st.errors)
 		}
@@ -90,7 +82,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 
 // moduleView is a module's settings form filled from its stored document:
 // the keys the document sets, the defaults shown beside the others.
-func moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Document) templates.GuildModuleView {
+func (s *Server) moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Document) templates.GuildModuleView {
 	mv := templates.GuildModuleView{
 		Name: name, Exists: doc.Exists, Valid: len(doc.Problems) == 0,
 		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Problems: problemMessages(doc.Problems),
@@ -100,19 +92,12 @@ func moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Docume
 		mv.Policy = "Invalid settings turn " + name + " off in this guild only."
 	}
 	var set map[string]any
-	if fm, err := guildcfg.ParseFrontmatter(doc.Text); err == nil {
-		set = fm.Values
+	if doc.Frontmatter != nil {
+		set = doc.Frontmatter.Values
 	}
-	for _, f := range schema.Fields {
-		fv := templates.ModuleField{
-			Name: form.ModuleSettingName(f.Name), ID: "ms-" + name + "-" + f.Name, Label: f.Name, Kind: string(f.Kind),
-			Help: f.Help, Required: f.Required, Choices: f.Choices,
-		}
-		if f.Default != nil {
-			if d, err := f.Coerce(nil); err == nil {
-				fv.Default = settingText(d)
-			}
-		}
+	mv.Fields = slices.Clone(s.moduleFields(name, schema))
+	for i, f := range schema.Fields {
+		fv := &mv.Fields[i]
 		raw, explicit := set[f.Name]
 		if explicit {
 			fv.Value = settingText(raw)
@@ -127,9 +112,34 @@ func moduleView(name string, schema sdk.GuildSettingsSchema, doc guildcfg.Docume
 			}
 			fv.Checked, fv.Value = b, ""
 		}
-		mv.Fields = append(mv.Fields, fv)
 	}
 	return mv
+}
+
+// moduleFields is a module's settings form before a document fills it: per
+// schema field its input's name and id, label, kind, help, choices,
+// default and hint. A module's schema is fixed for the configuration
+// service's life, so each is built once; callers copy it before filling it.
+func (s *Server) moduleFields(name string, schema sdk.GuildSettingsSchema) []templates.ModuleField {
+	if v, ok := s.moduleForms.Load(name); ok {
+		return v.([]templates.ModuleField)
+	}
+	fields := make([]templates.ModuleField, 0, len(schema.Fields))
+	for _, f := range schema.Fields {
+		fv := templates.ModuleField{
+			Name: form.ModuleSettingName(f.Name), ID: "ms-" + name + "-" + f.Name, Label: f.Name, Kind: string(f.Kind),
+			Help: f.Help, Required: f.Required, Choices: f.Choices,
+		}
+		if f.Default != nil {
+			if d, err := f.Coerce(nil); err == nil {
+				fv.Default = settingText(d)
+			}
+		}
+		fv.Hint = templates.ModuleHint(fv)
+		fields = append(fields, fv)
+	}
+	v, _ := s.moduleForms.LoadOrStore(name, fields)
+	return v.([]templates.ModuleField)
 }
 
 // keepModuleForm shows a refused module form as it was submitted, with its

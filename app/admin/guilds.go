@@ -15,10 +15,12 @@ import (
 )
 
 // GuildConfig is what the guild pages need of the configuration documents:
-// the list, a document with its history, compare-and-swap writes and
-// reverts, and the module schemas the settings forms are generated from.
+// the list and one guild's row of it, a document with its history,
+// compare-and-swap writes and reverts, and the module schemas the settings
+// forms are generated from.
 type GuildConfig interface {
 	List(ctx context.Context) ([]guildcfg.GuildSummary, error)
+	Summary(guildID uint64) (guildcfg.GuildSummary, bool)
 	Active(guildID uint64) bool
 	Document(ctx context.Context, target guildcfg.Target) (guildcfg.Document, error)
 	History(ctx context.Context, target guildcfg.Target, page guildcfg.HistoryPage) (guildcfg.HistoryResult, error)
@@ -123,11 +125,11 @@ func problemMessages(problems []guildcfg.FieldError) []string {
 var guildKnownKeys = []string{guildcfg.KeyBotActive, guildcfg.KeyStaffUserIDs, guildcfg.KeyStaffRoleIDs,
 	guildcfg.KeyRegularRoleIDs, guildcfg.KeyAllowedChannelIDs, guildcfg.KeyProposalChannelID, guildcfg.KeyScheduledTasks}
 
-// extraKeys lists the top-level keys of text that the form does not show
-// (guildcfg keeps them for the features that read them).
-func extraKeys(text string) []string {
-	fm, err := guildcfg.ParseFrontmatter(text)
-	if err != nil {
+// extraKeys lists the top-level keys of the stored document that the form
+// does not show (guildcfg keeps them for the features that read them).
+func extraKeys(doc guildcfg.Document) []string {
+	fm := doc.Frontmatter
+	if fm == nil {
 		return nil
 	}
 	var out []string
@@ -157,11 +159,11 @@ func setupView(doc guildcfg.Document) templates.GuildSetupView {
 		v.Note = "The stored document is invalid, so the form cannot show it. Correct it in the raw document below."
 		return v
 	case doc.Exists:
-		if extra := extraKeys(doc.Text); len(extra) > 0 {
+		if extra := extraKeys(doc); len(extra) > 0 {
 			v.Editable = false
 			v.Note = "The stored document also sets " + strings.Join(extra, ", ") +
 				", which this form does not show. Edit the raw document below, so they are kept."
-		} else if guildcfg.FrontmatterHasComments(doc.Text) {
+		} else if doc.Comments {
 			v.Editable = false
 			v.Note = "The stored document has YAML comments, which this form would drop. Edit the raw document below, so they are kept."
 		}

@@ -137,6 +137,7 @@ type Server struct {
 	headers     []headerValue
 	status      statusCache
 	worldtree   worldtreeNav
+	moduleForms sync.Map // module name → its settings form's fields before a document fills them (guild_show.go)
 	// pending is the navigation's pending-proposal count; decisions the
 	// messages of the last decisions (proposals.go).
 	pending          pendingCache

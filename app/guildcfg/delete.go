@@ -66,6 +66,8 @@ func (s *Service) Delete(ctx context.Context, target Target, expectedRevision st
 		})
 	})
 	if err != nil {
+		// Whatever the transaction did, the next read goes to the database.
+		s.docs.drop(key)
 		var conflict *ConflictError
 		if errors.As(err, &conflict) {
 			return err
@@ -75,6 +77,7 @@ func (s *Service) Delete(ctx context.Context, target Target, expectedRevision st
 	if deleted {
 		s.publishDelete(target)
 	}
+	s.docs.set(key, s.view(target, storedDocument{}, false))
 	return nil
 }
 

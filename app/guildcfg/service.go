@@ -11,7 +11,9 @@
 // Service swaps in a new immutable snapshot, so the hot-path questions
 // (Active, ModuleSettings, ModuleEnabled, Resolve) are answered from memory
 // without locks, allocation or the database, and then tells subscribers
-// what changed.
+// what changed. Document serves the current revision of recently read
+// documents, parsed, from a bounded cache that every write path updates
+// under the same lock (doccache.go).
 //
 // The Service must be the only writer of the documents tables while it
 // runs (a restore replaces the database with the appliance stopped).
@@ -112,6 +114,9 @@ type Service struct {
 	// mu serializes writers so snapshots are published in commit order.
 	mu   sync.Mutex
 	snap atomic.Pointer[snapshot]
+	// docs caches the documents Document read, parsed; every write path
+	// updates it under mu.
+	docs *docCache
 
 	subMu  sync.Mutex
 	subs   map[*subscriber]struct{}
@@ -129,6 +134,7 @@ func New(ctx context.Context, db DB, opts Options) (*Service, error) {
 		trust: cloneTrust(opts.Trust),
 		specs: map[string]sdk.Spec{},
 		subs:  map[*subscriber]struct{}{},
+		docs:  newDocCache(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -203,6 +209,7 @@ func (s *Service) Reload(ctx context.Context) error {
 		next.place(g)
 	}
 	s.snap.Store(next)
+	s.docs.reset()
 	return nil
 }
 
@@ -302,15 +309,7 @@ func (s *Service) List(ctx context.Context) ([]GuildSummary, error) {
 	snap := s.snap.Load()
 	out := make([]GuildSummary, 0, len(snap.guilds))
 	for _, g := range snap.guilds {
-		rev := g.revision
-		if !g.hasDoc {
-			rev = EmptyRevision
-		}
-		out = append(out, GuildSummary{
-			GuildID: g.id, HasDocument: g.hasDoc, Valid: g.valid, BotActive: g.config.BotActive, Active: g.active,
-			StaffUsers: len(g.config.StaffUserIDs), StaffRoles: len(g.config.StaffRoleIDs),
-			InvalidModules: slices.Clone(g.invalidModules), BlockedBy: slices.Clone(g.blockedBy), Revision: rev,
-		})
+		out = append(out, summaryOf(g))
 	}
 	slices.SortFunc(out, func(a, b GuildSummary) int {
 		switch {
@@ -322,6 +321,28 @@ func (s *Service) List(ctx context.Context) ([]GuildSummary, error) {
 		return 0
 	})
 	return out, nil
+}
+
+// Summary is one guild's row of List, from the snapshot, without building
+// the others; false for a guild that has no document.
+func (s *Service) Summary(guildID uint64) (GuildSummary, bool) {
+	g := s.snap.Load().guilds[guildID]
+	if g == nil {
+		return GuildSummary{GuildID: guildID}, false
+	}
+	return summaryOf(g), true
+}
+
+func summaryOf(g *guildState) GuildSummary {
+	rev := g.revision
+	if !g.hasDoc {
+		rev = EmptyRevision
+	}
+	return GuildSummary{
+		GuildID: g.id, HasDocument: g.hasDoc, Valid: g.valid, BotActive: g.config.BotActive, Active: g.active,
+		StaffUsers: len(g.config.StaffUserIDs), StaffRoles: len(g.config.StaffRoleIDs),
+		InvalidModules: slices.Clone(g.invalidModules), BlockedBy: slices.Clone(g.blockedBy), Revision: rev,
+	}
 }
 
 // Document is a document as stored, with its parsed view.
@@ -336,6 +357,12 @@ type Document struct {
 	UpdatedBy string
 	// Guild is the parsed server setup (guild targets with a valid text).
 	Guild *GuildConfig
+	// Frontmatter is the stored text's parsed frontmatter (nil for a
+	// document never written or a text that does not parse).
+	Frontmatter *Frontmatter
+	// Comments reports whether the frontmatter of a guild target's text
+	// holds YAML comments (FrontmatterHasComments).
+	Comments bool
 	// Settings is the module's evaluated settings (guild-module targets).
 	Settings *sdk.GuildSettingsSnapshot
 	// Problems are what is wrong with the stored text now (a module's
@@ -346,22 +373,36 @@ type Document struct {
 // ShortRevision is the revision as guild-module documents show it.
 func (d Document) ShortRevision() string { return ShortRevision(d.Revision) }
 
-// Document reads a document. An unknown module is a *TargetError.
+// Document reads a document. An unknown module is a *TargetError. The
+// current revision of a recently read or written document comes from the
+// Service's cache, parsed once per revision: the Document, and what its
+// Guild, Settings, Frontmatter and Problems hold, are shared, so treat
+// them as read-only.
 func (s *Service) Document(ctx context.Context, target Target) (Document, error) {
-	if err := s.checkTarget(target); err != nil {
+	key := target.String()
+	if err := s.checkTargetKey(target, key); err != nil {
 		return Document{}, err
 	}
-	d, ok, err := readDocument(ctx, s.db.Reader(), target.String())
+	doc, ok, gen := s.docs.get(key)
+	if ok {
+		return doc, nil
+	}
+	d, exists, err := readDocument(ctx, s.db.Reader(), key)
 	if err != nil {
 		return Document{}, err
 	}
-	return s.view(target, d, ok), nil
+	doc = s.view(target, d, exists)
+	s.docs.offer(key, doc, gen)
+	return doc, nil
 }
 
 func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 	doc := Document{Target: target, Exists: exists, Text: d.content, Revision: EmptyRevision}
 	if exists {
 		doc.Revision, doc.UpdatedAt, doc.UpdatedBy = d.revision, d.updatedAt, d.updatedBy
+		if fm, err := ParseFrontmatter(d.content); err == nil {
+			doc.Frontmatter = &fm
+		}
 	}
 	switch target.Kind {
 	case KindGuild:
@@ -371,13 +412,14 @@ func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 				doc.Guild = &cfg
 			}
 			doc.Problems = problemsOf(err)
+			doc.Comments = FrontmatterHasComments(d.content)
 		}
 	case KindGuildModule:
 		schema := *s.specs[target.Module].GuildSettings
 		ms, problems := EvaluateModuleDocument(schema, d.content, exists)
 		doc.Settings, doc.Problems = &ms, problems
 	case KindChannel:
-		if exists {
+		if exists && doc.Frontmatter == nil {
 			_, err := ParseFrontmatter(d.content)
 			doc.Problems = problemsOf(err)
 		}
@@ -387,8 +429,11 @@ func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 
 // checkTarget refuses a zero target and a guild-module target of a module
 // that is unknown or has no guild settings.
-func (s *Service) checkTarget(t Target) error {
-	if _, err := ParseTarget(t.String()); err != nil {
+func (s *Service) checkTarget(t Target) error { return s.checkTargetKey(t, t.String()) }
+
+// checkTargetKey is checkTarget given t.String().
+func (s *Service) checkTargetKey(t Target, key string) error {
+	if _, err := ParseTarget(key); err != nil {
 		return err
 	}
 	if t.Kind != KindGuildModule {
@@ -514,6 +559,8 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 		return store.AuditTx(ctx, tx, entry)
 	})
 	if err != nil {
+		// Whatever the transaction did, the next read goes to the database.
+		s.docs.drop(key)
 		var conflict *ConflictError
 		var verr *ValidationError
 		if errors.As(err, &conflict) || errors.As(err, &verr) {
@@ -524,7 +571,9 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 	if changed {
 		s.publish(target, text, newRev)
 	}
-	return s.view(target, stored, true), nil
+	doc := s.view(target, stored, true)
+	s.docs.set(key, doc)
+	return doc, nil
 }
 
 // publish swaps in the snapshot with the committed document and queues the

@@ -71,33 +71,42 @@ var (
 // with "unsupported configuration proposal target 'x'". Whether the module
 // is known is the Service's question.
 func ParseTarget(s string) (Target, error) {
-	bad := &TargetError{Target: s, Message: "unsupported configuration proposal target " + hostkit.Repr(s)}
+	t, ok := parseTarget(s)
+	if !ok {
+		// Built only on failure: a valid target (every document read)
+		// costs no quoting.
+		return Target{}, &TargetError{Target: s, Message: "unsupported configuration proposal target " + hostkit.Repr(s)}
+	}
+	return t, nil
+}
+
+func parseTarget(s string) (Target, bool) {
 	kind, rest, ok := strings.Cut(s, ":")
 	if !ok {
-		return Target{}, bad
+		return Target{}, false
 	}
 	switch kind {
 	case "guild":
 		idText, module, hasModule := strings.Cut(rest, ":")
 		id, ok := parseTargetID(idText)
 		if !ok {
-			return Target{}, bad
+			return Target{}, false
 		}
 		if !hasModule {
-			return GuildTarget(id), nil
+			return GuildTarget(id), true
 		}
 		if !targetModuleRE.MatchString(module) {
-			return Target{}, bad
+			return Target{}, false
 		}
-		return GuildModuleTarget(id, module), nil
+		return GuildModuleTarget(id, module), true
 	case "channel":
 		id, ok := parseTargetID(rest)
 		if !ok {
-			return Target{}, bad
+			return Target{}, false
 		}
-		return ChannelTarget(id), nil
+		return ChannelTarget(id), true
 	}
-	return Target{}, bad
+	return Target{}, false
 }
 
 func parseTargetID(s string) (uint64, bool) {

@@ -95,6 +95,7 @@ type ModuleField struct {
 	Label   string // the schema field's name
 	Kind    string // bool, enum, int, id, id_list, str, str_list
 	Help    string
+	Hint    string // the text under the input: ModuleHint
 	Default string // the default as text ("" when none)
 	// Required fields have no default.
 	Required bool
@@ -154,8 +155,9 @@ type DiffLine struct {
 	Text   string
 }
 
-// moduleHint is a generated field's help text with its default and kind.
-func moduleHint(f ModuleField) string {
+// ModuleHint is a generated field's help text with its default and kind
+// (from Help, Kind, Required and Default).
+func ModuleHint(f ModuleField) string {
 	h := f.Help
 	add := func(s string) {
 		if h != "" {

@@ -1,0 +1,161 @@
+package admin
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/proposals"
+	"github.com/kimiapp/kimi/modules/kudos"
+)
+
+// TestGuildPageShowsEveryWriteAtOnce views the guild page (so guildcfg
+// caches its documents), writes a document through each path that writes
+// one — the page's own forms, the add form, a revert, a proposal's approval
+// and its rollback — and views the page again: it must show the write at
+// once.
+func TestGuildPageShowsEveryWriteAtOnce(t *testing.T) {
+	const proposed = "123456789012345678"
+	proposeDigest := func(t *testing.T, h *harness) {
+		h.propose(t, kudos.Name, "---\ndigest_channel_id: "+proposed+"\n---\n", "Set the kudos digest channel")
+	}
+	// breakGuild stores a server setup that does not validate (as a restore
+	// could), so an approval's verification fails and it rolls back.
+	breakGuild := func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		err := h.st.Write(ctx, func(tx *sql.Tx) error {
+			text := "---\nbot_active: maybe\n---\n"
+			_, err := tx.ExecContext(ctx, `UPDATE kimi_documents SET content = ?, revision = ? WHERE target = ?`,
+				text, guildcfg.Revision(text), guildT.String())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.guilds.Reload(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approve := func(t *testing.T, h *harness, c *client) *response {
+		return c.post("/proposals/"+h.vars["id"]+"/approve", url.Values{})
+	}
+	rev := func(h *harness, target guildcfg.Target) string { return h.document(target).Revision }
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, h *harness)
+		write func(t *testing.T, h *harness, c *client) *response
+		// before is on the page before the write; want on it after, gone
+		// not.
+		before, want, gone []string
+		check              func(t *testing.T, h *harness)
+	}{
+		{name: "setup form", setup: withGuild(activeGuild),
+			write: func(t *testing.T, h *harness, c *client) *response {
+				return c.post(setupURL, withRev(setupForm(form.GuildStaffRoleIDs, "333"), rev(h, guildT)))
+			},
+			before: []string{">111</textarea>"}, want: []string{">333</textarea>"}, gone: []string{">111</textarea>"}},
+		{name: "raw document", setup: withGuild(activeGuild),
+			write: func(t *testing.T, h *harness, c *client) *response {
+				return c.post(rawURL, withRev(rawForm(strings.Replace(activeGuild, "Be kind.", "Be calm.", 1)), rev(h, guildT)))
+			},
+			before: []string{"Be kind."}, want: []string{"Be calm."}, gone: []string{"Be kind."}},
+		{name: "module settings form", setup: func(t *testing.T, h *harness) {
+			h.writeDocument(guildT, activeGuild)
+			h.writeDocument(kudosT, "---\ndigest_channel_id: 777\n---\n")
+		},
+			write: func(t *testing.T, h *harness, c *client) *response {
+				return c.post(kudosURL, withRev(moduleForm(kudos.FieldDigestChannel, "888"), rev(h, kudosT)))
+			},
+			before: []string{`value="777"`}, want: []string{`value="888"`}, gone: []string{`value="777"`}},
+		{name: "revert", setup: twoRevisions,
+			write: func(t *testing.T, h *harness, c *client) *response {
+				return c.post(strings.Replace(revertURL, "{entry}", h.vars["entry"], 1),
+					url.Values{form.GuildExpectedRevision: {rev(h, guildT)}})
+			},
+			before: []string{">222</textarea>"}, want: []string{">111</textarea>"}, gone: []string{">222</textarea>"}},
+		{name: "add the guild",
+			write: func(t *testing.T, h *harness, c *client) *response {
+				return c.post("/guilds", url.Values{form.GuildID: {"42"}})
+			},
+			before: []string{"no server-setup document"}, want: []string{"bot_active: false"}, gone: []string{"no server-setup document"}},
+		{name: "proposal approved", setup: proposeDigest, write: approve,
+			want: []string{`value="` + proposed + `"`},
+			check: func(t *testing.T, h *harness) {
+				if p := proposalState(t, h); p.State != "applied" {
+					t.Fatalf("proposal = %+v", p)
+				}
+			}},
+		{name: "proposal rolled back to its absent base",
+			setup: func(t *testing.T, h *harness) { proposeDigest(t, h); breakGuild(t, h) },
+			write: approve, gone: []string{`value="` + proposed + `"`},
+			check: func(t *testing.T, h *harness) {
+				if p := proposalState(t, h); !strings.Contains(p.LastError, proposals.MsgGuildBroken) {
+					t.Fatalf("no rollback: proposal = %+v", p)
+				}
+				if h.document(kudosT).Exists {
+					t.Fatal("the absent base was not restored")
+				}
+			}},
+		{name: "proposal rolled back to its base",
+			setup: func(t *testing.T, h *harness) {
+				proposalGuild(t, h)
+				h.writeDocument(kudosT, "---\ndigest_channel_id: 777\n---\n")
+				proposeDigest(t, h)
+				breakGuild(t, h)
+			},
+			write: approve, before: []string{`value="777"`}, want: []string{`value="777"`}, gone: []string{`value="` + proposed + `"`},
+			check: func(t *testing.T, h *harness) {
+				if p := proposalState(t, h); !strings.Contains(p.LastError, proposals.MsgGuildBroken) {
+					t.Fatalf("no rollback: proposal = %+v", p)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.createAdmin()
+			c := h.newClient()
+			c.login(testUser, testPassword)
+			if tc.setup != nil {
+				tc.setup(t, h)
+			}
+			page := c.get("/guilds/42")
+			if page.StatusCode != http.StatusOK {
+				t.Fatalf("GET = %d", page.StatusCode)
+			}
+			for _, s := range tc.before {
+				if !strings.Contains(page.body, s) {
+					t.Fatalf("before the write the page lacks %q", s)
+				}
+			}
+			for _, s := range tc.want {
+				if !slices.Contains(tc.before, s) && strings.Contains(page.body, s) {
+					t.Fatalf("before the write the page already has %q", s)
+				}
+			}
+			if res := tc.write(t, h, c); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("write = %d: %.500s", res.StatusCode, res.body)
+			}
+			if tc.check != nil {
+				tc.check(t, h)
+			}
+			page = c.get("/guilds/42")
+			for _, s := range tc.want {
+				if !strings.Contains(page.body, s) {
+					t.Errorf("after the write the page lacks %q", s)
+				}
+			}
+			for _, s := range tc.gone {
+				if strings.Contains(page.body, s) {
+					t.Errorf("after the write the page still has %q", s)
+				}
+			}
+		})
+	}
+}
