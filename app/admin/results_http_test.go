@@ -218,6 +218,37 @@ var resultScenarios = []scenario{
 		signedIn: true, setup: resultFixture, wantStatus: http.StatusBadRequest, wantNoAudit: true, wantContains: []string{form.MsgResultsID},
 	},
 	{
+		// The page's rows share one form: a button submits its row's id
+		// alone, so two ids are a forged or broken request, not a choice.
+		name: "retry now with two ids", method: http.MethodPost, url: resultPage + "/retry", form: url.Values{form.ResultsID: {"{blocked}", "{retry}"}},
+		signedIn: true, setup: resultFixture, wantStatus: http.StatusBadRequest, wantNoAudit: true, wantContains: []string{form.MsgResultsID},
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			for _, id := range []string{h.vars["retry"], h.vars["blocked"]} {
+				if ms := h.resultRetryMs(t, id); ms < time.Now().Add(30*time.Second).UnixMilli() {
+					t.Errorf("a refused request made row %s due: %d", id, ms)
+				}
+			}
+		},
+	},
+	{
+		name: "retry now of another subscription's row retries nothing", method: http.MethodPost, url: resultPage + "/retry", form: url.Values{form.ResultsID: {"{other}"}},
+		signedIn: true, setup: func(t *testing.T, h *harness) {
+			resultFixture(t, h)
+			other := results.SubKey{Module: "kudos", Name: "weekly", GuildID: 42}
+			h.addSubscription(t, other)
+			h.vars["other"] = h.addResult(t, other, resultFix{status: results.StatusRetry, age: time.Hour, retryIn: time.Hour})
+		},
+		wantStatus: http.StatusSeeOther, wantLocation: resultPage, wantAudit: []string{results.ActionRetryNow},
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			wantBody(t, followFlash(t, c, res, resultPage), "Nothing to retry")
+			for _, id := range []string{h.vars["other"], h.vars["retry"]} {
+				if ms := h.resultRetryMs(t, id); ms < time.Now().Add(30*time.Minute).UnixMilli() {
+					t.Errorf("row %s was made due by a retry of another subscription's page: %d", id, ms)
+				}
+			}
+		},
+	},
+	{
 		name: "retry now of an unknown subscription", method: http.MethodPost, url: "/results/kudos/none/42/retry",
 		signedIn: true, setup: resultFixture, wantStatus: http.StatusNotFound, wantNoAudit: true,
 	},

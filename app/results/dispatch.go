@@ -377,9 +377,14 @@ func (s *Service) step() time.Time {
 			affected[o.c.key.Module] = true
 		}
 		for _, c := range counts {
-			if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET attempts = attempts + 1
-				WHERE id = ? AND lease_token = ? AND status = 'delivering'`, c.id, c.token); err != nil {
+			res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET attempts = attempts + 1
+				WHERE id = ? AND lease_token = ? AND status = 'delivering'`, c.id, c.token)
+			if err != nil {
 				return fmt.Errorf("count attempt %s: %w", c.id, err)
+			}
+			// /results shows the attempts (and keeps its pages until a signal).
+			if n, _ := res.RowsAffected(); n > 0 {
+				changedRows = true
 			}
 		}
 		for _, r := range renewals {
@@ -394,6 +399,8 @@ func (s *Service) step() time.Time {
 				return fmt.Errorf("renew lease %s: %w", r.id, err)
 			}
 			r.ok = n > 0
+			// /results shows the lease (and keeps its pages until a signal).
+			changedRows = changedRows || r.ok
 		}
 		for _, m := range quarantined {
 			n, err := s.blockQuarantined(ctx, tx, m, nowMs)

@@ -224,3 +224,86 @@ func TestRevokeWhileQueuedNotLive(t *testing.T) {
 		t.Fatalf("run-b rows = %d", n)
 	}
 }
+
+// watchStep runs one step with a watcher made just before it (nothing
+// pending) and reports whether the step signalled Watch. Notify is
+// synchronous but the watcher's channel is fed by a goroutine, so a
+// signal is waited for (generously); a step that signals nothing costs
+// the whole wait, only when the test fails.
+func watchStep(t *testing.T, e *env, s *Service) bool {
+	t.Helper()
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	watch := s.Watch(ctx)
+	s.step()
+	select {
+	case <-watch:
+		return true
+	case <-time.After(10 * time.Second):
+		return false
+	}
+}
+
+// TestWatchSignalsLeaseRenewal: /results keeps a subscription's rows
+// between Watch signals, and its table shows each row's lease, so a step
+// that only renews held leases signals too (else the page shows a lease
+// that has run out).
+func TestWatchSignalsLeaseRenewal(t *testing.T) {
+	e, s, h, _ := prefetchEnv(t, "run-a", "run-b")
+	s.step()
+	waitFor(t, "run-a's handler", func() bool { return h.n() == 1 })
+	e.clk.Advance(Lease - time.Duration(s.renewBelow())*time.Millisecond + time.Second)
+	before := e.one("run-b").LeaseMs
+	signalled := watchStep(t, e, s)
+	if r := e.one("run-b"); r.LeaseMs == before {
+		t.Fatalf("run-b's lease was not renewed: %+v", r)
+	}
+	if !signalled {
+		t.Errorf("a step that renewed the held leases (shown on /results) did not signal Watch")
+	}
+}
+
+// TestWatchSignalsAttemptCounted: a step that only counts the attempt of a
+// claim launched after the previous one (its handler still running)
+// signals Watch: /results keeps the rows between signals and shows each
+// row's attempts.
+func TestWatchSignalsAttemptCounted(t *testing.T) {
+	e := newEnv(t)
+	e.svc.Close(e.ctx)
+	s := e.newService(func(o *Options) { o.MaxInFlight = 1 })
+	e.svc = s
+	b, _ := e.bind(s, "kudos")
+	gate := make(chan error, 2)
+	h := &recorder{fn: func(ctx context.Context, _ sdk.ScheduledResult, _ sdk.ScheduledResultFiles) error {
+		select {
+		case err := <-gate:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	e.subscribe(b, guildA, h)
+	for i, run := range []string{"run-a", "run-b"} {
+		p := e.pub(run, guildA)
+		p.PublishedAt = p.PublishedAt.Add(time.Duration(i) * time.Millisecond)
+		e.enqueue(p)
+	}
+	s.step() // run-a launched, run-b queued
+	waitFor(t, "run-a's handler", func() bool { return h.n() == 1 })
+	e.clk.Advance(Lease - time.Duration(s.launchMargin())*time.Millisecond + time.Second)
+	gate <- nil
+	waitOutcomes(t, s, 1) // run-b, short of the launch margin, stays queued
+	s.step()              // settles run-a, renews run-b and launches it
+	waitFor(t, "run-b's handler", func() bool { return h.n() == 2 })
+	if r := e.one("run-b"); r.Status != StatusDelivering || r.Attempts != 0 {
+		t.Fatalf("run-b = %+v before the counting step", r)
+	}
+	signalled := watchStep(t, e, s) // counts run-b's attempt, nothing else
+	if r := e.one("run-b"); r.Status != StatusDelivering || r.Attempts != 1 {
+		t.Fatalf("run-b = %+v, want delivering with its attempt counted", r)
+	}
+	if !signalled {
+		t.Errorf("a step that counted a running claim's attempt (shown on /results) did not signal Watch")
+	}
+	gate <- nil
+}

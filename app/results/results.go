@@ -232,8 +232,8 @@ func (s *Service) signal() {
 }
 
 // Watch returns a channel that receives (coalesced) after every change
-// /results shows: an enqueue, a claim, a settle, a subscription or an
-// operator action. It closes when ctx ends or the service closes.
+// /results shows: an enqueue, a claim, a counted attempt, a lease renewal,
+// a settle, an expiry, a subscription or an operator action. It closes when ctx ends or the service closes.
 func (s *Service) Watch(ctx context.Context) <-chan struct{} { return s.watch.Watch(ctx) }
 
 // Hooks is what a bound module instance gives the service (the host).

@@ -76,17 +76,23 @@ func (f ResultsFilter) Query(withCursor bool) string {
 
 // ResultsRetry is "Retry now": of one notification (ID) or of every retry
 // and blocked one (ID "").
-type ResultsRetry struct{ ID string }
+type ResultsRetry struct {
+	ID string
+	// repeated: the form held more than one id (a page's rows share one
+	// form, each button submitting its own row's id alone).
+	repeated bool
+}
 
 // ParseResultsRetry reads the retry form from r.
 func ParseResultsRetry(r *http.Request) ResultsRetry {
-	return ResultsRetry{ID: strings.TrimSpace(value(r, ResultsID))}
+	id := strings.TrimSpace(value(r, ResultsID)) // parses r.Form
+	return ResultsRetry{ID: id, repeated: len(r.Form[ResultsID]) > 1}
 }
 
-// Validate refuses an id that is not a notification id.
+// Validate refuses an id that is not a notification id, and more than one.
 func (f ResultsRetry) Validate() Errors {
 	var e Errors
-	if f.ID != "" && !resultsIDRE.MatchString(f.ID) {
+	if f.repeated || f.ID != "" && !resultsIDRE.MatchString(f.ID) {
 		e.Add(FieldForm, MsgResultsID)
 	}
 	return e

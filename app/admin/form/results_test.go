@@ -26,6 +26,8 @@ func TestResultsFormsValidate(t *testing.T) {
 		{"retry all", ParseResultsRetry(post(t, "/", url.Values{})).Validate(), nil},
 		{"retry one", ParseResultsRetry(post(t, "/", url.Values{ResultsID: {id}})).Validate(), nil},
 		{"retry a bad id", ParseResultsRetry(post(t, "/", url.Values{ResultsID: {"ABC"}})).Validate(), Errors{FieldForm: MsgResultsID}},
+		{"retry two ids", ParseResultsRetry(post(t, "/", url.Values{ResultsID: {id, strings.Repeat("cd", 16)}})).Validate(), Errors{FieldForm: MsgResultsID}},
+		{"retry one id twice", ParseResultsRetry(post(t, "/", url.Values{ResultsID: {id, id}})).Validate(), Errors{FieldForm: MsgResultsID}},
 		{"pause", ParseResultsPause(post(t, "/", url.Values{ResultsPaused: {"true"}})).Validate(), nil},
 		{"resume", ParseResultsPause(post(t, "/", url.Values{ResultsPaused: {"false"}})).Validate(), nil},
 		{"pause without a state", ParseResultsPause(post(t, "/", url.Values{})).Validate(), Errors{FieldForm: MsgResultsPaused}},
