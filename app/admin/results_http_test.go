@@ -240,7 +240,7 @@ var resultScenarios = []scenario{
 		},
 		wantStatus: http.StatusSeeOther, wantLocation: resultPage, wantAudit: []string{results.ActionRetryNow},
 		check: func(t *testing.T, h *harness, c *client, res *response) {
-			wantBody(t, followFlash(t, c, res, resultPage), "Nothing to retry")
+			wantBody(t, followFlash(t, c, res, resultPage), "Nothing to retry: that notification of this subscription is no longer retrying or blocked.")
 			for _, id := range []string{h.vars["other"], h.vars["retry"]} {
 				if ms := h.resultRetryMs(t, id); ms < time.Now().Add(30*time.Minute).UnixMilli() {
 					t.Errorf("row %s was made due by a retry of another subscription's page: %d", id, ms)

@@ -32,7 +32,10 @@ func (s *Server) retryResults(c echo.Context) error {
 	if sub, err := s.opts.Results.Subscription(ctx, k); err == nil && sub.Paused && n > 0 {
 		msg = "Retry requested: " + plural(n, "notification") + " due as soon as delivery is resumed (it is paused)."
 	}
-	if n == 0 {
+	switch {
+	case n == 0 && len(f.IDs()) > 0:
+		msg = "Nothing to retry: that notification of this subscription is no longer retrying or blocked."
+	case n == 0:
 		msg = "Nothing to retry: no notification of this subscription is retrying or blocked."
 	}
 	return s.resultActed(c, resultPath(k), msg)
