@@ -17,7 +17,9 @@ const (
 // every view. It is a least-recently-used list bounded by count and by
 // text size. Entries are only ever the current revision: every write path
 // of the Service (write, Delete, Reload) replaces or drops the target's
-// entry, under the Service's writer lock, once its transaction is done.
+// entry, under the Service's writer lock, once its transaction is done and
+// before subscribers are told of the change (a subscriber that reads the
+// document on a Change reads the revision the Change names).
 //
 // A reader that misses reads the database without any lock and then offers
 // what it read with the generation it saw before the read; the offer is

@@ -208,8 +208,8 @@ func (s *Service) Reload(ctx context.Context) error {
 	for _, g := range states {
 		next.place(g)
 	}
-	s.snap.Store(next)
 	s.docs.reset()
+	s.snap.Store(next)
 	return nil
 }
 
@@ -568,11 +568,13 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 		}
 		return Document{}, fmt.Errorf("guildcfg: write %s: %w", key, err)
 	}
+	// The cache holds the new revision before any subscriber is told of
+	// it, so a subscriber that reads the document reads what it was told.
+	doc := s.view(target, stored, true)
+	s.docs.set(key, doc)
 	if changed {
 		s.publish(target, text, newRev)
 	}
-	doc := s.view(target, stored, true)
-	s.docs.set(key, doc)
 	return doc, nil
 }
 
