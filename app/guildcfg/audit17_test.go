@@ -2,7 +2,10 @@ package guildcfg
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,6 +94,66 @@ func TestSubscriberReadsTheDocumentItIsToldOf(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				t.Fatal("the subscriber was never told")
 			}
+		})
+	}
+}
+
+// TestDocumentCacheBoundCountsParsedMemory fills the cache with documents
+// whose frontmatter is many short keys (stored straight in the table, as a
+// restored database may hold them, then reloaded), which take several
+// times their text once parsed: the memory the cached entries hold must
+// stay within twice what the cache charges for them, and within twice its
+// bound, however the documents are shaped.
+func TestDocumentCacheBoundCountsParsedMemory(t *testing.T) {
+	big := func(prefix string, size int) string {
+		var b strings.Builder
+		b.WriteString(prefix)
+		for i := 0; b.Len() < size; i++ {
+			fmt.Fprintf(&b, "k%d: [%d, %d]\n", i, i, i+1)
+		}
+		b.WriteString("---\n")
+		return b.String()
+	}
+	cases := []struct {
+		name   string
+		target func(g uint64) Target
+		text   string
+	}{
+		{"server setup", GuildTarget, big("---\nbot_active: true\n", 150_000)},
+		{"module settings", func(g uint64) Target { return GuildModuleTarget(g, "alpha") }, big("---\nmode: quiet\n", 150_000)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openStore(t)
+			const docs = 12
+			for g := uint64(1); g <= docs; g++ {
+				target := tc.target(g)
+				if _, err := st.Writer().Exec(`INSERT INTO kimi_documents (target, kind, content, revision, updated_ms, updated_by) VALUES (?, ?, ?, ?, 0, 'test')`,
+					target.String(), string(target.Kind), tc.text, Revision(tc.text)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := newService(t, st, TrustSettings{})
+			runtime.GC()
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			for g := uint64(1); g <= docs; g++ {
+				if _, err := s.Document(ctx, tc.target(g)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&m1)
+			held := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+			s.docs.mu.Lock()
+			charged, entries := int64(s.docs.bytes), len(s.docs.entries)
+			s.docs.mu.Unlock()
+			t.Logf("%d documents of %d bytes read: %d cached, charged %d KiB, holding %d KiB", docs, len(tc.text), entries, charged>>10, held>>10)
+			if held > 2*charged+1<<20 || held > 2*docCacheBytes {
+				t.Fatalf("the cache holds %d KiB in %d entries but charges %d KiB (bound %d KiB)", held>>10, entries, charged>>10, docCacheBytes>>10)
+			}
+			runtime.KeepAlive(s)
 		})
 	}
 }
