@@ -324,7 +324,8 @@ func (s *Service) List(ctx context.Context) ([]GuildSummary, error) {
 }
 
 // Summary is one guild's row of List, from the snapshot, without building
-// the others; false for a guild that has no document.
+// the others; false for a guild that has no document of any kind (a guild
+// with only module settings has a row, HasDocument false).
 func (s *Service) Summary(guildID uint64) (GuildSummary, bool) {
 	g := s.snap.Load().guilds[guildID]
 	if g == nil {
