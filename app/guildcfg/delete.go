@@ -74,10 +74,11 @@ func (s *Service) Delete(ctx context.Context, target Target, expectedRevision st
 		}
 		return fmt.Errorf("guildcfg: delete %s: %w", key, err)
 	}
+	// Cached before subscribers are told (see write).
+	s.docs.set(key, s.view(target, storedDocument{}, false))
 	if deleted {
 		s.publishDelete(target)
 	}
-	s.docs.set(key, s.view(target, storedDocument{}, false))
 	return nil
 }
 

@@ -2,11 +2,14 @@ package guildcfg
 
 import (
 	"container/list"
+	"encoding/json"
 	"sync"
 )
 
 // Bounds of the document cache: at most this many documents, and at most
-// this many bytes of their texts (a document may be MaxDocumentBytes).
+// about this many bytes of memory held by them (docCost: a document's text
+// and what parsing it built, which for a frontmatter of many short keys is
+// over ten times the text).
 const (
 	docCacheEntries = 512
 	docCacheBytes   = 16 << 20
@@ -17,7 +20,9 @@ const (
 // every view. It is a least-recently-used list bounded by count and by
 // text size. Entries are only ever the current revision: every write path
 // of the Service (write, Delete, Reload) replaces or drops the target's
-// entry, under the Service's writer lock, once its transaction is done.
+// entry, under the Service's writer lock, once its transaction is done and
+// before subscribers are told of the change (a subscriber that reads the
+// document on a Change reads the revision the Change names).
 //
 // A reader that misses reads the database without any lock and then offers
 // what it read with the generation it saw before the read; the offer is
@@ -28,12 +33,13 @@ type docCache struct {
 	gen     uint64 // bumped by every write path
 	entries map[string]*list.Element
 	lru     list.List // front: most recently used; values *docEntry
-	bytes   int
+	bytes   int       // the entries' docCost
 }
 
 type docEntry struct {
-	key string
-	doc Document
+	key  string
+	doc  Document
+	cost int
 }
 
 func newDocCache() *docCache {
@@ -95,11 +101,12 @@ func (c *docCache) putLocked(key string, doc Document) {
 	if e, ok := c.entries[key]; ok {
 		c.removeLocked(e)
 	}
-	if len(doc.Text) > docCacheBytes/4 {
+	cost := docCost(doc)
+	if cost > docCacheBytes/4 {
 		return // a few huge documents must not push out every other one
 	}
-	c.entries[key] = c.lru.PushFront(&docEntry{key: key, doc: doc})
-	c.bytes += len(doc.Text)
+	c.entries[key] = c.lru.PushFront(&docEntry{key: key, doc: doc, cost: cost})
+	c.bytes += cost
 	for len(c.entries) > docCacheEntries || c.bytes > docCacheBytes {
 		c.removeLocked(c.lru.Back())
 	}
@@ -108,7 +115,62 @@ func (c *docCache) putLocked(key string, doc Document) {
 func (c *docCache) removeLocked(e *list.Element) {
 	ent := c.lru.Remove(e).(*docEntry)
 	delete(c.entries, ent.key)
-	c.bytes -= len(ent.doc.Text)
+	c.bytes -= ent.cost
+}
+
+// Rough sizes, in bytes, of what a parsed document holds beside its text:
+// a top-level key (its entries in Values and Lines, its place in Keys), a
+// value boxed in an interface, a slice or map header, a FieldError.
+const (
+	costKey     = 96
+	costValue   = 16
+	costHeader  = 48
+	costProblem = 64
+)
+
+// docCost estimates the memory a cached document holds: its text, its
+// frontmatter's decoded keys and values, and its problems' and settings'
+// messages. The parsed server setup and module settings hold at most a few
+// hundred ids and a field per schema field, counted in the text's share.
+func docCost(d Document) int {
+	n := len(d.Text)
+	if fm := d.Frontmatter; fm != nil {
+		for k, v := range fm.Values {
+			n += costKey + 2*len(k) + valueCost(v)
+		}
+	}
+	for _, p := range d.Problems {
+		n += costProblem + len(p.Field) + len(p.Message)
+	}
+	if d.Settings != nil {
+		for _, e := range d.Settings.Errors {
+			n += costValue + len(e)
+		}
+	}
+	return n
+}
+
+// valueCost estimates a decoded frontmatter value's memory.
+func valueCost(v any) int {
+	switch t := v.(type) {
+	case string:
+		return costValue + len(t)
+	case json.Number:
+		return costValue + len(t)
+	case []any:
+		n := costHeader
+		for _, e := range t {
+			n += costValue + valueCost(e)
+		}
+		return n
+	case map[string]any:
+		n := costHeader
+		for k, e := range t {
+			n += costKey + len(k) + valueCost(e)
+		}
+		return n
+	}
+	return costValue
 }
 
 // len is the number of cached documents (for tests).

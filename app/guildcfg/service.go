@@ -208,8 +208,8 @@ func (s *Service) Reload(ctx context.Context) error {
 	for _, g := range states {
 		next.place(g)
 	}
-	s.snap.Store(next)
 	s.docs.reset()
+	s.snap.Store(next)
 	return nil
 }
 
@@ -324,7 +324,8 @@ func (s *Service) List(ctx context.Context) ([]GuildSummary, error) {
 }
 
 // Summary is one guild's row of List, from the snapshot, without building
-// the others; false for a guild that has no document.
+// the others; false for a guild that has no document of any kind (a guild
+// with only module settings has a row, HasDocument false).
 func (s *Service) Summary(guildID uint64) (GuildSummary, bool) {
 	g := s.snap.Load().guilds[guildID]
 	if g == nil {
@@ -568,11 +569,13 @@ func (s *Service) write(ctx context.Context, target Target, text, expected strin
 		}
 		return Document{}, fmt.Errorf("guildcfg: write %s: %w", key, err)
 	}
+	// The cache holds the new revision before any subscriber is told of
+	// it, so a subscriber that reads the document reads what it was told.
+	doc := s.view(target, stored, true)
+	s.docs.set(key, doc)
 	if changed {
 		s.publish(target, text, newRev)
 	}
-	doc := s.view(target, stored, true)
-	s.docs.set(key, doc)
 	return doc, nil
 }
 
