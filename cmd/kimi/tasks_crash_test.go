@@ -86,8 +86,10 @@ var _ tasks.Checker = anyChecker{}
 func (anyChecker) ChannelKind(context.Context, uint64, uint64) (tasks.ChannelKind, error) {
 	return tasks.ChannelText, nil
 }
-func (anyChecker) CanPost(context.Context, uint64, uint64, uint64, tasks.Needs) (bool, error) { return true, nil }
-func (anyChecker) UploadLimit(context.Context, uint64) (int64, error)            { return 25 << 20, nil }
+func (anyChecker) CanPost(context.Context, uint64, uint64, uint64, tasks.Needs) (bool, error) {
+	return true, nil
+}
+func (anyChecker) UploadLimit(context.Context, uint64) (int64, error) { return 25 << 20, nil }
 
 // crashTemplate is crashParagraphs paragraphs of about 1,450 code points,
 // each opened and closed by its marker "{task} run {run} paragraph n": the
