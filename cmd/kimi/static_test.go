@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -45,17 +46,34 @@ func TestBinaryIsStatic(t *testing.T) {
 }
 
 // TestBinaryUsesJSONv2: the binary `make` builds decodes JSON with
-// encoding/json's v2 implementation (the Makefile exports
-// GOEXPERIMENT=jsonv2; discordgo decodes every gateway event with it). The
-// test binary of `make test` is built the same way, so under it the built
-// kimi must record the experiment; a plain `go test` (no experiment set)
-// has nothing to check, and CI (which runs make test) must not get there.
+// encoding/json's v2 implementation (discordgo decodes every gateway event
+// with it). The Makefile must export GOEXPERIMENT=jsonv2 to every recipe
+// (checked always); the test binary of `make test` is built the same way,
+// so under it the built kimi must record the experiment. CI runs make
+// test: there, a run without the experiment fails.
 func TestBinaryUsesJSONv2(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The environment the Makefile's recipes get, minus the caller's own.
+	cmd := exec.Command("make", "-s", "--no-print-directory", "-C", root,
+		"--eval", "print-goexperiment: ; @echo \"$$GOEXPERIMENT\"", "print-goexperiment")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GOEXPERIMENT=") })
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make print-goexperiment: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); !strings.Contains(got, "jsonv2") {
+		t.Fatalf("the Makefile's recipes get GOEXPERIMENT=%q, want jsonv2", got)
+	}
+
 	if !strings.Contains(os.Getenv("GOEXPERIMENT"), "jsonv2") {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI runs the tests without GOEXPERIMENT=jsonv2: run them with make test")
 		}
-		t.Skip("GOEXPERIMENT=jsonv2 is not set (make test sets it)")
+		t.Log("a plain go test: the built kimi uses the v1 decoder (make test checks the binary)")
+		return
 	}
 	info, err := buildinfo.ReadFile(kimiBin)
 	if err != nil {
