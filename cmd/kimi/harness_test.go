@@ -286,3 +286,23 @@ func buildTestdata(t *testing.T, name string) string {
 	}
 	return bin
 }
+
+// openCounter opens the data directory's database read-only beside the
+// running binary (closed at the test's end) and returns it with a helper
+// that runs a count query, failing the test on an error.
+func openCounter(t *testing.T, dbPath string) (*sql.DB, func(q string, args ...any) int) {
+	t.Helper()
+	ro, err := sql.Open("sqlite", store.DSN(dbPath, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ro.Close() })
+	return ro, func(q string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := ro.QueryRow(q, args...).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+}

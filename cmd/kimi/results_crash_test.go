@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"log/slog"
 	"math/rand/v2"
 	"os/exec"
@@ -73,19 +72,7 @@ func TestScheduledResultsSurviveKill9(t *testing.T) {
 		}
 	}()
 
-	ro, err := sql.Open("sqlite", store.DSN(dbPath, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	count := func(q string, args ...any) int {
-		t.Helper()
-		var n int
-		if err := ro.QueryRow(q, args...).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
+	ro, count := openCounter(t, dbPath)
 	acknowledged := func() int {
 		return count(`SELECT count(*) FROM kimi_result_notifications WHERE status = 'acknowledged'`)
 	}

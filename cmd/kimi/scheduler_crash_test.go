@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kimiapp/kimi/app/store"
 )
 
 var crashModules = []string{"crash_a", "crash_b", "crash_c", "crash_d"}
@@ -54,18 +52,7 @@ func TestSchedulerSurvivesKill9(t *testing.T) {
 	}
 	finalPid := srv.cmd.Process.Pid
 
-	ro, err := sql.Open("sqlite", store.DSN(dbPath, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	count := func(q string, args ...any) int {
-		var n int
-		if err := ro.QueryRow(q, args...).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
+	ro, count := openCounter(t, dbPath)
 	deadline = time.Now().Add(2 * startTimeout)
 	for {
 		left := count(`SELECT count(*) FROM kimi_scheduler_jobs WHERE job_key LIKE 'once-%'`)

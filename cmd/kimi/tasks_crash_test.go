@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -189,19 +188,7 @@ func TestTaskDeliverySurvivesKill9(t *testing.T) {
 		}
 	}()
 
-	ro, err := sql.Open("sqlite", store.DSN(dbPath, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	count := func(q string, args ...any) int {
-		t.Helper()
-		var n int
-		if err := ro.QueryRow(q, args...).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
+	ro, count := openCounter(t, dbPath)
 	// deliverable counts the rows a delivery may still send: pending or
 	// sending rows of runs not ended (an ended run's pending rows are
 	// behind its uncertain row), and the runs not yet prepared.
