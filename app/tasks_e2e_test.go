@@ -210,6 +210,17 @@ func (w *taskE2E) createTask(tb testing.TB, name, template string, embed *tasks.
 	return task
 }
 
+// runNow runs task taskID now, as the operator's Run now does, and
+// returns the run once it ended.
+func (w *taskE2E) runNow(tb testing.TB, taskID string) (string, tasks.Run) {
+	tb.Helper()
+	runID, err := w.parts.admin.RunNow(context.Background(), "operator", taskID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return runID, w.waitRun(tb, taskID, runID)
+}
+
 // waitRun waits until run runID of task taskID ended (completed, failed
 // or uncertain) and returns it.
 func (w *taskE2E) waitRun(tb testing.TB, taskID, runID string) tasks.Run {
@@ -322,11 +333,7 @@ func TestTaskE2EPublishes(t *testing.T) {
 	tmpl := w.longTemplate()
 	task := w.createTask(t, "Long digest", tmpl, &tasks.Embed{Title: "Digest", Description: "the day's digest"})
 	before := len(w.fake.RequestsTo(postRoute))
-	runID, err := w.parts.admin.RunNow(ctx, "operator", task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := w.waitRun(t, task.ID, runID)
+	runID, run := w.runNow(t, task.ID)
 	if run.Status != tasks.RunCompleted {
 		t.Fatalf("run %s ended %s: %s", runID, run.Status, run.Detail)
 	}
@@ -386,11 +393,7 @@ func TestTaskE2ERetries429(t *testing.T) {
 	const text = "A short digest"
 	task := w.createTask(t, "Rate limited", text, nil)
 	w.fake.InjectFault(fakediscord.Fault{Route: postRoute, Status: http.StatusTooManyRequests, RetryAfter: time.Millisecond, Times: 4})
-	runID, err := w.parts.admin.RunNow(ctx, "operator", task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := w.waitRun(t, task.ID, runID)
+	runID, run := w.runNow(t, task.ID)
 	if run.Status != tasks.RunCompleted {
 		t.Fatalf("run %s ended %s: %s", runID, run.Status, run.Detail)
 	}
@@ -430,11 +433,7 @@ func TestTaskE2EUncertainNotReposted(t *testing.T) {
 	tmpl := w.longTemplate()
 	task := w.createTask(t, "Uncertain digest", tmpl, nil)
 	w.fake.InjectFault(fakediscord.Fault{Route: postRoute, Status: http.StatusInternalServerError, AfterHandling: true, Skip: 1})
-	runID, err := w.parts.admin.RunNow(ctx, "operator", task.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := w.waitRun(t, task.ID, runID)
+	runID, run := w.runNow(t, task.ID)
 	if run.Status != tasks.RunUncertain {
 		t.Fatalf("run %s ended %s (%s), want uncertain", runID, run.Status, run.Detail)
 	}
