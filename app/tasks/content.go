@@ -380,16 +380,7 @@ type PostChunk struct {
 
 // Needs is what posting c needs beyond viewing and sending: files and
 // embeds ride on a post's first chunk only.
-func (c PostChunk) Needs() Needs {
-	var n Needs
-	if len(c.Files) > 0 {
-		n |= NeedFiles
-	}
-	if c.Embed != nil {
-		n |= NeedEmbeds
-	}
-	return n
-}
+func (c PostChunk) Needs() Needs { return needsOf(len(c.Files) > 0, c.Embed != nil) }
 
 // Chunk splits a post into Discord messages of at most MaxChunk code
 // points, after Neutralize. It cuts at the last paragraph break (a blank

@@ -109,11 +109,16 @@ func (n Needs) Permissions() string {
 // Needs is what the definition's posts need: files when it has
 // attachments, embeds when it has an embed. Its log lines need neither.
 func (d Definition) Needs() Needs {
+	return needsOf(len(d.Files) > 0 || len(d.Attachments) > 0, d.Embed != nil)
+}
+
+// needsOf is the needs of a message with files, with an embed.
+func needsOf(files, embed bool) Needs {
 	var n Needs
-	if len(d.Files) > 0 || len(d.Attachments) > 0 {
+	if files {
 		n |= NeedFiles
 	}
-	if d.Embed != nil {
+	if embed {
 		n |= NeedEmbeds
 	}
 	return n
