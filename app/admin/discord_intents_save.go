@@ -88,6 +88,8 @@ func (s *Server) confirmDiscordIntents(ctx context.Context, f form.DiscordIntent
 			}
 		}
 	}
+	// A module needing an intent turned on and one turned off stays disabled.
+	starts = slices.DeleteFunc(starts, func(m string) bool { return slices.Contains(disables, m) })
 	msg := []string{"Kimi stores these intents (" + strings.Join(choice, ", ") + "), then drops the gateway connection and identifies again on a fresh session with them. Events sent while it reconnects are missed, and each identify counts against Discord's daily session-start limit."}
 	if len(disables) > 0 {
 		msg = append(msg, "These modules need an intent you turn off and are disabled until it is on again: "+strings.Join(disables, ", ")+".")
