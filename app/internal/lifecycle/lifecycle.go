@@ -1,0 +1,214 @@
+// Package lifecycle runs the appliance as an ordered list of parts: each
+// part has a name, a Start, a Close and budgets; Start brings the parts up
+// in list order and Close takes the started ones down in reverse order,
+// each within its budget and all within one overall bound. It is serve's
+// skeleton: adding a feature to the appliance is a constructor and one
+// line in serve's list (docs/architecture.md).
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Part is one piece of the running appliance.
+type Part struct {
+	// Name names the part in the log and in /readyz ("modules").
+	Name string
+	// Start brings the part up; nil: nothing to start. It returns once the
+	// part is up (a part that keeps working runs its own goroutines).
+	Start func(ctx context.Context) error
+	// Close takes the part down; nil: nothing to close. It is called for
+	// every part whose Start was called, also when that Start failed, and
+	// with Release for a part that was never reached, so it must be safe
+	// after a failed Start or none.
+	Close func(ctx context.Context) error
+	// StartBudget bounds Start: its ctx ends then, and a Start that has
+	// not returned a grace period after is abandoned as failed. Zero: the
+	// part bounds itself (the module host bounds each module's start).
+	StartBudget time.Duration
+	// CloseBudget bounds Close the same way (zero: only the overall bound
+	// given to Close applies).
+	CloseBudget time.Duration
+	// Optional parts may fail to start: the failure is logged and the
+	// appliance goes on without it (it is still closed).
+	Optional bool
+}
+
+// abandonGrace is how long a Start or Close that ignores its ended ctx is
+// waited for before it is abandoned (its goroutine left running).
+const abandonGrace = 250 * time.Millisecond
+
+// Runner starts and closes parts. Create it with New; it is safe for
+// concurrent use (Starting is read by /readyz while Start runs).
+type Runner struct {
+	log *slog.Logger
+
+	mu       sync.Mutex
+	parts    []Part // every part given to Start, in order
+	reached  int // parts[:reached] had their Start called
+	finished int // parts[:finished] had their Start return
+	closing  bool
+}
+
+// New returns a runner that logs with log (nil: slog.Default()).
+func New(log *slog.Logger) *Runner {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Runner{log: log}
+}
+
+// Start starts parts in order, after the parts of earlier calls. It stops
+// at the first required part that fails and returns its error; the parts
+// after it are not started (Close still releases them). ctx ending stops
+// it as a failure does.
+func (r *Runner) Start(ctx context.Context, parts ...Part) error {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return errors.New("lifecycle: start after close")
+	}
+	first := len(r.parts)
+	r.parts = append(r.parts, parts...)
+	r.mu.Unlock()
+	for i := first; i < first+len(parts); i++ {
+		p := parts[i-first]
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("lifecycle: start %s: %w", p.Name, context.Cause(ctx))
+		}
+		r.mu.Lock()
+		if r.closing {
+			r.mu.Unlock()
+			return errors.New("lifecycle: start after close")
+		}
+		r.reached = i + 1
+		r.mu.Unlock()
+		r.log.Info("starting", "part", p.Name)
+		began := time.Now()
+		err := bounded(ctx, p.StartBudget, p.Start)
+		r.mu.Lock()
+		r.finished = i + 1
+		r.mu.Unlock()
+		elapsed := time.Since(began)
+		switch {
+		case err == nil:
+			r.log.Info("started", "part", p.Name, "elapsed_ms", elapsed.Milliseconds())
+		case p.Optional:
+			r.log.Warn("a part did not start; the appliance goes on without it", "part", p.Name, "elapsed_ms", elapsed.Milliseconds(), "err", err)
+		default:
+			return fmt.Errorf("lifecycle: start %s: %w", p.Name, err)
+		}
+	}
+	return nil
+}
+
+// Starting names the parts given to Start that have not finished starting,
+// in order (none once all have, or once Close began).
+func (r *Runner) Starting() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return nil
+	}
+	var names []string
+	for _, p := range r.parts[r.finished:] {
+		names = append(names, p.Name)
+	}
+	return names
+}
+
+// Closing reports whether Close has begun.
+func (r *Runner) Closing() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closing
+}
+
+// Close closes every part whose Start was called, newest first, each
+// within its CloseBudget and all within ctx; then it releases the parts
+// never reached (their Close, quietly, for what their constructors
+// hold). It returns the parts' errors joined; a part that overran its
+// budget is logged and abandoned, not waited for. Calling it again does
+// nothing.
+func (r *Runner) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closing = true
+	parts, reached := slices.Clone(r.parts), r.reached
+	r.mu.Unlock()
+	var errs []error
+	for i := len(parts) - 1; i >= 0; i-- {
+		p := parts[i]
+		if p.Close == nil {
+			continue
+		}
+		began := time.Now()
+		err := bounded(ctx, p.CloseBudget, p.Close)
+		if i >= reached {
+			// Never started: only what its constructor holds is released.
+			if err != nil {
+				r.log.Warn("releasing a part that never started failed", "part", p.Name, "err", err)
+			}
+			continue
+		}
+		elapsed := time.Since(began)
+		if err != nil {
+			r.log.Warn("closing a part failed", "part", p.Name, "elapsed_ms", elapsed.Milliseconds(), "err", err)
+			errs = append(errs, fmt.Errorf("lifecycle: close %s: %w", p.Name, err))
+			continue
+		}
+		r.log.Info("closed", "part", p.Name, "elapsed_ms", elapsed.Milliseconds())
+	}
+	return errors.Join(errs...)
+}
+
+// ErrOverBudget is the error of a Start or Close that did not return
+// within its budget (and a short grace after its ctx ended).
+var ErrOverBudget = errors.New("did not finish within its budget")
+
+// bounded runs fn with ctx bounded by budget (zero: ctx alone) and waits
+// for it, or, once that ctx has ended, at most abandonGrace more.
+func bounded(ctx context.Context, budget time.Duration, fn func(context.Context) error) error {
+	if fn == nil {
+		return nil
+	}
+	cancel := func() {}
+	if budget > 0 {
+		ctx, cancel = context.WithTimeout(ctx, budget)
+	}
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- fmt.Errorf("panic: %v", v)
+			}
+		}()
+		done <- fn(ctx)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(abandonGrace)
+	defer grace.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-grace.C:
+		if budget > 0 && !errors.Is(context.Cause(ctx), context.Canceled) {
+			return fmt.Errorf("%w (%s)", ErrOverBudget, budget)
+		}
+		return fmt.Errorf("%w: %w", ErrOverBudget, context.Cause(ctx))
+	}
+}
