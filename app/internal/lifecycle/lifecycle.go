@@ -51,8 +51,8 @@ type Runner struct {
 
 	mu       sync.Mutex
 	parts    []Part // every part given to Start, in order
-	reached  int // parts[:reached] had their Start called
-	finished int // parts[:finished] had their Start return
+	reached  int    // parts[:reached] had their Start called
+	finished int    // parts[:finished] had their Start return
 	closing  bool
 }
 
