@@ -66,6 +66,24 @@ const (
 
 	KeyDemo           = "demo"
 	KeySchedulerLease = "scheduler-lease"
+
+	KeyModuleStartTimeout = "module-start-timeout"
+	KeyDiscordReadyWait   = "discord-ready-wait"
+)
+
+// Module start timeout bounds (KIMI_MODULE_START_TIMEOUT; the original's
+// MODULE_START_TIMEOUT_SECONDS, 60 s).
+const (
+	DefaultModuleStartTimeout = 60 * time.Second
+	MinModuleStartTimeout     = time.Second
+	MaxModuleStartTimeout     = 10 * time.Minute
+)
+
+// Discord ready wait bounds (KIMI_DISCORD_READY_WAIT): how long the modules
+// wait for the gateway's first READY before they start anyway.
+const (
+	DefaultDiscordReadyWait = 30 * time.Second
+	MaxDiscordReadyWait     = 5 * time.Minute
 )
 
 // Scheduler lease bounds (KIMI_SCHEDULER_LEASE).
@@ -125,6 +143,8 @@ var settings = []Setting{
 	{Key: KeyOwnerUserID, Env: "KIMI_OWNER_USER_ID", Usage: "Discord user id of the bot owner (not implicitly staff)"},
 	{Key: KeyModules, Env: "KIMI_MODULES", Usage: "comma-separated names of the modules to run, overriding the selection saved on /modules"},
 	{Key: KeySchedulerLease, Env: "KIMI_SCHEDULER_LEASE", Default: "60s", Usage: "lease of a running scheduled job and of the scheduler runner (1s..1h): how long a killed process's jobs, or a second process, wait"},
+	{Key: KeyModuleStartTimeout, Env: "KIMI_MODULE_START_TIMEOUT", Default: "60s", Usage: "how long a module's start may take (1s..10m) before it is marked failed; the admin stays up meanwhile"},
+	{Key: KeyDiscordReadyWait, Env: "KIMI_DISCORD_READY_WAIT", Default: "30s", Usage: "how long the modules wait for Discord's first READY before they start anyway (0s..5m; without a token they start at once)"},
 	{Key: KeyDemo, Env: "KIMI_DEMO", Default: "false", Bool: true, Usage: "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in " + DefaultDemoDataDir + " unless the data directory is set)"},
 }
 
@@ -201,6 +221,12 @@ type Config struct {
 	// SchedulerLease is KIMI_SCHEDULER_LEASE: how long a job claim and the
 	// single-runner lease last (renewed at half of it).
 	SchedulerLease time.Duration
+	// ModuleStartTimeout is KIMI_MODULE_START_TIMEOUT: how long each
+	// module's start (and migrations) may take before it is marked failed.
+	ModuleStartTimeout time.Duration
+	// DiscordReadyWait is KIMI_DISCORD_READY_WAIT: how long the module host
+	// waits for the bot's first READY before starting the modules anyway.
+	DiscordReadyWait time.Duration
 	// Demo is demo mode (--demo, KIMI_DEMO=true): a built-in fake Discord, never the real one.
 	Demo bool
 
@@ -550,18 +576,26 @@ func (r *resolver) resolve() {
 		}
 	}
 
-	c.SchedulerLease = DefaultSchedulerLease
-	if v, src := get(KeySchedulerLease); strings.TrimSpace(v) != "" {
+	duration := func(key string, def, lo, hi time.Duration, bounds string) time.Duration {
+		v, src := get(key)
+		if strings.TrimSpace(v) == "" {
+			return def
+		}
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		switch {
 		case err != nil:
-			r.fail(src, "%q is not a duration (e.g. 60s)", v)
-		case d < MinSchedulerLease || d > MaxSchedulerLease:
-			r.fail(src, "%s is outside 1s..1h", d)
+			setting, _ := lookup(key)
+			r.fail(src, "%q is not a duration (e.g. %s)", v, setting.Default)
+		case d < lo || d > hi:
+			r.fail(src, "%s is outside %s", d, bounds)
 		default:
-			c.SchedulerLease = d
+			return d
 		}
+		return def
 	}
+	c.SchedulerLease = duration(KeySchedulerLease, DefaultSchedulerLease, MinSchedulerLease, MaxSchedulerLease, "1s..1h")
+	c.ModuleStartTimeout = duration(KeyModuleStartTimeout, DefaultModuleStartTimeout, MinModuleStartTimeout, MaxModuleStartTimeout, "1s..10m")
+	c.DiscordReadyWait = duration(KeyDiscordReadyWait, DefaultDiscordReadyWait, 0, MaxDiscordReadyWait, "0s..5m")
 
 	s, _ := lookup(KeyMetricsToken)
 	if v, src, ok := r.secret(s); ok {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeEnv builds an Env from a map of variables and a map of files.
@@ -47,6 +48,7 @@ func TestDefaults(t *testing.T) {
 	want := Config{
 		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo,
 		AdminUsername: "admin", SchedulerLease: DefaultSchedulerLease,
+		ModuleStartTimeout: DefaultModuleStartTimeout, DiscordReadyWait: DefaultDiscordReadyWait,
 	}
 	if c.Origins[KeyAddr] != "default" {
 		t.Errorf("origin of addr = %q, want default", c.Origins[KeyAddr])
@@ -270,6 +272,29 @@ func TestSettings(t *testing.T) {
 		}}},
 		{name: "scheduler lease not a duration", vars: map[string]string{"KIMI_SCHEDULER_LEASE": "soon"}, wantErr: `config: KIMI_SCHEDULER_LEASE: "soon" is not a duration (e.g. 60s)`},
 		{name: "scheduler lease too short", vars: map[string]string{"KIMI_SCHEDULER_LEASE": "10ms"}, wantErr: "config: KIMI_SCHEDULER_LEASE: 10ms is outside 1s..1h"},
+		{name: "module start timeout", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "3s"}, checks: []check{func(c Config) string {
+			if c.ModuleStartTimeout != 3*time.Second {
+				return "module start timeout = " + c.ModuleStartTimeout.String()
+			}
+			return ""
+		}}},
+		{name: "module start timeout flag", args: []string{"--module-start-timeout=2m"}, checks: []check{origin(KeyModuleStartTimeout, "--module-start-timeout"), func(c Config) string {
+			if c.ModuleStartTimeout != 2*time.Minute {
+				return "module start timeout = " + c.ModuleStartTimeout.String()
+			}
+			return ""
+		}}},
+		{name: "module start timeout not a duration", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "60"}, wantErr: `config: KIMI_MODULE_START_TIMEOUT: "60" is not a duration (e.g. 60s)`},
+		{name: "module start timeout too short", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "500ms"}, wantErr: "config: KIMI_MODULE_START_TIMEOUT: 500ms is outside 1s..10m"},
+		{name: "module start timeout too long", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "11m"}, wantErr: "config: KIMI_MODULE_START_TIMEOUT: 11m0s is outside 1s..10m"},
+		{name: "discord ready wait zero starts the modules at once", vars: map[string]string{"KIMI_DISCORD_READY_WAIT": "0s"}, checks: []check{func(c Config) string {
+			if c.DiscordReadyWait != 0 {
+				return "discord ready wait = " + c.DiscordReadyWait.String()
+			}
+			return ""
+		}}},
+		{name: "discord ready wait negative", vars: map[string]string{"KIMI_DISCORD_READY_WAIT": "-1s"}, wantErr: "config: KIMI_DISCORD_READY_WAIT: -1s is outside 0s..5m"},
+		{name: "discord ready wait not a duration", vars: map[string]string{"KIMI_DISCORD_READY_WAIT": "later"}, wantErr: `config: KIMI_DISCORD_READY_WAIT: "later" is not a duration (e.g. 30s)`},
 		{name: "modules stray comma", vars: map[string]string{"KIMI_MODULES": "hello,"}, wantErr: "config: KIMI_MODULES: has an empty module name (a stray comma?)"},
 		{name: "modules bad name", vars: map[string]string{"KIMI_MODULES": "Hello"}, wantErr: `config: KIMI_MODULES: "Hello" is not a module name (a lowercase letter, then up to 63 of a-z 0-9 _ -)`},
 		{name: "modules too many", vars: map[string]string{"KIMI_MODULES": strings.Repeat("a,", 256) + "a"}, wantErr: "config: KIMI_MODULES: lists 257 modules, more than 256"},
@@ -419,7 +444,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 17 {
-		t.Fatalf("%d settings, want 17", len(seen))
+	if len(seen) != 19 {
+		t.Fatalf("%d settings, want 19", len(seen))
 	}
 }
