@@ -20,7 +20,10 @@
 // Close) and start as slots free up, without a transaction.
 //
 // Files: results.go (this contract), store.go (enqueue, SQL), dispatch.go
-// (the dispatcher), port.go (the module port and handler registry),
+// (the dispatcher's state, loop and Close), step.go (one step's write
+// transaction: prune, settle, renew, claim), claims.go (the claim and
+// settle statements), deliver.go (launching claims, the handler call and
+// its checks), port.go (the module port and handler registry),
 // files.go (the attachment reader), health.go, admin.go (what /results
 // reads and does), access.go (the Discord-side access check).
 package results
