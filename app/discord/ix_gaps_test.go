@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -254,4 +257,51 @@ func TestIxGuildCreateAppliesGuildSet(t *testing.T) {
 	ixEventually(t, "the guild's set applied on GUILD_CREATE", func() bool {
 		return slices.Equal(ixNames(w.f.Commands(later)), []string{"local"})
 	})
+}
+
+// blockingSyncSource is a session source whose session() is entered by
+// the debounced sync and returns only once the interactions' ctx ends
+// (Close): it records that it returned.
+type blockingSyncSource struct {
+	x        *interactions
+	entered  chan struct{}
+	returned atomic.Bool
+}
+
+func (a *blockingSyncSource) session() (*discordgo.Session, error) {
+	close(a.entered)
+	<-a.x.ctx.Done()
+	a.returned.Store(true)
+	return nil, ErrNotConnected
+}
+
+func (a *blockingSyncSource) self() (uint64, uint64) { return 1, 2 }
+
+// TestIxCloseWaitsForARunningDebouncedSync: a debounced command sync
+// whose timer fired just before Close is waited for by Close (the timer's
+// Stop does not wait for a func already running), so no sync writes the
+// store or Discord after the bot was closed.
+func TestIxCloseWaitsForARunningDebouncedSync(t *testing.T) {
+	src := &blockingSyncSource{entered: make(chan struct{})}
+	x := newInteractions(slog.New(slog.DiscardHandler), src, nil, nil)
+	src.x = x
+	var fire func()
+	x.afterFunc = func(_ time.Duration, f func()) stopper { fire = f; return time.NewTimer(time.Hour) }
+	x.mu.Lock()
+	x.ready = true
+	x.mu.Unlock()
+	x.commandsChanged()
+	if fire == nil {
+		t.Fatal("commandsChanged set no debounce timer")
+	}
+	go fire() // the timer fired
+	select {
+	case <-src.entered:
+	case <-time.After(connWait):
+		t.Fatal("the debounced sync never ran")
+	}
+	x.close()
+	if !src.returned.Load() {
+		t.Fatal("close returned while the debounced sync was still running")
+	}
 }

@@ -1,6 +1,7 @@
 package guildcfg
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -144,5 +145,40 @@ func TestFrontmatterKeyLines(t *testing.T) {
 	}
 	if !reflect.DeepEqual(fm.Keys, []string{"b", "a"}) || fm.Lines["b"] != 3 || fm.Lines["a"] != 4 {
 		t.Fatalf("keys %v lines %v", fm.Keys, fm.Lines)
+	}
+}
+
+// TestNonSpecificTagIsRefused: ParseFrontmatter promises "no ... tags",
+// and that includes the non-specific tag "!", which go.yaml.in/yaml/v3
+// does not mark TaggedStyle and resolves as if untagged ("bot_active:
+// ! true" would be the boolean true and switch the guild on). YAML 1.2
+// makes "! true" the string "true" (PyYAML, the original's reader,
+// resolves it as untagged): readers disagree, which is what the strict
+// reader refuses tags for. The same holds for a tagged key, sequence or
+// mapping. Each must be refused with nothing stored.
+func TestNonSpecificTagIsRefused(t *testing.T) {
+	st := openStore(t)
+	s := newService(t, st, TrustSettings{})
+	for i, text := range []string{
+		"---\nbot_active: ! true\n---\n",
+		"---\n! bot_active: true\n---\n",
+		"---\nbot_active: true\nstaff_role_ids: ! [1]\n---\n",
+		"---\nbot_active: true\nscheduled_tasks: ! {enabled: true}\n---\n",
+	} {
+		guild := uint64(i + 1) // a guild of its own, so a wrongly stored text cannot hide the next case
+		t.Run(strings.ReplaceAll(text, "\n", `\n`), func(t *testing.T) {
+			before := counts(t, st)
+			_, err := s.Write(context.Background(), GuildTarget(guild), text, EmptyRevision, admin)
+			var verr *ValidationError
+			if !errors.As(err, &verr) || !strings.Contains(err.Error(), "YAML tags are not allowed") {
+				t.Errorf("Write = %v, want the tag refused", err)
+			}
+			if after := counts(t, st); after != before {
+				t.Errorf("rows %v -> %v: something was stored", before, after)
+			}
+			if s.Active(guild) {
+				t.Error("the guild is active")
+			}
+		})
 	}
 }

@@ -565,3 +565,27 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		t.Fatalf("hot path allocates %v times per run (results ok: %t)", n, sink)
 	}
 }
+
+// TestModuleWithoutGuildSettingsIsEnabled: ModuleEnabled is documented
+// as "the module's guild predicate: the guild is active and the module's
+// settings there are valid". A module without a GuildSettingsSchema
+// (gamma) has no settings to be invalid, so, as the SDK's fake
+// (sdktest.FakeGuildSettings.IsEnabled) says, it is enabled in an active
+// guild; otherwise a host that uses ModuleEnabled as the predicate would
+// switch every module without guild settings off in every guild.
+func TestModuleWithoutGuildSettingsIsEnabled(t *testing.T) {
+	s := newService(t, openStore(t), TrustSettings{})
+	mustWrite(t, s, GuildTarget(1), "---\nbot_active: true\n---\n")
+	if !s.Active(1) {
+		t.Fatal("guild 1 is not active")
+	}
+	if !s.ModuleEnabled(1, "gamma") {
+		t.Error("ModuleEnabled(active guild, module without guild settings) = false, want true")
+	}
+	if s.ModuleEnabled(2, "gamma") {
+		t.Error("ModuleEnabled(guild without a document, gamma) = true, want false (fail closed)")
+	}
+	if s.ModuleEnabled(1, "nope") {
+		t.Error("ModuleEnabled(active guild, unknown module) = true, want false")
+	}
+}

@@ -305,3 +305,49 @@ func TestMigrateFaultsAreContained(t *testing.T) {
 		})
 	}
 }
+
+// TestHangingMigrationIsContained: a module whose migration never
+// finishes must fail like a hanging start() does — bounded, the writer
+// released, the other modules started, Start returning (serve calls Start
+// before it listens, so a Start that never returns means the admin UI
+// never comes up).
+func TestHangingMigrationIsContained(t *testing.T) {
+	release := make(chan struct{})
+	stuck := &testModule{migrations: []sdk.Migration{{Name: "001_forever", Up: func(ctx context.Context, mc sdk.MigrationContext) error {
+		select { // honours its ctx: the politest possible hang
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-release:
+			return nil
+		}
+	}}}}
+	h, _, coreWrite := realRig(t, []sdk.Spec{spec("stuck", stuck), bystander()})
+	t.Cleanup(func() { h.Close(context.Background()) })
+	t.Cleanup(func() { close(release) }) // runs first: frees the migration so Close can take the host
+	done := make(chan error, 1)
+	go func() { done <- h.Start(context.Background()) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Start has not returned 20 s after a migration hung (StartTimeout is 0.3 s): the appliance would never serve")
+	}
+	if st, _ := h.Module("stuck"); st.State != StateFailed || !strings.Contains(st.Reason, "migrat") {
+		t.Errorf("stuck = %s %q, want failed in its migration", st.State, st.Reason)
+	}
+	if st, _ := h.Module("bystander"); st.State != StateRunning {
+		t.Errorf("bystander = %s %q, want running", st.State, st.Reason)
+	}
+	w := make(chan error, 1)
+	go func() { w <- coreWrite() }()
+	select {
+	case err := <-w:
+		if err != nil {
+			t.Errorf("core write after the hung migration: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the hung migration still holds the single writer")
+	}
+}

@@ -354,3 +354,30 @@ func timeNow() time.Time { return time.Now() }
 
 // waitLong is a generous bound for something that must happen.
 func waitLong() <-chan time.Time { return time.After(10 * time.Second) }
+
+// realRig is a host on the real module storage and event bus (newRig
+// swaps both for fakes), with short lifecycle bounds.
+func realRig(t *testing.T, specs []sdk.Spec) (*Host, *logs, func() error) {
+	t.Helper()
+	st := openStore(t)
+	l := &logs{}
+	root := slog.New(&logHandler{l: l})
+	guilds, err := guildcfg.New(context.Background(), st, guildcfg.Options{Modules: specs, Logger: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(guilds.Close)
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	h, err := New(context.Background(), Options{
+		Specs: specs, Store: st, Guilds: guilds, Logger: root, Selection: names, SelectionSet: true,
+		StartTimeout: 300 * time.Millisecond, CloseTimeout: 300 * time.Millisecond,
+		CancelGrace: 100 * time.Millisecond, CallbackTimeout: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, l, func() error { return st.SetSetting(context.Background(), "probe", "x") }
+}

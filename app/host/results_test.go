@@ -348,11 +348,11 @@ func TestScheduledResultsDeliveredOnceSubscribedAtStart(t *testing.T) {
 	}
 }
 
-// TestHealthHookCheckedUnderTheBooksLock (audit, issue 15): the results
-// binding's health hook decides "this incarnation is gone" under the
-// health book's lock, so revoke's forget (which takes it after the close
-// mark) cannot slip between the check and the write and leave a closed
-// incarnation's constraint behind; a gone incarnation writes nothing.
+// TestHealthHookCheckedUnderTheBooksLock: the results binding's health
+// hook decides "this incarnation is gone" under the health book's lock, so
+// revoke's forget (which takes it after the close mark) cannot slip
+// between the check and the write and leave a closed incarnation's
+// constraint behind; a gone incarnation writes nothing.
 func TestHealthHookCheckedUnderTheBooksLock(t *testing.T) {
 	b := newHealthBook(timeNow, 0, nil)
 	b.report("m", sdk.HealthHealthy, "", nil)

@@ -219,3 +219,21 @@ func TestCardRendering(t *testing.T) {
 		t.Fatalf("embed total %d over Discord's 6000", total)
 	}
 }
+
+// TestProposeRefusesASummaryTheTableRefuses: a summary Go counts as
+// 1..1000 characters but SQLite's length() does not (a leading NUL counts
+// 0, lone continuation bytes count 0) would fail on the table's CHECK with
+// an internal error; the port must refuse it clearly, nothing kept.
+func TestProposeRefusesASummaryTheTableRefuses(t *testing.T) {
+	w := newWorld(t)
+	for _, summary := range []string{"\x00set alpha", strings.Repeat("\x80", 10)} {
+		_, err := w.svc.Port("alpha").Propose(w.ctx, sdk.Proposal{Target: w.alphaTarget(), Content: "---\nmode: quiet\n---\n", Summary: summary, Actor: w.actor()})
+		var pe *sdk.ProposalError
+		if !errors.As(err, &pe) {
+			t.Fatalf("summary %q: err = %v, want a refusal", summary, err)
+		}
+	}
+	if n := w.count(`SELECT count(*) FROM kimi_proposals`); n != 0 {
+		t.Fatalf("%d proposals kept", n)
+	}
+}

@@ -300,3 +300,66 @@ func TestCloseLeavesStuckLease(t *testing.T) {
 		t.Fatalf("row after Close = %+v", r)
 	}
 }
+
+// TestPurgeLeavesNoPublication: purging a subscription's expired
+// notifications on /results, or unsubscribing it there, deletes the last
+// notifications of an expired publication; the publication (the run's
+// stored messages) must go too, not wait for some later publication's
+// expiry to run the prune again (with none to come, forever). A
+// publication that has not expired stays.
+func TestPurgeLeavesNoPublication(t *testing.T) {
+	admin := Actor{Admin: "admin", IP: "127.0.0.1"}
+	for _, tc := range []struct {
+		name string
+		act  func(e *env, k SubKey) (int, error)
+	}{
+		{"purge expired", func(e *env, k SubKey) (int, error) { return e.svc.PurgeExpired(e.ctx, k, admin) }},
+		{"unsubscribe", func(e *env, k SubKey) (int, error) { return e.svc.Unsubscribe(e.ctx, k, admin) }},
+	} {
+		testSpentPublication(t, tc.name, tc.act)
+	}
+}
+
+// TestModuleUnsubscribeLeavesNoPublication: the same for a module's own
+// Unsubscribe (port.go's deleteSubscription, without the admin's extra):
+// deleteSubscription deletes the spent publications too.
+func TestModuleUnsubscribeLeavesNoPublication(t *testing.T) {
+	testSpentPublication(t, "module unsubscribe", func(e *env, k SubKey) (int, error) {
+		e.svc.mu.Lock()
+		b := e.svc.latest[k.Module]
+		e.svc.mu.Unlock()
+		return 0, b.Unsubscribe(e.ctx, k.Name, k.GuildID)
+	})
+}
+
+// testSpentPublication runs act on kudos/digest/guildA once an expired
+// run (run-1) and an unexpired one (run-2) wait for it, and wants run-1's
+// publication deleted and run-2's kept.
+func testSpentPublication(t *testing.T, name string, act func(e *env, k SubKey) (int, error)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		e := newEnv(t)
+		b, _ := e.bind(e.svc, "kudos")
+		e.subscribe(b, guildA, &recorder{fn: func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {
+			return context.DeadlineExceeded // never acknowledged
+		}})
+		e.enqueue(e.pub("run-1", guildA))
+		e.waitStatus("run-1", StatusRetry)
+		e.clk.Advance(Retention + time.Minute)
+		settled(t, e.svc)
+		e.waitStatus("run-1", StatusExpired)
+		e.enqueue(e.pub("run-2", guildA)) // not expired
+		e.waitStatus("run-2", StatusRetry)
+
+		if _, err := act(e, SubKey{Module: "kudos", Name: "digest", GuildID: guildA}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the expired run's publication deleted", func() bool {
+			settled(t, e.svc)
+			return e.count(`SELECT count(*) FROM kimi_result_publications WHERE run_id = 'run-1'`) == 0
+		})
+		if n := e.count(`SELECT count(*) FROM kimi_result_publications WHERE run_id = 'run-2'`); n != 1 {
+			t.Errorf("the unexpired run's publication: %d rows, want 1", n)
+		}
+	})
+}

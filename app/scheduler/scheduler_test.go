@@ -689,11 +689,11 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestLaunchWithoutHandlerReleasesTheJob (audit finding): if a module's
-// binding closes between the claim and the launch, its handler is gone;
-// the launch must release the job, not call a nil handler (a panic the
-// host's containment only catches when Hooks.Invoke is set — here it is
-// not, so a nil call would crash the test binary).
+// TestLaunchWithoutHandlerReleasesTheJob: if a module's binding closes
+// between the claim and the launch, its handler is gone; the launch must
+// release the job, not call a nil handler (a panic the host's containment
+// only catches when Hooks.Invoke is set — here it is not, so a nil call
+// would crash the test binary).
 func TestLaunchWithoutHandlerReleasesTheJob(t *testing.T) {
 	r := newRig(t)
 	b := r.s.Bind("gone", Hooks{})

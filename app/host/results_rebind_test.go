@@ -8,12 +8,12 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// TestScheduledResultsRebindOnCapabilityChange (audit, issue 15): a
-// module closed because SetCapabilities no longer covers its activation
-// capabilities loses its binding (its handlers are unregistered, its old
-// port refuses), and when the capabilities return it is relaunched with a
-// new binding whose handler the outbox calls; the old incarnation's port
-// and hooks stay dead.
+// TestScheduledResultsRebindOnCapabilityChange: a module closed because
+// SetCapabilities no longer covers its activation capabilities loses its
+// binding (its handlers are unregistered, its old port refuses), and when
+// the capabilities return it is relaunched with a new binding whose
+// handler the outbox calls; the old incarnation's port and hooks stay
+// dead.
 func TestScheduledResultsRebindOnCapabilityChange(t *testing.T) {
 	ctx := context.Background()
 	mod := &testModule{}

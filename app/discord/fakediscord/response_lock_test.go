@@ -7,12 +7,12 @@ import (
 	"github.com/bwmarrin/discordgo"
 )
 
-// TestAuditResponsesMarshalledUnderTheLock: a handler's answer is a live
+// TestResponsesMarshalledUnderTheLock: a handler's answer is a live
 // pointer into the model (the application, a message); it must be encoded
 // while the model's lock is held, or a concurrent change (SetAllowedIntents,
-// an edit through another request) races with the encoding. Fails under
-// -race without the fix (the connection tests' 4014 scenario hit it).
-func TestAuditResponsesMarshalledUnderTheLock(t *testing.T) {
+// an edit through another request) races with the encoding. Run with -race
+// (the connection tests' 4014 scenario is where this race showed).
+func TestResponsesMarshalledUnderTheLock(t *testing.T) {
 	w := newWorld(t, Options{})
 	s := w.rest()
 	msg, err := s.ChannelMessageSend(w.text, "hello")

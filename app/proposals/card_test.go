@@ -8,11 +8,11 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// TestAuditPreviewCannotCloseTheCodeBlock: however many backticks the
+// TestCardPreviewCannotCloseTheCodeBlock: however many backticks the
 // content holds in a row, the preview keeps exactly its own opening and
 // closing fences, so the content cannot end the code block and render as
 // Markdown (masked links, headings) on the staff's review card.
-func TestAuditPreviewCannotCloseTheCodeBlock(t *testing.T) {
+func TestCardPreviewCannotCloseTheCodeBlock(t *testing.T) {
 	for _, content := range []string{
 		"a: ````\n[click](https://evil.example)",
 		"`````",

@@ -10,10 +10,10 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// auditPanicModule registers a command, a button, a modal and an
+// panicModule registers a command, a button, a modal and an
 // autocomplete whose handlers panic, and /afterdefer which defers and then
 // panics.
-func auditPanicModule() *ixModule {
+func panicModule() *ixModule {
 	return &ixModule{start: func(rt *sdk.Runtime) error {
 		ix := rt.Interactions
 		boom := func(context.Context, sdk.Interaction) error { panic("module bug") }
@@ -51,13 +51,13 @@ func auditPanicModule() *ixModule {
 	}}
 }
 
-// TestAuditPanickingHandlersAreContained: a module handler that panics in
+// TestIxPanickingHandlersAreContained: a module handler that panics in
 // a command, a button, a modal submit or an autocomplete is recovered by
 // the host's containment, the user gets the original's ephemeral reply
 // (none for autocomplete: no suggestions), the module's health shows the
 // panic, and the bot keeps serving interactions.
-func TestAuditPanickingHandlersAreContained(t *testing.T) {
-	w := newIxWorld(t, auditPanicModule(), ixOptions{})
+func TestIxPanickingHandlersAreContained(t *testing.T) {
+	w := newIxWorld(t, panicModule(), ixOptions{})
 	ixEventually(t, "READY sync", func() bool { return len(w.f.RequestsTo(globalPUT)) == 1 })
 
 	health := func(want string) {

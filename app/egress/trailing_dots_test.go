@@ -10,14 +10,15 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// TestAuditTrailingDotsAgree: CheckURLReason strips every trailing dot of
-// the host (strings.TrimRight) and accepts "nas.lan.." as the declared
-// "nas.lan", but dial strips only one (strings.TrimSuffix), finds no rule
-// for "nas.lan." and refuses with a zero-valued error ("invalid IP",
-// "undeclared address", rule ” (public)). Both checks must agree on the
-// host: the request either reaches the declared host or is refused with
-// an error that names the rule.
-func TestAuditTrailingDotsAgree(t *testing.T) {
+// TestTrailingDotsAgree: the URL check (CheckURLReason) and the dialer
+// agree on a host written with trailing dots. "nas.lan." and "nas.lan.."
+// either reach the declared "nas.lan" or are refused with an error that
+// names the rule; the URL check may not accept a host that the dialer then
+// finds no rule for and refuses with a zero-valued error ("invalid IP",
+// "undeclared address", the empty rule (public)), as happened when one
+// stripped every trailing dot (strings.TrimRight) and the other only one
+// (strings.TrimSuffix).
+func TestTrailingDotsAgree(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "in") })
 	for _, host := range []string{"nas.lan.", "nas.lan.."} {
 		t.Run(host, func(t *testing.T) {

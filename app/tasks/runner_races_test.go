@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +138,37 @@ func TestRetryPostTwiceAtOnce(t *testing.T) {
 	}
 	if sent := len(w.p.contents()) - before; sent != len(posts) {
 		t.Fatalf("%d posts sent after the retries, want %d (each once)", sent, len(posts))
+	}
+}
+
+// composerFunc is a Composer of a function.
+type composerFunc func(ctx context.Context, run RunContext) (Output, error)
+
+func (f composerFunc) Compose(ctx context.Context, run RunContext) (Output, error) {
+	return f(ctx, run)
+}
+
+// TestRunNowOutlivesItsRequest: once run now committed its run, the run
+// is composed, prepared and delivered even when the operator's request
+// ends meanwhile (a closed tab): the cancelled request may not fail the
+// preparation and leave the run pending until the next restart.
+func TestRunNowOutlivesItsRequest(t *testing.T) {
+	w := newRunnerWorld(t, nil, t0, DeliverOptions{})
+	reqCtx, cancelReq := context.WithCancel(context.Background())
+	defer cancelReq()
+	w.start(t, RunnerOptions{Compose: func(Task, Definition) Composer {
+		return composerFunc(func(context.Context, RunContext) (Output, error) {
+			cancelReq() // the request ends while the run is composed
+			return small(), nil
+		})
+	}})
+	task := w.create(t, nil)
+	runID, err := w.r.RunNow(reqCtx, "bob", task.ID)
+	if runID == "" {
+		t.Fatalf("RunNow = %q, %v: no run", runID, err)
+	}
+	w.waitRun(t, runID, RunCompleted)
+	if got := strings.Join(w.p.contents(), ","); got != "one,two" {
+		t.Fatalf("posted %q", got)
 	}
 }
