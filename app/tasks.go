@@ -39,7 +39,7 @@ func newTasks(st *store.Store, res *results.Service, policies interface {
 	}
 	poster := discord.NewPoster(bot)
 	access := tasks.NewAccess(tasks.AccessOptions{Service: svc, Policies: policies, Members: bot, Checker: poster, Ready: poster,
-		Results: results.DiscordAccess{Guilds: policies, Tiers: bot, Channels: bot}})
+		Results: results.DiscordAccess{Guilds: policies, Tiers: bot, Channels: discord.NewChannelViews(bot)}})
 	deliverer, err := tasks.NewDeliverer(svc, tasks.DeliverOptions{Poster: poster, Authorize: access, Policies: policies})
 	if err != nil {
 		return nil, fmt.Errorf("app: tasks: %w", err)
