@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
@@ -167,7 +168,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	// cards go through the bot, and their buttons come back to it.
 	var modHost *host.Host
 	props, err := proposals.New(proposals.Options{
-		Store: st, Guilds: guilds, Discord: bot, OwnerUserID: cfg.OwnerUserID, Logger: root.With("component", "proposals"),
+		Store: st, Guilds: guilds, Discord: discord.NewCards(bot), OwnerUserID: cfg.OwnerUserID, Logger: root.With("component", "proposals"),
 		KnownModule: func(name string) bool {
 			m, ok := modHost.Module(name)
 			return ok && m.State == host.StateRunning

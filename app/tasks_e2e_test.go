@@ -19,6 +19,7 @@ import (
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/scheduler"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/app/tasks"
 	"github.com/kimiapp/kimi/modules/kudos"
@@ -135,7 +136,7 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	}
 	// The bot can post in the demo guild (GUILD_CREATE came).
 	for deadline := time.Now().Add(e2eWait); ; time.Sleep(5 * time.Millisecond) {
-		if ok, _ := bot.TaskChecker().CanPost(ctx, w.guild, tasks.BotUser, w.general, 0); ok && bot.Status().State == discord.StateConnected {
+		if ok, _ := discord.NewPoster(bot).CanPost(ctx, w.guild, tasks.BotUser, w.general, 0); ok && bot.Status().State == discord.StateConnected {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -458,7 +459,7 @@ func TestTaskE2EUncertainNotReposted(t *testing.T) {
 	// A restart (its recovery) and a second delivery of the run post
 	// nothing.
 	w.restartRunner(t)
-	d, err := tasks.NewDeliverer(w.parts.service, tasks.DeliverOptions{Poster: taskPoster{d: w.bot, ready: w.bot}})
+	d, err := tasks.NewDeliverer(w.parts.service, tasks.DeliverOptions{Poster: discord.NewPoster(w.bot)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,5 +510,254 @@ func TestTaskE2EUncertainNotReposted(t *testing.T) {
 	}
 	if n := w.acknowledged(t, runID); n != 1 {
 		t.Fatalf("kudos holds %d result receipts, want 1", n)
+	}
+}
+
+// taskWorld is the demo guild on a fake Discord with a connected bot, the
+// demo's server setup (scheduled tasks enabled, as prepareDemo writes
+// it), and the tasks' service: the composition the tests below run the
+// demo's scheduled tasks on.
+type taskWorld struct {
+	st     *store.Store
+	guilds *guildcfg.Service
+	fake   *fakediscord.Server
+	demo   fakediscord.DemoGuild
+	bot    *discord.Bot
+	svc    *tasks.Service
+	guild  uint64
+	owner  uint64 // the fake's application owner: the demo guild's owner
+	member uint64 // cy, no roles
+	text   []uint64
+}
+
+func newTaskWorld(t *testing.T) *taskWorld {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(guilds.Close)
+	fake := fakediscord.New(fakediscord.Options{})
+	t.Cleanup(fake.Close)
+	demo := fake.SeedDemo()
+	if first, err := prepareDemo(ctx, st, guilds, demo); err != nil || !first {
+		t.Fatalf("prepareDemo = %v, %v", first, err)
+	}
+	bot, err := newBot(ctx, st, guilds, &hostBus{}, slog.New(slog.DiscardHandler), config.Config{Origins: map[string]string{}}, fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bot.Close() })
+	svc, err := tasks.New(tasks.Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &taskWorld{st: st, guilds: guilds, fake: fake, demo: demo, bot: bot, svc: svc}
+	w.guild = id(t, demo.GuildID)
+	w.owner = id(t, fake.Guild(demo.GuildID).OwnerID)
+	w.member = id(t, demo.Members[2])
+	for _, c := range demo.Channels {
+		w.text = append(w.text, id(t, c))
+	}
+	w.start(t)
+	return w
+}
+
+// start starts the bot and waits until it can post in the demo guild
+// (connected may come before the guild's GUILD_CREATE: READY's
+// placeholder has no roles).
+func (w *taskWorld) start(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	w.bot.Start(ctx)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if ok, _ := discord.NewPoster(w.bot).CanPost(ctx, w.guild, tasks.BotUser, w.text[1], 0); ok && w.bot.Status().State == discord.StateConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bot never could post in the demo guild: %+v", w.bot.Status())
+		}
+	}
+}
+
+func id(t *testing.T, s string) uint64 {
+	t.Helper()
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func (w *taskWorld) def(files ...tasks.Attachment) tasks.Definition {
+	return tasks.Definition{GuildID: w.guild, Name: "Morning digest", OwnerID: w.owner,
+		Schedule: map[string]string{tasks.FieldKind: "daily", tasks.FieldTime: "09:00"},
+		Template: "Good morning", Destinations: []uint64{w.text[1]}, Files: files}
+}
+
+// TestDemoEnablesScheduledTasks: the demo guild's server setup enables
+// the tasks for any member, in UTC, to the demo's text channels, and the
+// demo's owner (the guild's owner, the form's default) passes the
+// Authorizer in each of them; a member without ATTACH_FILES (the fake's
+// @everyone) passes for a text-only message but not for one with a file.
+func TestDemoEnablesScheduledTasks(t *testing.T) {
+	w := newTaskWorld(t)
+	p := w.guilds.TaskPolicy(w.guild)
+	if !p.Enabled || p.MinTier != sdk.TierMember || p.Timezone != "UTC" || fmt.Sprint(p.Destinations) != fmt.Sprint(w.text) {
+		t.Fatalf("the demo's task policy = %+v, want enabled, member, UTC, %v", p, w.text)
+	}
+	auth := tasks.NewAccess(tasks.AccessOptions{Policies: w.guilds, Members: w.bot, Checker: discord.NewPoster(w.bot)})
+	for _, ch := range w.text {
+		if err := auth.Authorize(context.Background(), w.guild, w.owner, ch, tasks.NeedFiles|tasks.NeedEmbeds); err != nil {
+			t.Fatalf("the demo's owner in channel %d: %v", ch, err)
+		}
+	}
+	err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1], tasks.NeedFiles)
+	if want := fmt.Sprintf("the owner %d cannot post in channel %d (this message needs: view the channel, send messages and attach files)", w.member, w.text[1]); err == nil || err.Error() != want {
+		t.Fatalf("a member without ATTACH_FILES = %v, want %q", err, want)
+	}
+	if err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1], 0); err != nil {
+		t.Fatalf("a member without ATTACH_FILES, a text-only message: %v", err)
+	}
+}
+
+// TestServeDemoWiresScheduledTasks: `serve --demo` with the kudos module
+// starts with the tasks wired (the producer set before the outbox starts,
+// the runner started after the bot and the modules) and stops cleanly;
+// the first start pointed kudos' results subscriber at the demo guild and
+// subscribed it there, and enabled the demo guild's scheduled tasks.
+func TestServeDemoWiresScheduledTasks(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true", "KIMI_MODULES": kudos.Name}, "")
+	if demoKudosModule != kudos.Name || demoKudosResultGuild != kudos.SettingResultGuild {
+		t.Fatalf("the demo names kudos %s.%s, the module is %s.%s", demoKudosModule, demoKudosResultGuild, kudos.Name, kudos.SettingResultGuild)
+	}
+	c.specs = []sdk.Spec{kudos.Spec()}
+	var subscribed bool
+	parts := make(chan ServeParts, 1)
+	c.onServe = func(_ context.Context, p ServeParts) { parts <- p }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() { code <- c.main(ctx, []string{"serve"}) }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "msg=ready component=kimi"); time.Sleep(5 * time.Millisecond) {
+		select {
+		case rc := <-code:
+			t.Fatalf("serve exited with %d before ready:\n%s", rc, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready:\n%s", stderr)
+		}
+	}
+	p := <-parts
+	subs, err := p.Results.Subscriptions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := fakediscord.New(fakediscord.Options{})
+	demo := fake.SeedDemo()
+	fake.Close()
+	for _, s := range subs {
+		if s.Module == kudos.Name && strconv.FormatUint(s.GuildID, 10) == demo.GuildID {
+			subscribed = true
+		}
+	}
+	cancel()
+	select {
+	case rc := <-code:
+		if rc != ExitOK {
+			t.Fatalf("exit code %d:\n%s", rc, stderr)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if !subscribed {
+		t.Fatalf("kudos did not subscribe to the demo guild's results: %+v\n%s", subs, stderr)
+	}
+}
+
+// TestTasksAdminRunNowPostsToTheDemo: the wiring end to end in the demo
+// guild — a task created through the admin's facade by the demo's owner,
+// run now, is posted by the bot to the fake's #general with its file, and
+// the run completes.
+func TestTasksAdminRunNowPostsToTheDemo(t *testing.T) {
+	w := newTaskWorld(t)
+	ctx := context.Background()
+	sched, err := scheduler.New(scheduler.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := results.New(results.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := newTasks(w.st, res, w.guilds, w.bot, sched, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.SetProducer(parts.producer)
+	res.Start()
+	t.Cleanup(func() { _ = res.Close(context.Background()) })
+	if err := parts.runner.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sched.Start()
+	t.Cleanup(func() { _ = sched.Close(context.Background()) })
+	t.Cleanup(func() { _ = parts.runner.Close(context.Background()) })
+
+	task, err := parts.admin.Create(ctx, "operator", w.def(tasks.Attachment{Name: "notes.txt", Data: []byte("the notes")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runID, err := parts.admin.RunNow(ctx, "operator", task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var run tasks.Run
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		runs, err := parts.admin.Runs(ctx, task.ID, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			if r.ID == runID {
+				run = r
+			}
+		}
+		if run.Status == tasks.RunCompleted || run.Status == tasks.RunFailed || run.Status == tasks.RunUncertain {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s is still %s", runID, run.Status)
+		}
+	}
+	if run.Status != tasks.RunCompleted {
+		t.Fatalf("run %s ended %s: %s", runID, run.Status, run.Detail)
+	}
+	msgs := w.fake.Messages(w.demo.Channels[1])
+	if len(msgs) == 0 {
+		t.Fatal("nothing posted to #general")
+	}
+	m := msgs[len(msgs)-1]
+	if m.Content != "Good morning" || len(m.Attachments) != 1 || m.Attachments[0].Filename != "notes.txt" || m.Author == nil || m.Author.ID != w.fake.BotID() {
+		t.Fatalf("#general's last message = %+v", m)
+	}
+	posts, err := parts.admin.RunPosts(ctx, runID)
+	if err != nil || len(posts) != 1 || posts[0].Status != tasks.PostSent || strconv.FormatUint(posts[0].MessageID, 10) != m.ID {
+		t.Fatalf("the run's posts = %+v, %v; want the one sent as %s", posts, err, m.ID)
+	}
+	data, err := parts.producer.ReadFile(ctx, runID, "notes.txt", 100)
+	if err != nil || string(data) != "the notes" {
+		t.Fatalf("ReadFile of the sent file = %q, %v", data, err)
 	}
 }

@@ -129,7 +129,7 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("discord.New: %v", err)
 	}
 	opts.Discord = bot
-	props, err := proposals.New(proposals.Options{Store: st, Guilds: guilds, Discord: bot, Logger: logger})
+	props, err := proposals.New(proposals.Options{Store: st, Guilds: guilds, Discord: discord.NewCards(bot), Logger: logger})
 	if err != nil {
 		t.Fatalf("proposals.New: %v", err)
 	}

@@ -58,7 +58,7 @@ func withDemoAppliance(o *Options) {
 		panic(err)
 	}
 	var mh *host.Host
-	props, err := proposals.New(proposals.Options{Store: o.Store, Guilds: guilds, Discord: bot, Logger: o.Logger,
+	props, err := proposals.New(proposals.Options{Store: o.Store, Guilds: guilds, Discord: discord.NewCards(bot), Logger: o.Logger,
 		KnownModule: func(name string) bool {
 			m, ok := mh.Module(name)
 			return ok && m.State == host.StateRunning

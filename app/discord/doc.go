@@ -4,6 +4,14 @@
 // in transport.go), the interactions port (interactions.go) and the
 // connection itself (bot.go: token, intents, Kimi's reconnect loop, status).
 //
+// It also holds the adapters that implement the core features' ports, one
+// file per feature, each on the feature's own types (no mirror types
+// here): tasks.go (Poster, NewPoster: app/tasks' Poster, Checker and
+// Readiness), proposals.go (Cards, NewCards: app/proposals' Discord — the
+// review cards, the owner's DM) and results.go (ChannelViews,
+// NewChannelViews: app/results' ChannelViews for the scheduled results'
+// access check). The rule a feature owns stays in the feature.
+//
 // discordgo defaults Kimi overrides (see DESIGN.md and go-stack-notes §B4):
 // ShouldReconnectOnError is off (Kimi reconnects itself and stops on fatal
 // close codes), ShouldRetryOnRateLimit is off and MaxRestRetries is 0 (Kimi's

@@ -9,47 +9,139 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/tasks"
 )
 
-// This file is the Discord side of the scheduled tasks (app/tasks): the
-// poster's send (SendTaskMessage) and the Checker the definitions are
-// validated with and the deliveries re-checked against (TaskChecker).
+// This file is the scheduled tasks' adapter (app/tasks): Poster, the
+// tasks' Poster (a chunk sent, its error classified as a
+// *tasks.PostError), their Checker (the definitions are validated with it
+// and the deliveries re-checked against it) and their Readiness (a
+// bounded wait for the connection and a guild), on the tasks' own types.
 
 // coreTasks names the scheduled tasks in the actions' logs.
 const coreTasks = "tasks"
 
-// TaskMessage is one message of a scheduled task's post.
-type TaskMessage struct {
-	Content string
-	// Embed is nil for none.
-	Embed *TaskEmbed
-	// Files are sent as multipart/form-data files[n].
-	Files []TaskFile
-	// AllowedMentions are sent exactly as given; Parse must not name
-	// "everyone".
-	AllowedMentions TaskMentions
+// Poster is the scheduled tasks' adapter over the bot: it implements
+// tasks.Poster, tasks.Checker (channels and members from the session
+// state, else from REST) and tasks.Readiness.
+type Poster struct {
+	a *actions
+	// bot is waited for by WaitGuild and Post; nil: no wait.
+	bot *Bot
 }
 
-// TaskEmbed is a TaskMessage's embed.
-type TaskEmbed struct {
-	Title, Description, URL string
-	// Color is 0xRRGGBB; 0 means none.
-	Color  int
-	Fields []TaskEmbedField
+var (
+	_ tasks.Poster    = (*Poster)(nil)
+	_ tasks.Checker   = (*Poster)(nil)
+	_ tasks.Readiness = (*Poster)(nil)
+)
+
+// NewPoster returns the scheduled tasks' adapter over b.
+func NewPoster(b *Bot) *Poster { return &Poster{a: b.act, bot: b} }
+
+// taskReadyWait bounds how long a delivery waits for the bot to be
+// connected with the task's guild available.
+const taskReadyWait = 30 * time.Second
+
+// WaitGuild waits (up to taskReadyWait or ctx) until the bot is connected
+// and guildID is available to it (its GUILD_CREATE came): the runner
+// resumes deliveries at start, before the bot connected, and a check or
+// send then would fail the row (and put the task in needs_attention) for
+// a connection a moment away. Past the wait the check or send runs anyway
+// and fails with its reason.
+func (p *Poster) WaitGuild(ctx context.Context, guildID uint64) {
+	b := p.bot
+	if b == nil {
+		return
+	}
+	ready := func() bool {
+		st := b.Status()
+		if st.State != StateConnected {
+			return false
+		}
+		id := strconv.FormatUint(guildID, 10)
+		return slices.ContainsFunc(st.Guilds, func(g GuildStatus) bool { return g.ID == id && !g.Unavailable })
+	}
+	if ready() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, taskReadyWait)
+	defer cancel()
+	changed := b.Watch(ctx)
+	for !ready() {
+		select {
+		case _, ok := <-changed:
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
-// TaskEmbedField is one field of a TaskEmbed.
-type TaskEmbedField struct {
-	Name, Value string
-	Inline      bool
+// Post sends chunk c to channelID, which must be a channel (or a thread
+// whose parent is a channel) of guildID, an active guild, once WaitGuild
+// returned, and returns the message id and the embed Discord returned as
+// JSON ("" for none). Its error is a *tasks.PostError (postError).
+func (p *Poster) Post(ctx context.Context, guildID, channelID uint64, c tasks.PostChunk) (uint64, string, error) {
+	p.WaitGuild(ctx, guildID)
+	id, embed, err := p.a.sendTaskMessage(ctx, guildID, channelID, c)
+	if err != nil {
+		return 0, "", postError(err)
+	}
+	return id, embed, nil
 }
 
-// discordEmbed converts e (nil: none).
-func (e *TaskEmbed) discordEmbed() *discordgo.MessageEmbed {
+// postError maps a send's error to the deliverer's classification:
+//   - a 429 Kimi's transport gave up on (maxAttempts sends, each a 429:
+//     discordgo's RateLimitError) is Status 429 with Discord's wait;
+//   - an uncertain send (IsUncertain: a 5xx or a broken connection after
+//     the request was written, an unreadable answer) is Started with the
+//     5xx (0: no answer): never re-posted;
+//   - Discord's 4xx (a RESTError) is that status, not started: failed;
+//   - anything else failed before a request reached Discord (no session,
+//     an inactive guild, a channel of another guild, a refused dial, an
+//     ended ctx): Status 0, not started. The deliverer fails such a row
+//     (it does not retry it by itself), which is right: nothing reached
+//     Discord, so the operator may retry it by hand without a duplicate,
+//     and a cause that lasts (the channel gone, the guild inactive) is
+//     not retried for ever.
+func postError(err error) *tasks.PostError {
+	var rl *discordgo.RateLimitError
+	if errors.As(err, &rl) {
+		pe := &tasks.PostError{Status: http.StatusTooManyRequests, Err: err}
+		if rl.RateLimit != nil && rl.TooManyRequests != nil {
+			pe.RetryAfter = rl.RetryAfter
+		}
+		return pe
+	}
+	if IsUncertain(err) {
+		pe := &tasks.PostError{Started: true, Err: err}
+		var u *UncertainError
+		var rest *discordgo.RESTError
+		switch {
+		case errors.As(err, &u):
+			pe.Status = u.Status
+		case errors.As(err, &rest) && rest.Response != nil:
+			pe.Status = rest.Response.StatusCode
+		}
+		return pe
+	}
+	var rest *discordgo.RESTError
+	if errors.As(err, &rest) && rest.Response != nil {
+		return &tasks.PostError{Status: rest.Response.StatusCode, Err: err}
+	}
+	return &tasks.PostError{Err: err}
+}
+
+// taskEmbed converts a chunk's embed (nil: none).
+func taskEmbed(e *tasks.Embed) *discordgo.MessageEmbed {
 	if e == nil {
 		return nil
 	}
@@ -60,40 +152,20 @@ func (e *TaskEmbed) discordEmbed() *discordgo.MessageEmbed {
 	return out
 }
 
-// TaskFile is a file a TaskMessage carries.
-type TaskFile struct {
-	Name string
-	Data []byte
-}
-
-// TaskMentions is a TaskMessage's allowed_mentions.
-type TaskMentions struct {
-	Parse        []string
-	Users, Roles []uint64
-}
-
-// SendTaskMessage posts m to channelID, which must be a channel (or a
-// thread whose parent is a channel) of guildID, an active guild, and
-// returns the message id and the embed Discord returned as JSON ("" for
-// none). It sends POST /channels/{id}/messages through Kimi's transport
-// (rate limits, UncertainError): JSON without files, multipart/form-data
-// (payload_json and files[n]) with them. Errors: a *discordgo.RESTError
-// for Discord's 4xx, a *discordgo.RateLimitError for a 429 the transport
-// gave up on, an *UncertainError (IsUncertain) when the request was sent
-// and its outcome is unknown (a 5xx, a broken connection, an answer that
-// could not be read); any other error means nothing was sent.
-func (b *Bot) SendTaskMessage(ctx context.Context, guildID, channelID uint64, m TaskMessage) (uint64, string, error) {
-	return b.act.sendTaskMessage(ctx, guildID, channelID, m)
-}
-
-// TaskChecker returns the bot's tasks.Checker.
-func (b *Bot) TaskChecker() *TaskChecker { return &TaskChecker{a: b.act} }
-
 func (a *actions) tasksActions() *moduleActions {
 	return &moduleActions{a: a, module: coreTasks, log: a.log.With("module", coreTasks)}
 }
 
-func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64, m TaskMessage) (uint64, string, error) {
+// sendTaskMessage posts chunk m (Post's send). It sends POST
+// /channels/{id}/messages through Kimi's transport (rate limits,
+// UncertainError): JSON without files, multipart/form-data (payload_json
+// and files[n]) with them; the allowed mentions exactly as given (Parse
+// must not name "everyone"). Errors: a *discordgo.RESTError for Discord's
+// 4xx, a *discordgo.RateLimitError for a 429 the transport gave up on, an
+// *UncertainError (IsUncertain) when the request was sent and its outcome
+// is unknown (a 5xx, a broken connection, an answer that could not be
+// read); any other error means nothing was sent.
+func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64, m tasks.PostChunk) (uint64, string, error) {
 	if slices.Contains(m.AllowedMentions.Parse, string(discordgo.AllowedMentionTypeEveryone)) {
 		return 0, "", errors.New("discord: a task's allowed mentions never parse @everyone")
 	}
@@ -119,7 +191,7 @@ func (a *actions) sendTaskMessage(ctx context.Context, guildID, channelID uint64
 			return 0, "", actionError(nil, "the parent of thread %d is not in guild %d", channelID, guildID)
 		}
 	}
-	embed := m.Embed.discordEmbed()
+	embed := taskEmbed(m.Embed)
 	if err := checkContent(m.Content, embed); err != nil {
 		return 0, "", err
 	}
@@ -188,17 +260,11 @@ func sendOutcome(err error) error {
 	return &UncertainError{Method: http.MethodPost, Route: "POST /channels/{channel}/messages", Err: err}
 }
 
-// TaskChecker is the tasks.Checker of the bot's session state: channels
-// and members from the state, else from REST.
-type TaskChecker struct{ a *actions }
-
-var _ tasks.Checker = (*TaskChecker)(nil)
-
 // ChannelKind returns what channel is in guild: ChannelMissing when it is
 // unknown to Discord (404) or another guild's, ChannelDM for a DM the
 // session state holds (one it does not is answered 404: missing).
-func (t *TaskChecker) ChannelKind(ctx context.Context, guild, channel uint64) (tasks.ChannelKind, error) {
-	s, err := t.a.src.session()
+func (p *Poster) ChannelKind(ctx context.Context, guild, channel uint64) (tasks.ChannelKind, error) {
+	s, err := p.a.src.session()
 	if err != nil {
 		return tasks.ChannelMissing, err
 	}
@@ -260,10 +326,10 @@ func taskPermissions(needs tasks.Needs) int64 {
 // one that is not in the guild (404) cannot post. False for a channel of
 // another guild; an error when the guild is not active or Discord is not
 // connected.
-func (t *TaskChecker) CanPost(ctx context.Context, guild, user, channel uint64, needs tasks.Needs) (bool, error) {
-	mod := t.a.tasksActions()
+func (p *Poster) CanPost(ctx context.Context, guild, user, channel uint64, needs tasks.Needs) (bool, error) {
+	mod := p.a.tasksActions()
 	if user == tasks.BotUser {
-		user, _ = t.a.src.self()
+		user, _ = p.a.src.self()
 		if user == 0 {
 			return false, errors.New("discord: the bot's user id is unknown (Discord never connected)")
 		}
@@ -350,8 +416,8 @@ func uploadLimit(t discordgo.PremiumTier) int64 {
 
 // UploadLimit returns the largest file the bot may upload in guild, by
 // the guild's premium tier in the session state.
-func (t *TaskChecker) UploadLimit(ctx context.Context, guild uint64) (int64, error) {
-	s, g, err := t.a.tasksActions().guild(guild)
+func (p *Poster) UploadLimit(ctx context.Context, guild uint64) (int64, error) {
+	s, g, err := p.a.tasksActions().guild(guild)
 	if err != nil {
 		return 0, err
 	}

@@ -5,18 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 const taskPostRoute = "POST /channels/{channel}/messages"
@@ -59,22 +66,22 @@ func sentMentions(t *testing.T, r fakediscord.Request) (map[string]any, []string
 func TestTaskSendMessage(t *testing.T) {
 	w := newActWorld(t, fakediscord.Options{})
 	ctx := context.Background()
-	mentions := TaskMentions{Parse: []string{}, Users: []uint64{w.member}, Roles: []uint64{w.staffRole}}
+	mentions := tasks.AllowedMentions{Parse: []string{}, Users: []uint64{w.member}, Roles: []uint64{w.staffRole}}
 	wantMentions := map[string]any{"parse": []any{}, "users": []any{idString(w.member)}, "roles": []any{idString(w.staffRole)}, "replied_user": false}
 	cases := []struct {
 		name      string
 		channel   uint64
-		msg       TaskMessage
+		msg       tasks.PostChunk
 		wantErr   string
 		wantFiles []string
 	}{
-		{"text with mentions", w.text, TaskMessage{Content: "hi <@" + idString(w.member) + "> @everyone", AllowedMentions: mentions}, "", nil},
-		{"in a thread, with an embed", w.thread, TaskMessage{Content: "t", Embed: &TaskEmbed{Title: "Digest", Description: "d", Fields: []TaskEmbedField{{Name: "n", Value: "v"}}}, AllowedMentions: mentions}, "", nil},
-		{"files as multipart", w.text, TaskMessage{Content: "f", AllowedMentions: mentions, Files: []TaskFile{{"a.txt", []byte("alpha")}, {"b.csv", []byte("1,2")}}},
+		{"text with mentions", w.text, tasks.PostChunk{Content: "hi <@" + idString(w.member) + "> @everyone", AllowedMentions: mentions}, "", nil},
+		{"in a thread, with an embed", w.thread, tasks.PostChunk{Content: "t", Embed: &tasks.Embed{Title: "Digest", Description: "d", Fields: []tasks.EmbedField{{Name: "n", Value: "v"}}}, AllowedMentions: mentions}, "", nil},
+		{"files as multipart", w.text, tasks.PostChunk{Content: "f", AllowedMentions: mentions, Files: []tasks.Attachment{{Name: "a.txt", Data: []byte("alpha")}, {Name: "b.csv", Data: []byte("1,2")}}},
 			"", []string{"files[0]=a.txt:alpha", "files[1]=b.csv:1,2"}},
-		{"everyone refused", w.text, TaskMessage{Content: "x", AllowedMentions: TaskMentions{Parse: []string{"everyone"}}}, "discord: a task's allowed mentions never parse @everyone", nil},
-		{"another guild's channel", w.otherCh, TaskMessage{Content: "x"}, "channel " + idString(w.otherCh) + " is not in an active guild", nil},
-		{"inactive guild", w.text, TaskMessage{Content: "x"}, "guild " + idString(w.other) + " is not active for this bot", nil},
+		{"everyone refused", w.text, tasks.PostChunk{Content: "x", AllowedMentions: tasks.AllowedMentions{Parse: []string{"everyone"}}}, "discord: a task's allowed mentions never parse @everyone", nil},
+		{"another guild's channel", w.otherCh, tasks.PostChunk{Content: "x"}, "channel " + idString(w.otherCh) + " is not in an active guild", nil},
+		{"inactive guild", w.text, tasks.PostChunk{Content: "x"}, "guild " + idString(w.other) + " is not active for this bot", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,7 +144,7 @@ func TestTaskSendMessage(t *testing.T) {
 func TestTaskSendMessageFailures(t *testing.T) {
 	w := newActWorld(t, fakediscord.Options{})
 	ctx := context.Background()
-	msg := TaskMessage{Content: "x", AllowedMentions: TaskMentions{Parse: []string{}}}
+	msg := tasks.PostChunk{Content: "x", AllowedMentions: tasks.AllowedMentions{Parse: []string{}}}
 
 	// A 5xx after Discord created the message: uncertain, not retried.
 	before := len(w.f.Messages(idString(w.text)))
@@ -160,7 +167,7 @@ func TestTaskSendMessageFailures(t *testing.T) {
 	}
 
 	// Discord's 4xx: a RESTError, not uncertain.
-	_, _, err = w.a.sendTaskMessage(ctx, w.guild, w.text, TaskMessage{AllowedMentions: TaskMentions{Parse: []string{}}})
+	_, _, err = w.a.sendTaskMessage(ctx, w.guild, w.text, tasks.PostChunk{AllowedMentions: tasks.AllowedMentions{Parse: []string{}}})
 	var rest *discordgo.RESTError
 	if !errors.As(err, &rest) || rest.Response.StatusCode != http.StatusBadRequest || IsUncertain(err) {
 		t.Fatalf("an empty message = %v, want Discord's 400", err)
@@ -203,7 +210,7 @@ func TestTaskChecker(t *testing.T) {
 	if err := w.s.State.ChannelAdd(dm); err != nil {
 		t.Fatal(err)
 	}
-	chk := &TaskChecker{a: w.a}
+	chk := &Poster{a: w.a}
 
 	kinds := []struct {
 		name    string
@@ -273,7 +280,7 @@ func TestTaskChecker(t *testing.T) {
 
 func TestTaskUploadLimit(t *testing.T) {
 	w := newActWorld(t, fakediscord.Options{})
-	chk := &TaskChecker{a: w.a}
+	chk := &Poster{a: w.a}
 	const mib = 1 << 20
 	for _, tc := range []struct {
 		tier discordgo.PremiumTier
@@ -307,8 +314,142 @@ func TestTaskCanPostUnavailableGuild(t *testing.T) {
 	w.s.State.Lock()
 	g.Unavailable = true
 	w.s.State.Unlock()
-	ok, err := (&TaskChecker{a: w.a}).CanPost(context.Background(), w.guild, tasks.BotUser, w.text, 0)
+	ok, err := (&Poster{a: w.a}).CanPost(context.Background(), w.guild, tasks.BotUser, w.text, 0)
 	if want := "discord: guild " + idString(w.guild) + " is not available yet"; ok || err == nil || err.Error() != want {
 		t.Fatalf("CanPost = %v, %v; want the error %q", ok, err, want)
+	}
+}
+
+// TestTaskSendToAGoneChannel: a task's channel that no longer exists
+// (deleted after the task was saved: Discord answers 404 Unknown Channel)
+// fails the send saying the channel no longer exists (it said "not in an
+// active guild"), keeps Discord's 404 (the row fails with it) and is never uncertain
+// (nothing was created, so a retry cannot duplicate a post).
+func TestTaskSendToAGoneChannel(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	const gone = 987654321012345678
+	_, _, err := w.a.sendTaskMessage(context.Background(), w.guild, gone, tasks.PostChunk{Content: "x", AllowedMentions: tasks.AllowedMentions{Parse: []string{}}})
+	if err == nil || IsUncertain(err) || !isNotFound(err) || !strings.Contains(err.Error(), "channel 987654321012345678 no longer exists") {
+		t.Fatalf("a send to a gone channel = %v, want a plain failure saying the channel no longer exists (Discord's 404 kept)", err)
+	}
+}
+
+// TestTaskPostErrors: the Poster's mapping of every way a send fails to
+// the deliverer's *tasks.PostError (postError, which Post returns for
+// every failed send).
+func TestTaskPostErrors(t *testing.T) {
+	post := &http.Request{Method: http.MethodPost}
+	restErr := func(code int) error {
+		return &discordgo.RESTError{Request: post, Response: &http.Response{StatusCode: code}}
+	}
+	refused := &url.Error{Op: "Post", URL: "https://discord.com/api/v10/channels/1/messages", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}
+	cases := []struct {
+		name    string
+		err     error
+		status  int
+		started bool
+		retry   time.Duration
+	}{
+		{"429 the transport gave up on", &discordgo.RateLimitError{RateLimit: &discordgo.RateLimit{TooManyRequests: &discordgo.TooManyRequests{RetryAfter: 3 * time.Second}}}, 429, false, 3 * time.Second},
+		{"429 without its body", &discordgo.RateLimitError{RateLimit: &discordgo.RateLimit{}}, 429, false, 0},
+		{"5xx after the send", &UncertainError{Method: "POST", Route: "POST /channels/{channel}/messages", Status: 503}, 503, true, 0},
+		{"connection broken after the send", fmt.Errorf("wrapped: %w", &UncertainError{Method: "POST", Err: errors.New("EOF")}), 0, true, 0},
+		{"a 5xx RESTError of a POST", restErr(502), 502, true, 0},
+		{"403 missing access", restErr(403), 403, false, 0},
+		{"404 unknown channel", restErr(404), 404, false, 0},
+		{"dial refused", refused, 0, false, 0},
+		{"ctx ended before the send", fmt.Errorf("discord: waiting: %w", context.Canceled), 0, false, 0},
+		{"not connected", ErrNotConnected, 0, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error = postError(tc.err)
+			var pe *tasks.PostError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Post = %v, want a *tasks.PostError", err)
+			}
+			if pe.Status != tc.status || pe.Started != tc.started || pe.RetryAfter != tc.retry || !errors.Is(pe, tc.err) {
+				t.Fatalf("PostError = {Status %d, Started %v, RetryAfter %v, Err %v}, want {%d, %v, %v, the error}",
+					pe.Status, pe.Started, pe.RetryAfter, pe.Err, tc.status, tc.started, tc.retry)
+			}
+		})
+	}
+}
+
+// TestTaskPosterToTheFake: the Poster posts a chunk with its embed,
+// files and allowed mentions to a text channel.
+func TestTaskPosterToTheFake(t *testing.T) {
+	w := newActWorld(t, fakediscord.Options{})
+	chunk := tasks.PostChunk{ChannelID: w.text, Total: 1, Content: "digest for <@" + idString(w.member) + ">",
+		Embed:           &tasks.Embed{Title: "Digest", Fields: []tasks.EmbedField{{Name: "a", Value: "b", Inline: true}}},
+		Files:           []tasks.Attachment{{Name: "notes.txt", Data: []byte("the notes")}},
+		AllowedMentions: tasks.AllowedMentions{Users: []uint64{w.member}}}
+	p := &Poster{a: w.a}
+	msgID, embed, err := p.Post(context.Background(), w.guild, w.text, chunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := w.f.Messages(idString(w.text))
+	m := msgs[len(msgs)-1]
+	if parseID(m.ID) != msgID || m.Content != chunk.Content || len(m.Attachments) != 1 || m.Attachments[0].Filename != "notes.txt" ||
+		len(m.Mentions) != 1 || m.MentionEveryone {
+		t.Fatalf("the fake holds %+v (id %d)", m, msgID)
+	}
+	if !strings.Contains(embed, `"title":"Digest"`) || !strings.Contains(embed, `"inline":true`) {
+		t.Fatalf("published embed %s", embed)
+	}
+	// Another guild's channel: nothing reaches Discord, not started.
+	_, _, err = p.Post(context.Background(), w.guild+1, w.text, chunk)
+	var pe *tasks.PostError
+	if !errors.As(err, &pe) || pe.Started || pe.Status != 0 {
+		t.Fatalf("a wrong guild = %v", err)
+	}
+}
+
+// taskPolicies is a tasks.Policies with one policy for every guild.
+type taskPolicies struct{ p guildcfg.TaskPolicy }
+
+func (p taskPolicies) TaskPolicy(uint64) guildcfg.TaskPolicy { return p.p }
+
+// TestTaskDeliveryWaitsForTheBot: a delivery's Authorizer (the tasks'
+// access rule with the Poster as its Checker and Readiness) and Poster
+// called before the bot connected (the runner resumes deliveries at
+// start) wait for the connection and the guild instead of failing the
+// row for it.
+func TestTaskDeliveryWaitsForTheBot(t *testing.T) {
+	f := newFake(t, fakediscord.Options{})
+	g := f.AddGuild(fakediscord.GuildSpec{Name: "active"}).ID
+	text := f.AddChannel(fakediscord.ChannelSpec{GuildID: g, Name: "general"}).ID
+	owner := f.AddUser(discordgo.User{Username: "mia"}).ID
+	f.AddMember(g, owner)
+	guild, channel, ownerID := parseID(g), parseID(text), parseID(owner)
+	b, err := New(Options{Store: connStore(t), Guilds: &actGuilds{active: map[uint64]bool{guild: true}}, Logger: slog.New(slog.DiscardHandler),
+		Transport: f.Transport(), Dialer: f.Dialer(), Token: f.Token(), Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	poster := NewPoster(b)
+	auth := tasks.NewAccess(tasks.AccessOptions{Policies: taskPolicies{guildcfg.TaskPolicy{Enabled: true, MinTier: sdk.TierMember}},
+		Members: b, Checker: poster, Ready: poster})
+	done := make(chan error, 1)
+	go func() {
+		if err := auth.Authorize(ctx, guild, ownerID, channel, 0); err != nil {
+			done <- err
+			return
+		}
+		_, _, err := poster.Post(ctx, guild, channel, tasks.PostChunk{ChannelID: channel, Total: 1, Content: "after the connection"})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let it find the bot not connected (no assertion rests on it)
+	b.Start(ctx)
+	if err := <-done; err != nil {
+		t.Fatalf("a delivery before the connection = %v, want it to wait and post", err)
+	}
+	msgs := f.Messages(text)
+	if len(msgs) == 0 || msgs[len(msgs)-1].Content != "after the connection" {
+		t.Fatal("the post did not reach #general")
 	}
 }

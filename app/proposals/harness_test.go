@@ -119,7 +119,7 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.svc, err = New(Options{Store: st, Guilds: w.guilds, Discord: w.bot, Logger: logger,
+	w.svc, err = New(Options{Store: st, Guilds: w.guilds, Discord: discord.NewCards(w.bot), Logger: logger,
 		KnownModule: func(m string) bool { return m == "alpha" || m == "beta" },
 		Notify: func(ctx context.Context) (settings.ProposalNotifications, error) {
 			w.mu.Lock()

@@ -62,7 +62,7 @@ func TestKudosSetupThroughTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	var h *host.Host
-	svc, err := New(Options{Store: st, Guilds: guilds, Discord: bot, Logger: root, KnownModule: func(name string) bool {
+	svc, err := New(Options{Store: st, Guilds: guilds, Discord: discord.NewCards(bot), Logger: root, KnownModule: func(name string) bool {
 		m, ok := h.Module(name)
 		return ok && m.State == host.StateRunning
 	}})

@@ -28,7 +28,7 @@ type Guilds interface {
 var _ Guilds = (*guildcfg.Service)(nil)
 
 // Discord is what the service needs of the Discord connection;
-// *discord.Bot implements it.
+// app/discord's adapter (discord.NewCards) implements it.
 type Discord interface {
 	// ChannelGuild returns the guild of a channel.
 	ChannelGuild(ctx context.Context, channelID uint64) (uint64, error)

@@ -21,7 +21,8 @@ type MemberTiers interface {
 }
 
 // ChannelViews answers whether a user (the owner, the bot) can view a
-// channel now; *discord.Bot implements it.
+// channel now; app/discord's adapter (discord.NewChannelViews)
+// implements it.
 type ChannelViews interface {
 	CanViewChannel(ctx context.Context, guildID, userID, channelID uint64) (bool, error)
 	// BotUserID is the bot's user id (0 while it never connected).

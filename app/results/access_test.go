@@ -24,7 +24,7 @@ import (
 var (
 	_ results.GuildActivity = (*guildcfg.Service)(nil)
 	_ results.MemberTiers   = (*discord.Bot)(nil)
-	_ results.ChannelViews  = (*discord.Bot)(nil)
+	_ results.ChannelViews  = (*discord.ChannelViews)(nil)
 )
 
 func parseID(s string) uint64 {
@@ -94,7 +94,8 @@ func TestDiscordAccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	access := results.DiscordAccess{Guilds: guilds, Tiers: bot, Channels: bot}
+	views := discord.NewChannelViews(bot)
+	access := results.DiscordAccess{Guilds: guilds, Tiers: bot, Channels: views}
 	if err := access.Check(ctx, results.Publication{GuildID: parseID(g.ID), OwnerID: parseID(staff.ID), OriginChannelID: general}, sdk.TierMember); err == nil || errors.Is(err, results.ErrAccessDenied) {
 		t.Fatalf("Check before the bot connected = %v, want a failure that is no refusal", err)
 	}
@@ -111,8 +112,8 @@ func TestDiscordAccess(t *testing.T) {
 			t.Fatalf("the bot did not connect: %+v", bot.Status())
 		}
 	}
-	if bot.BotUserID() != parseID(fake.BotID()) {
-		t.Fatalf("BotUserID = %d, want %s", bot.BotUserID(), fake.BotID())
+	if views.BotUserID() != parseID(fake.BotID()) {
+		t.Fatalf("BotUserID = %d, want %s", views.BotUserID(), fake.BotID())
 	}
 
 	msgs := func(channels ...uint64) []sdk.ScheduledResultMessage {

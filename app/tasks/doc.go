@@ -31,6 +31,10 @@
 // left sending is uncertain, never re-posted), run now, preview, retry of
 // an uncertain post, and retention of ended runs by a scheduled job. And
 // the facade /tasks acts on (admin.go: Admin, the guild's policy and
-// Discord's answers looked up per save). The Discord Poster, Checker and
-// Authorizer and the results Producer are serve's (app/tasks_wiring.go).
+// Discord's answers looked up per save). And the tasks' access rule
+// (access.go: Access, the Authorizer — the guild's policy, the owner's
+// tier, owner and bot able to post — and the results Producer — the task
+// still there, its files read from the tasks' own tables) over the ports
+// it defines (Members, Checker, Readiness). The Discord Poster, Checker
+// and Readiness are app/discord's adapter (app/discord/tasks.go).
 package tasks

@@ -9,24 +9,36 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// Core requests for the proposals service (app/proposals): the review card
-// posted, edited and its buttons removed, a DM to the owner, and the guild
-// of a channel. They carry no module declaration, but keep the actions'
-// rules: the channel must be in the named guild (active, except for the
-// edit of a card already posted), nothing pings
-// (allowed_mentions empty), and every request goes through Kimi's own
-// transport (restJSON). The card's buttons are core's m:proposals:… custom
+// This file is the proposals' adapter (app/proposals): Cards, the
+// proposals.Discord port — the review card posted, edited and its buttons
+// removed, a DM to the owner, the guild of a channel and the application
+// owner — on the port's own (sdk) types. Its requests carry no module
+// declaration, but keep the actions' rules: the channel must be in the
+// named guild (active, except for the edit of a card already posted),
+// nothing pings (allowed_mentions empty), and every request goes through
+// Kimi's own transport (restJSON). The card's buttons are core's m:proposals:… custom
 // ids, which the interactions route to the handler RegisterCoreHandler
 // registered.
 
 // coreProposals is the namespace of the cards' custom ids.
 const coreProposals = "proposals"
 
+// Cards is the proposals service's Discord (proposals.Discord) over the
+// bot. (app/proposals imports this package for its buttons' handler, so
+// the interface guard is in proposals_port_test.go.)
+type Cards struct{ b *Bot }
+
+// NewCards returns the proposals' adapter over b.
+func NewCards(b *Bot) *Cards { return &Cards{b: b} }
+
+// OwnerID is the application owner (0 until known).
+func (cards *Cards) OwnerID() uint64 { return cards.b.OwnerID() }
+
 // ChannelGuild returns the guild of a channel (gateway state, else a
 // fetch); 0 with an error for a channel Kimi cannot see or one outside a
 // guild.
-func (b *Bot) ChannelGuild(ctx context.Context, channelID uint64) (uint64, error) {
-	s, err := b.session()
+func (cards *Cards) ChannelGuild(ctx context.Context, channelID uint64) (uint64, error) {
+	s, err := cards.b.session()
 	if err != nil {
 		return 0, err
 	}
@@ -39,8 +51,8 @@ func (b *Bot) ChannelGuild(ctx context.Context, channelID uint64) (uint64, error
 
 // PostCard sends a core card (an embed and core buttons, custom ids
 // m:proposals:<key>:<parts>) to a channel of guildID.
-func (b *Bot) PostCard(ctx context.Context, guildID, channelID uint64, embed *sdk.OutgoingEmbed, buttons []sdk.Component) (sdk.MessageRef, error) {
-	m := b.coreActions()
+func (cards *Cards) PostCard(ctx context.Context, guildID, channelID uint64, embed *sdk.OutgoingEmbed, buttons []sdk.Component) (sdk.MessageRef, error) {
+	m := cards.coreActions()
 	s, c, err := m.refChannel(ctx, guildID, channelID)
 	if err != nil {
 		return sdk.MessageRef{}, err
@@ -69,9 +81,9 @@ func (b *Bot) PostCard(ctx context.Context, guildID, channelID uint64, embed *sd
 // removed). The card's channel must be in its guild, active or not: the
 // decision being shown may itself have made the guild inactive (a server
 // setup with bot_active: false), and the card is core's own message.
-func (b *Bot) EditCard(ctx context.Context, ref sdk.MessageRef, embed *sdk.OutgoingEmbed, buttons []sdk.Component) error {
-	m := b.coreActions()
-	s, err := b.session()
+func (cards *Cards) EditCard(ctx context.Context, ref sdk.MessageRef, embed *sdk.OutgoingEmbed, buttons []sdk.Component) error {
+	m := cards.coreActions()
+	s, err := cards.b.session()
 	if err != nil {
 		return err
 	}
@@ -105,11 +117,11 @@ func (b *Bot) EditCard(ctx context.Context, ref sdk.MessageRef, embed *sdk.Outgo
 
 // SendCoreDM sends a plain DM from core (the proposal notification to the
 // owner). It reports whether the DM was delivered, as SendDM does.
-func (b *Bot) SendCoreDM(ctx context.Context, userID uint64, content string) (bool, error) {
-	return b.coreActions().SendDM(ctx, userID, content, nil)
+func (cards *Cards) SendCoreDM(ctx context.Context, userID uint64, content string) (bool, error) {
+	return cards.coreActions().SendDM(ctx, userID, content, nil)
 }
 
 // coreActions are the actions' checks under core's name.
-func (b *Bot) coreActions() *moduleActions {
-	return &moduleActions{a: b.act, module: coreProposals, log: b.act.log.With("module", coreProposals)}
+func (cards *Cards) coreActions() *moduleActions {
+	return &moduleActions{a: cards.b.act, module: coreProposals, log: cards.b.act.log.With("module", coreProposals)}
 }
