@@ -4,17 +4,45 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
+// closeSlice is the least time a module still to close is kept when an
+// earlier one overruns the host's close budget, so one hung module's
+// close does not leave the others none.
+const closeSlice = 100 * time.Millisecond
+
+// closeBounds cuts a module's close timeout and cancel grace to what ctx's
+// deadline leaves once the modules still to close after it (later) have
+// their slice: at most the configured CloseTimeout and CancelGrace, and
+// four fifths and one fifth of what is left when that is less.
+func (h *Host) closeBounds(ctx context.Context, later int) (timeout, grace time.Duration) {
+	timeout, grace = h.opts.CloseTimeout, h.opts.CancelGrace
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return timeout, grace
+	}
+	left := time.Until(dl) - time.Duration(later)*closeSlice
+	if left < closeSlice {
+		left = closeSlice
+	}
+	if timeout+grace > left {
+		timeout, grace = left*4/5, left/5
+	}
+	return timeout, grace
+}
+
 // closeModule closes one module: its lifetime ctx is cancelled, Close runs
-// bounded (15 s, then a grace period), and every port view is revoked.
-func (h *Host) closeModule(inst *instance) {
+// bounded (15 s, then a grace period; both cut to fit ctx's deadline, see
+// closeBounds), and every port view is revoked.
+func (h *Host) closeModule(ctx context.Context, inst *instance, later int) {
 	inst.runningFlag.Store(false)
 	inst.cancel()
-	err, how := runBounded(context.Background(), h.opts.CloseTimeout, h.opts.CancelGrace, inst.mod.Close)
+	timeout, grace := h.closeBounds(ctx, later)
+	err, how := runBounded(context.Background(), timeout, grace, inst.mod.Close)
 	switch how {
 	case timedOut, abandoned:
-		msg := fmt.Sprintf("Kimi module %s close() exceeded %s", inst.name, seconds(h.opts.CloseTimeout))
+		msg := fmt.Sprintf("Kimi module %s close() exceeded %s", inst.name, seconds(timeout))
 		if how == abandoned {
 			msg += " and ignored cancellation"
 		}
@@ -22,18 +50,19 @@ func (h *Host) closeModule(inst *instance) {
 	default:
 		h.logFailure(inst, "close", err)
 	}
-	h.revoke(inst)
+	h.revoke(inst, grace)
 }
 
-// revoke ends every port view of inst.
-func (h *Host) revoke(inst *instance) {
+// revoke ends every port view of inst; its event handlers still running
+// get grace to return.
+func (h *Host) revoke(inst *instance, grace time.Duration) {
 	inst.closedFlag.Store(true)
 	inst.runningFlag.Store(false)
 	inst.cancel()
 	h.router.dropModule(inst)
 	h.commandsChanged() // its commands leave Discord at the next (debounced) sync
 	if inst.events != nil {
-		inst.events.Close(h.opts.CancelGrace)
+		inst.events.Close(grace)
 	}
 	if inst.jobs != nil {
 		inst.jobs.Close()
@@ -59,19 +88,23 @@ func (h *Host) revoke(inst *instance) {
 	h.mu.Unlock()
 }
 
-// closeAll closes every started module newest-first; op held.
-func (h *Host) closeAll() {
+// closeAll closes every started module newest-first, within ctx's
+// deadline when it has one; op held.
+func (h *Host) closeAll(ctx context.Context) {
 	h.mu.Lock()
 	started := slices.Clone(h.started)
 	h.mu.Unlock()
-	for _, inst := range slices.Backward(started) {
-		h.closeModule(inst)
+	for i, inst := range slices.Backward(started) {
+		h.closeModule(ctx, inst, i)
 		h.mark(inst.name, StateStopped, "")
 	}
 }
 
 // Close closes every module newest-first, then the event bus and module
-// storage. Call it before the store closes.
+// storage. Call it before the store closes. With a deadline on ctx the
+// whole close fits inside it: each module's close timeout and grace are
+// cut to what is left (a hung module is abandoned sooner, and logged as
+// exceeding the bound it had), and so is the wait for event handlers.
 func (h *Host) Close(ctx context.Context) error {
 	h.op.Lock()
 	defer h.op.Unlock()
@@ -92,9 +125,10 @@ func (h *Host) Close(ctx context.Context) error {
 			h.log.Warn("closing the scheduler failed", "err", err)
 		}
 	}
-	h.closeAll()
+	h.closeAll(ctx)
 	if h.bus != nil {
-		h.bus.Close(h.opts.CancelGrace)
+		_, grace := h.closeBounds(ctx, 0)
+		h.bus.Close(grace)
 	}
 	if h.mstore != nil {
 		if err := h.mstore.Close(); err != nil {

@@ -94,6 +94,15 @@ type Options struct {
 	// wiring honours (with a Discord connection, e.g.
 	// discord.guild_commands.v1).
 	Capabilities *sdk.Capabilities
+	// AwaitDiscord, when set, is waited for by Start before any module
+	// starts (app/serve.go: the bot's first READY, bounded by
+	// KIMI_DISCORD_READY_WAIT), so a module's Start can call Discord. Its
+	// error is logged and the modules start anyway.
+	AwaitDiscord func(ctx context.Context) error
+	// Directory, when set, is kept up to date with which modules run: the
+	// port through which the proposals service, built before the host,
+	// asks whether a module is running.
+	Directory *Directory
 	// Proposals is the configuration proposals service (nil: none, and
 	// Runtime.Proposals stays nil); each module gets its own bound port.
 	Proposals Proposals
@@ -132,6 +141,7 @@ const (
 	StateNotSelected State = "not selected"
 	StateDisabled    State = "disabled"
 	StateFailed      State = "failed"
+	StateStarting    State = "starting"
 	StateRunning     State = "running"
 	StateStopped     State = "stopped"
 )
@@ -203,6 +213,7 @@ type entry struct {
 	spec        sdk.Spec
 	selected    bool
 	state       State
+	since       time.Time // when state was entered
 	reason      string
 	fieldErrors []FieldError
 	inst        *instance

@@ -11,16 +11,62 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
-// Start reads the selection and starts the selected modules. Only a
-// failure to read the selection is an error: modules that fail are marked
-// failed with their reason and the rest start.
+// Start reads the selection and starts the selected modules: they show as
+// starting at once, wait for Options.AwaitDiscord when set (the bot's
+// first READY, bounded by the caller), then start in dependency order.
+// Only a failure to read the selection is an error: modules that fail are
+// marked failed with their reason and the rest start.
 func (h *Host) Start(ctx context.Context) error {
 	h.op.Lock()
 	defer h.op.Unlock()
 	if h.isClosed() {
 		return fmt.Errorf("host: start: %w", ErrClosed)
 	}
-	return h.boot(ctx)
+	return h.boot(ctx, h.opts.AwaitDiscord)
+}
+
+// reasonAwaitingDiscord is a starting module's reason while the host waits
+// for the Discord connection before starting any module.
+const reasonAwaitingDiscord = "waiting for Discord to be ready"
+
+// reasonShuttingDown is the reason of a module left unstarted because the
+// appliance began shutting down while it was starting.
+const reasonShuttingDown = "not started: the appliance is shutting down"
+
+// awaitDiscord runs await (nil: nothing to wait for) with the selected
+// modules shown as starting and waiting for Discord; a wait that ends
+// without Discord being ready is logged, and the modules start anyway.
+func (h *Host) awaitDiscord(ctx context.Context, await func(context.Context) error, order []string) {
+	if await == nil {
+		return
+	}
+	var waiting []string
+	h.mu.Lock()
+	for _, n := range order {
+		if e := h.entries[n]; e.state == StateStarting {
+			e.reason = reasonAwaitingDiscord
+			waiting = append(waiting, n)
+		}
+	}
+	h.mu.Unlock()
+	if len(waiting) == 0 {
+		return
+	}
+	h.watch.Notify()
+	began := h.now()
+	if err := await(ctx); err != nil {
+		h.log.Warn("starting the modules without a ready Discord connection; their Discord calls fail until it is", "waited_ms", h.now().Sub(began).Milliseconds(), "reason", err)
+	} else {
+		h.log.Info("Discord is ready; starting the modules", "waited_ms", h.now().Sub(began).Milliseconds())
+	}
+	h.mu.Lock()
+	for _, n := range waiting {
+		if e := h.entries[n]; e.state == StateStarting && e.reason == reasonAwaitingDiscord {
+			e.reason = ""
+		}
+	}
+	h.mu.Unlock()
+	h.watch.Notify()
 }
 
 func (h *Host) selectionNow(ctx context.Context) ([]string, error) {
@@ -30,9 +76,9 @@ func (h *Host) selectionNow(ctx context.Context) ([]string, error) {
 	return h.storedSelection(ctx)
 }
 
-// boot plans the whole selection and launches every module in it; op held,
-// nothing running.
-func (h *Host) boot(ctx context.Context) error {
+// boot plans the whole selection and launches every module in it, after
+// await when it is not nil; op held, nothing running.
+func (h *Host) boot(ctx context.Context, await func(context.Context) error) error {
 	sel, err := h.selectionNow(ctx)
 	if err != nil {
 		return err
@@ -42,11 +88,12 @@ func (h *Host) boot(ctx context.Context) error {
 	h.selection = sel
 	h.problems = slices.DeleteFunc(h.problems, func(s string) bool { return !isBuildProblem(s) })
 	h.problems = append(h.problems, p.problems...)
+	now := h.now()
 	for _, e := range h.entries {
 		e.selected = slices.Contains(sel, e.spec.Name)
-		e.state, e.reason, e.fieldErrors = StateNotSelected, "", nil
+		e.state, e.since, e.reason, e.fieldErrors = StateNotSelected, now, "", nil
 		if e.selected {
-			e.state = StateStopped
+			e.state = StateStarting
 		}
 	}
 	h.mu.Unlock()
@@ -64,6 +111,7 @@ func (h *Host) boot(ctx context.Context) error {
 			h.mark(n, StateDisabled, r)
 		}
 	}
+	h.awaitDiscord(ctx, await, p.order)
 	h.launch(ctx, p.order)
 	return nil
 }
@@ -76,9 +124,15 @@ func isBuildProblem(s string) bool {
 func (h *Host) mark(name string, state State, reason string) {
 	h.mu.Lock()
 	e := h.entries[name]
+	if e.state != state {
+		e.since = h.now()
+	}
 	e.state, e.reason = state, reason
 	version := e.spec.Version
 	h.mu.Unlock()
+	if h.opts.Directory != nil {
+		h.opts.Directory.set(name, state == StateRunning)
+	}
 	h.watch.Notify()
 	switch state {
 	case StateDisabled:
@@ -121,7 +175,7 @@ func (h *Host) blockedBy(name string, pending map[string]bool) string {
 func (h *Host) launch(ctx context.Context, order []string) {
 	pending := map[string]bool{}
 	for _, n := range order {
-		if st, _ := h.stateOf(n); st == StateStopped {
+		if st, _ := h.stateOf(n); st == StateStarting || st == StateStopped {
 			pending[n] = true
 		}
 	}
@@ -167,6 +221,12 @@ func (h *Host) launch(ctx context.Context, order []string) {
 		migrated = append(migrated, inst)
 	}
 	for _, inst := range migrated {
+		if ctx.Err() != nil {
+			// The host's Start was ended (a shutdown during start-up):
+			// the modules not started yet stay stopped.
+			drop(inst, StateStopped, reasonShuttingDown)
+			continue
+		}
 		if r := h.blockedBy(inst.name, pending); r != "" {
 			drop(inst, StateDisabled, r)
 			continue
@@ -332,11 +392,15 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		rt.ScheduledResults = rp
 	}
 	if missing := rt.MissingPorts(); len(missing) > 0 {
-		h.revoke(inst)
+		h.revoke(inst, h.opts.CancelGrace)
 		return fmt.Errorf("Kimi module %s cannot start: core provided no %s port", hostkit.Repr(inst.name), joinComma(missing))
 	}
 	h.health.report(inst.name, sdk.HealthStarting, "", nil)
 	inst.starting.Store(true)
+	// The host's own Start ending (a shutdown during start-up) cancels the
+	// module's start as its lifetime ending would.
+	stopCancel := context.AfterFunc(ctx, inst.cancel)
+	defer stopCancel()
 	err, how := runBounded(inst.ctx, h.opts.StartTimeout, h.opts.CancelGrace, func(ctx context.Context) error { return inst.mod.Start(ctx, rt) })
 	if err == nil && how == finished {
 		inst.runningFlag.Store(true) // before starting ends: resultsOpen never sees a gap
@@ -346,7 +410,7 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		detail := lifecycleDetail("start", h.opts.StartTimeout, err, how)
 		h.logFailure(inst, "start", err)
 		h.health.report(inst.name, sdk.HealthFailed, detail, nil)
-		h.closeModule(inst)
+		h.closeModule(context.Background(), inst, 0)
 		return errors.New(detail)
 	}
 	inst.runningFlag.Store(true)

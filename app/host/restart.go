@@ -32,8 +32,8 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 		}
 	}
 	if name == "" {
-		h.closeAll()
-		return h.boot(ctx)
+		h.closeAll(context.Background())
+		return h.boot(ctx, nil)
 	}
 	set := h.dependents(name)
 	h.closeSet(set)
@@ -56,7 +56,7 @@ func (h *Host) closeSet(set map[string]bool) {
 	}
 	h.mu.Unlock()
 	for _, inst := range slices.Backward(closing) {
-		h.closeModule(inst)
+		h.closeModule(context.Background(), inst, 0)
 	}
 }
 
@@ -79,7 +79,7 @@ func (h *Host) relaunch(ctx context.Context, set map[string]bool, p *plan) {
 		case p.disabled[n] != "":
 			h.mark(n, StateDisabled, p.disabled[n])
 		default:
-			h.mark(n, StateStopped, "")
+			h.mark(n, StateStarting, "")
 		}
 	}
 	h.launch(ctx, order)
@@ -124,6 +124,6 @@ func (h *Host) SetEnabled(ctx context.Context, name string, enabled bool, actor 
 	if h.opts.SelectionSet {
 		return nil
 	}
-	h.closeAll()
-	return h.boot(ctx)
+	h.closeAll(context.Background())
+	return h.boot(ctx, nil)
 }

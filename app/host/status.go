@@ -19,7 +19,11 @@ type ModuleStatus struct {
 	// Enabled says the module is in the selection in effect.
 	Enabled bool
 	State   State
-	// Reason says why a module is disabled or failed.
+	// Since is when the module entered State (zero before the host
+	// started): how long a starting module has been starting.
+	Since time.Time
+	// Reason says why a module is disabled or failed, or what a starting
+	// one waits for.
 	Reason string
 	// Health is the visible health (zero when never reported); HealthAge
 	// is its age.
@@ -110,7 +114,7 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 		return ModuleStatus{}, false
 	}
 	st := ModuleStatus{
-		Name: name, Version: e.spec.Version, Enabled: e.selected, State: e.state, Reason: e.reason,
+		Name: name, Version: e.spec.Version, Enabled: e.selected, State: e.state, Since: e.since, Reason: e.reason,
 		FieldErrors: slices.Clone(e.fieldErrors), Manifest: manifest(e.spec),
 	}
 	inst, origins := e.inst, maps.Clone(e.origins)
