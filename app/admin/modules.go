@@ -80,6 +80,8 @@ func moduleState(m host.ModuleStatus) (state, reason string) {
 		return templates.ModuleFailed, m.Reason
 	case host.StateStopped:
 		return templates.ModuleStopped, m.Reason
+	case host.StateStarting:
+		return templates.ModuleStarting, startingReason(m, time.Now())
 	}
 	switch m.Health.State {
 	case sdk.HealthFailed:
@@ -97,6 +99,20 @@ var stateOrder = []string{templates.ModuleFailed, templates.ModuleDegraded, temp
 	templates.ModuleStarting, templates.ModuleStopped, templates.ModuleRunning, templates.ModuleNotSelected}
 
 func stateRank(state string) int { return slices.Index(stateOrder, state) }
+
+// startingReason says how long a starting module has been starting, and
+// what it waits for: "waiting for Discord to be ready; starting for 12s
+// (since 14:03:07 UTC)".
+func startingReason(m host.ModuleStatus, now time.Time) string {
+	if m.Since.IsZero() {
+		return m.Reason
+	}
+	r := "starting for " + humanDuration(now.Sub(m.Since)) + " (since " + m.Since.UTC().Format("15:04:05") + " UTC)"
+	if m.Reason != "" {
+		r = m.Reason + "; " + r
+	}
+	return r
+}
 
 // keyMetrics are the metrics the list shows, in this order, when present.
 var keyMetrics = []string{"events_handled", "events_failed", "events_dropped", "events_pending"}

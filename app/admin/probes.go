@@ -15,10 +15,34 @@ func (s *Server) healthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok\n")
 }
 
-// readyz answers 200 when the database is reachable and fully migrated,
-// else 503 with the reason (readiness). The probe is public, so the reason is
-// one of a fixed few; the underlying error goes to the log only.
+// Startup is serve's progress (*lifecycle.Runner): the parts still
+// starting and whether shutdown began.
+type Startup interface {
+	Starting() []string
+	Closing() bool
+}
+
+// startupBody is /readyz's JSON answer while parts start or after shutdown
+// began.
+type startupBody struct {
+	Starting []string `json:"starting,omitempty"`
+	Stopping bool     `json:"stopping,omitempty"`
+}
+
+// readyz answers 200 when every part of the appliance has started and the
+// database is reachable and fully migrated, else 503 with the reason
+// (readiness): {"starting": ["modules"]} while parts start,
+// {"stopping": true} once shutdown began. The probe is public, so the
+// reason is one of a fixed few; the underlying error goes to the log only.
 func (s *Server) readyz(c echo.Context) error {
+	if su := s.opts.Startup; su != nil {
+		if su.Closing() {
+			return c.JSON(http.StatusServiceUnavailable, startupBody{Stopping: true})
+		}
+		if parts := su.Starting(); len(parts) > 0 {
+			return c.JSON(http.StatusServiceUnavailable, startupBody{Starting: parts})
+		}
+	}
 	ctx, cancel := withTimeout(c, 2*time.Second)
 	defer cancel()
 	if err := s.opts.Store.Ready(ctx); err != nil {

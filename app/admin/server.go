@@ -68,6 +68,10 @@ type Options struct {
 	// overview's module health (app/serve.go passes the *host.Host). Nil:
 	// the module pages answer 503 and the overview lists Modules.
 	Host ModuleHost
+	// Startup is serve's progress: /readyz answers 503 naming the parts
+	// still starting, and once shutdown began. Nil: only the database and
+	// scheduler decide readiness.
+	Startup Startup
 	// Scheduler is the durable job scheduler (app/serve.go passes the
 	// host's); nil: /readyz says nothing of it.
 	Scheduler JobScheduler
