@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -32,9 +33,11 @@ type Readiness interface {
 
 // AccessOptions configures NewAccess.
 type AccessOptions struct {
-	// Service is the tasks' service (the producer's task and file reads;
-	// Authorize does not need it).
-	Service *Service
+	// Store holds the tasks' tables (the producer's task and file reads;
+	// Authorize does not need it). The access rule needs no Service, so
+	// it is built before the results outbox, whose producer it is, and
+	// the Service, which publishes into that outbox.
+	Store *store.Store
 	// Policies gives the guild's scheduled_tasks policy.
 	Policies Policies
 	// Members and Checker answer for the owner's tier and whether the
@@ -52,7 +55,7 @@ type AccessOptions struct {
 // delivery, and the scheduled results' Producer of the tasks (a
 // publication's access check and its files).
 type Access struct {
-	svc      *Service
+	st       *store.Store
 	policies Policies
 	members  Members
 	checker  Checker
@@ -67,7 +70,7 @@ var (
 
 // NewAccess returns the tasks' access rule over o.
 func NewAccess(o AccessOptions) *Access {
-	return &Access{svc: o.Service, policies: o.Policies, members: o.Members, checker: o.Checker, ready: o.Ready, results: o.Results}
+	return &Access{st: o.Store, policies: o.Policies, members: o.Members, checker: o.Checker, ready: o.Ready, results: o.Results}
 }
 
 // Authorize returns nil while owner may have the task post in channel
@@ -111,7 +114,7 @@ func (a *Access) Authorize(ctx context.Context, guildID, ownerID, channelID uint
 // owner's tier at least the policy's min_tier, owner and bot able to view
 // every channel) allows it.
 func (a *Access) CheckAccess(ctx context.Context, pub results.Publication) error {
-	if _, err := a.svc.Get(ctx, pub.TaskID); err != nil {
+	if _, err := readTask(ctx, a.st.Reader(), pub.TaskID); err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("%w: task %s was deleted", results.ErrAccessDenied, pub.TaskID)
 		}
@@ -130,7 +133,7 @@ func (a *Access) CheckAccess(ctx context.Context, pub results.Publication) error
 // read only when one of the run's sent post rows (not its log row)
 // carried it. Larger than limit: an error.
 func (a *Access) ReadFile(ctx context.Context, runID, attachmentID string, limit int64) ([]byte, error) {
-	db := a.svc.st.Reader()
+	db := a.st.Reader()
 	var taskID string
 	var rev int
 	if err := db.QueryRowContext(ctx, `SELECT task_id, revision FROM kimi_task_runs WHERE id = ?`, runID).Scan(&taskID, &rev); err != nil {

@@ -41,7 +41,7 @@ var (
 
 // newAccess is the access rule of w over d with policy p.
 func (w *world) newAccess(p *accessPolicies, d *accessDiscord) *Access {
-	return NewAccess(AccessOptions{Service: w.svc, Policies: p, Members: d, Checker: w.chk, Ready: d,
+	return NewAccess(AccessOptions{Store: w.svc.st, Policies: p, Members: d, Checker: w.chk, Ready: d,
 		Results: results.DiscordAccess{Guilds: d, Tiers: d, Channels: d}})
 }
 
