@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
+	demochat "github.com/kimiapp/kimi/app/demo"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
@@ -279,7 +280,7 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	}
 	var demo admin.DemoChat
 	if fake != nil {
-		demo = admin.NewDemoChat(fake, demoGuild)
+		demo = demochat.NewChat(fake, demoGuild)
 		logger.Warn("running in demo mode against a built-in fake Discord with a demo guild, never the real Discord; try /demo", "data_dir", cfg.DataDir)
 	}
 	adminSrv, err := admin.New(admin.Options{
