@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kimiapp/kimi/app/admin"
+	demochat "github.com/kimiapp/kimi/app/demo"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
@@ -82,3 +84,8 @@ func prepareDemoModules(ctx context.Context, h demoSettings, d fakediscord.DemoG
 }
 
 var _ demoSettings = (*host.Host)(nil)
+
+// The admin's /demo talks to demo mode's chat through its own interface; app/demo does not
+// import app/admin (the admin's tests build a Chat), so the two meet here, where serve
+// composes them.
+var _ admin.DemoChat = (*demochat.Chat)(nil)

@@ -2,14 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
-	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/settings"
@@ -17,36 +14,19 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// hostBus forwards the bot's events to the host's bus, which exists only
-// once the host (which needs the bot) is built.
-type hostBus struct{ bus atomic.Pointer[events.Bus] }
-
-// errNoBus is returned for an event published before the host's bus is set.
-var errNoBus = errors.New("app: the module host's event bus is not ready")
-
-func (p *hostBus) PublishCore(topic string, payload any) error {
-	b := p.bus.Load()
-	if b == nil {
-		return errNoBus
-	}
-	return b.PublishCore(topic, payload)
-}
-
-var _ discord.Publisher = (*hostBus)(nil)
-
 // newBot builds the Discord connection: the token from KIMI_DISCORD_TOKEN(_FILE)
 // or the one stored on /discord, the cache sizes stored there (read once: a
 // change applies at the next start). In demo mode (fake non-nil) it
 // connects to the built-in fake Discord with the fake's token, whatever is
 // stored: the real Discord is never contacted.
-func newBot(ctx context.Context, st *store.Store, guilds *guildcfg.Service, pub discord.Publisher, root *slog.Logger,
+func newBot(ctx context.Context, st *store.Store, guilds *guildcfg.Service, bus discord.Publisher, root *slog.Logger,
 	cfg config.Config, fake *fakediscord.Server) (*discord.Bot, error) {
 	ds, err := settings.LoadDiscord(ctx, st)
 	if err != nil {
 		return nil, err
 	}
 	opts := discord.Options{
-		Store: st, Guilds: guilds, Bus: pub, Logger: root,
+		Store: st, Guilds: guilds, Bus: bus, Logger: root,
 		Token: cfg.DiscordToken.Reveal(), TokenSource: cfg.Origins[config.KeyDiscordToken],
 		Getenv: func(string) string { return "" }, // config resolved KIMI_DISCORD_TOKEN(_FILE)
 		Cache:  discord.CacheSizes{Messages: ds.CacheMessages, Members: ds.CacheMembers},

@@ -10,6 +10,7 @@ import (
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/settings"
@@ -45,7 +46,9 @@ func TestNewBotDemoConnectsToTheFake(t *testing.T) {
 	fake := fakediscord.New(fakediscord.Options{})
 	defer fake.Close()
 	demo := fake.SeedDemo()
-	bot, err := newBot(ctx, st, guilds, &hostBus{}, slog.New(slog.DiscardHandler), config.Config{Origins: map[string]string{}}, fake)
+	bus := events.New(events.Options{Logger: slog.New(slog.DiscardHandler)})
+	defer bus.Close(0)
+	bot, err := newBot(ctx, st, guilds, bus, slog.New(slog.DiscardHandler), config.Config{Origins: map[string]string{}}, fake)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -20,14 +18,9 @@ import (
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
-	"github.com/kimiapp/kimi/app/discord"
-	"github.com/kimiapp/kimi/app/discord/fakediscord"
-	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
-	"github.com/kimiapp/kimi/app/proposals"
-	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/internal/lifecycle"
 	"github.com/kimiapp/kimi/app/store"
-	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 const serveHelp = `
@@ -48,13 +41,11 @@ or a missing table, is refused naming each object. The server holds an
 exclusive lock on the data directory while it runs, so 'kimi restore' and
 'kimi migrate up' refuse to run alongside it.`
 
-// shutdownTimeout bounds how long in-flight requests may take after a signal.
+// shutdownTimeout bounds the whole shutdown, from the signal to the
+// database's close: the parts' close budgets (parts.go) fit inside it, so a
+// module hung in Close or in an event handler is abandoned in time (one
+// number, README "Stopping").
 const shutdownTimeout = 15 * time.Second
-
-// resultsCloseTimeout bounds the scheduled results' close: running
-// handlers are cancelled and waited for (results.CancelGrace each, at
-// once); a lease still held then expires on its own.
-const resultsCloseTimeout = 2 * results.CancelGrace
 
 // bootstrapActor is the audit actor of admins created from the environment.
 const bootstrapActor = "bootstrap"
@@ -81,8 +72,12 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	return err
 }
 
-// serve runs the appliance until ctx is done. stop, called once shutdown
-// begins, restores default signal handling so a second Ctrl-C kills at once.
+// serve runs the appliance until ctx is done: the store part first (every
+// other part is built from the migrated store), then the parts newParts
+// lists, in order (parts.go). The admin answers from the moment its part
+// has started, while the bot connects and the modules start. stop, called
+// once shutdown begins, restores default signal handling so a second
+// Ctrl-C kills at once.
 func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *slog.Logger) (err error) {
 	// logger is the root: each component gets its own named logger from it,
 	// and serve's own lines carry component=kimi.
@@ -95,254 +90,78 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	if err != nil {
 		return err
 	}
-
 	if err := ensureDataDir(cfg.DataDir, logger); err != nil {
 		return err
 	}
-	lock, err := store.AcquireLock(cfg.DBPath())
-	if err != nil {
-		return fmt.Errorf("app: lock the data directory: %w", err)
-	}
-	defer lock.Release()
 
-	st, err := store.Open(ctx, cfg.DBPath(), store.Options{Logger: root.With("component", "store")})
+	run := lifecycle.New(logger)
+	shutdownCtx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), shutdownTimeout)
+	}
+	closed := false
+	defer func() {
+		if !closed { // a failed start: close what started, within the same bound
+			cctx, cancel := shutdownCtx()
+			defer cancel()
+			err = errors.Join(err, run.Close(cctx))
+		}
+	}()
+	db := newStorePart(cfg, root, logger)
+	if err := run.Start(ctx, db.part()); err != nil {
+		return unwrapStart(err)
+	}
+	a, err := newAppliance(ctx, c, cfg, root, db.st, run, modules)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := st.Close(); cerr != nil {
-			err = errors.Join(err, cerr)
-		} else {
-			logger.Info("database checkpointed and closed", "path", st.Path())
-		}
-	}()
-	rep, err := st.Migrate(ctx)
-	if err != nil {
-		return err
-	}
-	if rep.BackupPath != "" {
-		logger.Info("pre-migration backup written", "path", rep.BackupPath, "from_version", rep.From, "to_version", rep.To)
-	}
-
-	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{
-		Modules: c.specs, Logger: root.With("component", "guildcfg"),
-		Trust: guildcfg.TrustSettings{
-			StaffUserIDs: cfg.StaffUserIDs, StaffRoleIDs: cfg.StaffRoleIDs,
-			RegularRoleIDs: cfg.RegularRoleIDs, OwnerUserID: cfg.OwnerUserID,
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("app: load the guild configuration: %w", err)
-	}
-	// Stops the subscribers' delivery goroutines (the module host subscribes;
-	// the admin only reads and writes).
-	defer guilds.Close()
-	var (
-		fake      *fakediscord.Server
-		demoGuild fakediscord.DemoGuild
-		demoFirst bool
-	)
-	if cfg.Demo {
-		// Demo mode: a built-in fake Discord on a loopback port with a seeded demo guild; the
-		// real Discord is never contacted: the bot connects to the fake.
-		fake = fakediscord.New(fakediscord.Options{MaxRecorded: 1000})
-		defer fake.Close()
-		demoGuild = fake.SeedDemo() // before the bot connects: READY has the demo guild
-		if demoFirst, err = prepareDemo(ctx, st, guilds, demoGuild); err != nil {
-			return err
-		}
-		if c.onDemoFake != nil {
-			c.onDemoFake(fake, demoGuild)
-		}
-	}
-	// The Discord connection, then the module host that uses it: a module
-	// that fails is marked failed with its reason and the appliance keeps
-	// serving; modules close (newest first) after the bot and before the
-	// guild configuration and the store do.
-	pub := &hostBus{}
-	bot, err := newBot(ctx, st, guilds, pub, root, cfg, fake)
-	if err != nil {
-		return fmt.Errorf("app: discord: %w", err)
-	}
-	// The proposals service: modules propose through the host's ports, the
-	// cards go through the bot, and their buttons come back to it.
-	var modHost *host.Host
-	props, err := proposals.New(proposals.Options{
-		Store: st, Guilds: guilds, Discord: discord.NewCards(bot), OwnerUserID: cfg.OwnerUserID, Logger: root.With("component", "proposals"),
-		KnownModule: func(name string) bool {
-			m, ok := modHost.Module(name)
-			return ok && m.State == host.StateRunning
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("app: proposals: %w", err)
-	}
-	defer props.Close()
-	// The scheduled-results outbox: modules subscribe through the host's
-	// ports; its producer (a custom build's, through Extensions.OnServe)
-	// enqueues. It starts after the modules (their handlers are registered
-	// at Start: a row of an unregistered subscription would block) and
-	// closes before them, so no handler runs into a closing module.
-	res, err := results.New(results.Options{Store: st, Logger: root.With("component", "results"), Lease: c.resultsLease})
-	if err != nil {
-		return fmt.Errorf("app: results: %w", err)
-	}
-	// Only wired services' capabilities are advertised (with the intents').
-	wired := withServices{extra: []string{sdk.CapProposals, sdk.CapScheduledResults}}
-	caps := withCapabilities(host.Advertised(), wired.extra...)
-	modHost, err = host.New(ctx, host.Options{
-		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
-		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
-		Discord: bot, Proposals: props, Results: res, Capabilities: &caps,
-	})
-	if err != nil {
-		return fmt.Errorf("app: module host: %w", err)
-	}
-	wired.Host = modHost
-	if demoFirst {
-		if err := prepareDemoModules(ctx, modHost, demoGuild); err != nil {
-			return err
-		}
-	}
-	pub.bus.Store(modHost.Bus())
-	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
-	bot.Attach(wired)
-	// The capabilities of the stored intents, before the modules start.
-	if err := bot.ApplyCapabilities(ctx); err != nil {
-		return fmt.Errorf("app: discord: %w", err)
-	}
-	if err := modHost.Start(ctx); err != nil {
-		return fmt.Errorf("app: module host: %w", err)
-	}
-	defer func() {
-		if cerr := modHost.Close(context.Background()); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
-	// The original warns at start about pending proposals without a card.
-	if _, err := props.ReportUncarded(ctx); err != nil {
-		logger.Warn("could not list the pending proposals", "err", err)
-	}
-	// After the modules started, so the first READY's command sync has
-	// their commands; closed before the host.
-	bot.Start(ctx)
-	defer func() { _ = bot.Close() }()
-	// A custom build's hook: its goroutines end (serveCtx) before the
-	// outbox, the bot and the modules close.
-	serveCtx, endServe := context.WithCancel(ctx)
-	defer func() {
-		endServe()
-		closeCtx, cancel := context.WithTimeout(context.Background(), resultsCloseTimeout)
-		defer cancel()
-		if cerr := res.Close(closeCtx); cerr != nil {
-			logger.Warn("closing the scheduled results failed", "err", cerr)
-		}
-	}()
-	// The scheduled tasks: their runs publish into the outbox, whose
-	// producer they are (a custom build's OnServe may still set its own).
-	taskParts, err := newTasks(st, res, guilds, bot, modHost.Scheduler(), root.With("component", "tasks"))
-	if err != nil {
-		return err
-	}
-	res.SetProducer(taskParts.producer)
-	if c.onServe != nil {
-		c.onServe(serveCtx, ServeParts{Store: st, Results: res, Logger: root})
-	}
-	res.Start()
-	// The runner after the bot and the modules; closed (its deliveries
-	// waited for) before the outbox, the bot and the scheduler close. A
-	// runner that cannot start leaves the appliance serving, as a failed
-	// module does: the tasks then do not run, and the log says why.
-	if err := taskParts.runner.Start(ctx); err != nil {
-		logger.Warn("the scheduled tasks' runner did not start", "err", err)
-	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), resultsCloseTimeout)
-		defer cancel()
-		if cerr := taskParts.runner.Close(closeCtx); cerr != nil {
-			logger.Warn("closing the scheduled tasks' runner failed", "err", cerr)
-		}
-	}()
-	authSvc := auth.New(st, root.With("component", "auth"), auth.Options{})
-	needSetup, err := bootstrapAdmin(ctx, authSvc, cfg, logger)
-	if err != nil {
-		return err
-	}
-
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return fmt.Errorf("app: listen on %s (KIMI_ADDR): %w", cfg.Addr, err)
-	}
-	baseURL := cfg.ResolveBaseURL(ln.Addr().String())
-	if !strings.HasPrefix(baseURL, "https://") && !isLoopback(ln.Addr()) {
-		logger.Warn("the admin UI is reachable from the network over plain HTTP; put a TLS reverse proxy in front and set KIMI_BASE_URL=https://...",
-			"addr", ln.Addr().String())
-	}
-	var demo admin.DemoChat
-	if fake != nil {
-		demo = admin.NewDemoChat(fake, demoGuild)
-		logger.Warn("running in demo mode against a built-in fake Discord with a demo guild, never the real Discord; try /demo", "data_dir", cfg.DataDir)
-	}
-	adminSrv, err := admin.New(admin.Options{
-		Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
-		Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
-		BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
-		Scheduler:      modHost.Scheduler(),
-		TrustedProxies: cfg.TrustedProxies, AllowedHosts: allowedHosts(baseURL, ln.Addr()), Demo: demo, Discord: bot, Proposals: props,
-		Results: res, Tasks: taskParts.admin,
-	})
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("app: admin: %w", err)
-	}
-	defer adminSrv.Close()
-
-	srv := &http.Server{
-		Handler:           adminSrv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(root.With("component", "http").Handler(), slog.LevelWarn),
-		// Requests keep their own context: a signal must let them finish.
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	// Shutdown waits for active requests; the admin's event streams never
-	// finish by themselves, so it ends them first.
-	srv.RegisterOnShutdown(adminSrv.CloseStreams)
-	// The set-up link is minted before serving, so a ready server has
-	// always printed it (and a token exists when /setup is first hit).
-	if needSetup {
-		if err := logSetupLink(ctx, authSvc, baseURL, logger); err != nil {
-			ln.Close()
-			return err
-		}
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	logger.Info("ready", "addr", ln.Addr().String(), "url", baseURL,
-		"elapsed_ms", time.Since(c.started).Milliseconds())
-
+	started := make(chan error, 1)
+	go func() { started <- run.Start(ctx, a.parts...) }()
 	select {
+	case err := <-started:
+		if err != nil {
+			return unwrapStart(err)
+		}
+		logger.Info("ready", "addr", a.http.addr(), "url", a.http.baseURL,
+			"elapsed_ms", time.Since(c.started).Milliseconds())
 	case <-ctx.Done():
-		stop()
-		logger.Info("shutting down", "reason", context.Cause(ctx))
-		return shutdown(srv, logger)
-	case err := <-served:
+		started = nil // shutting down while parts start
+	case err := <-a.http.served:
 		return fmt.Errorf("app: serve: %w", err)
 	}
-}
-
-// shutdown stops accepting connections and waits for in-flight requests, up
-// to shutdownTimeout; then it closes whatever is left.
-func shutdown(srv *http.Server, logger *slog.Logger) error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	if started != nil {
+		select {
+		case <-ctx.Done():
+		case err := <-a.http.served:
+			return fmt.Errorf("app: serve: %w", err)
+		}
+	}
+	stop()
+	logger.Info("shutting down", "reason", context.Cause(ctx))
+	cctx, cancel := shutdownCtx()
 	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		logger.Warn("in-flight requests did not finish in time; closing them", "timeout", shutdownTimeout, "err", err)
-		_ = srv.Close()
+	closed = true
+	if started == nil {
+		// The parts still starting see ctx end; the close waits for them
+		// within the same bound.
+		select {
+		case <-run.Idle():
+		case <-cctx.Done():
+		}
+	}
+	if err := run.Close(cctx); err != nil {
+		logger.Warn("some parts did not close cleanly", "err", err)
 	}
 	return nil
+}
+
+// unwrapStart returns a start failure's own error for the operator:
+// config errors keep their type (isConfigError).
+func unwrapStart(err error) error {
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return err
 }
 
 // bootstrapAdmin creates the admin from KIMI_ADMIN_PASSWORD(_FILE) when no

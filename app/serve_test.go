@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -43,7 +44,7 @@ func TestShutdownFinishesInFlightRequests(t *testing.T) {
 	<-entered
 
 	done := make(chan error, 1)
-	go func() { done <- shutdown(srv, slog.New(slog.DiscardHandler)) }()
+	go func() { done <- shutdownHTTP(context.Background(), srv, slog.New(slog.DiscardHandler)) }()
 	// Shutdown closes the listener first; wait until it has, so the
 	// in-flight request is released only during the drain.
 	for {

@@ -16,6 +16,7 @@ import (
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/results"
@@ -78,28 +79,27 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	if first, err := prepareDemo(ctx, st, guilds, demo); err != nil || !first {
 		tb.Fatalf("prepareDemo = %v, %v", first, err)
 	}
-	pub := &hostBus{}
-	bot, err := newBot(ctx, st, guilds, pub, logger, config.Config{Origins: map[string]string{}}, fake)
+	bus := events.New(events.Options{Logger: logger})
+	bot, err := newBot(ctx, st, guilds, bus, logger, config.Config{Origins: map[string]string{}}, fake)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res, err := results.New(results.Options{Store: st, Logger: logger})
+	access, poster := newTaskAccess(st, guilds, bot)
+	res, err := results.New(results.Options{Store: st, Logger: logger, Producer: access})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wired := withServices{extra: []string{sdk.CapScheduledResults}}
-	caps := withCapabilities(host.Advertised(), wired.extra...)
+	extra := []string{sdk.CapScheduledResults}
+	caps := withCapabilities(host.Advertised(), extra...)
 	h, err := host.New(ctx, host.Options{Specs: specs, Store: st, Guilds: guilds, Logger: logger,
-		Selection: []string{kudos.Name}, SelectionSet: true, Discord: bot, Results: res, Capabilities: &caps})
+		Selection: []string{kudos.Name}, SelectionSet: true, Discord: bot, Bus: bus, Results: res, Capabilities: &caps})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	if err := prepareDemoModules(ctx, h, demo); err != nil {
 		tb.Fatal(err)
 	}
-	wired.Host = h
-	pub.bus.Store(h.Bus())
-	bot.Attach(wired)
+	bot.Attach(withServices{Host: h, extra: extra})
 	if err := bot.ApplyCapabilities(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -109,11 +109,10 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	tb.Cleanup(func() { _ = h.Close(context.Background()) })
 	bot.Start(ctx)
 	tb.Cleanup(func() { _ = bot.Close() })
-	parts, err := newTasks(st, res, guilds, bot, h.Scheduler(), logger)
+	parts, err := newTasks(st, res, guilds, poster, access, h.Scheduler(), logger)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	res.SetProducer(parts.producer)
 	res.Start()
 	tb.Cleanup(func() { _ = res.Close(context.Background()) })
 	w := &taskE2E{st: st, guilds: guilds, fake: fake, demo: demo, bot: bot, host: h, res: res, parts: parts, logger: logger}
@@ -164,7 +163,7 @@ func (w *taskE2E) restartRunner(tb testing.TB) {
 	if err := w.parts.runner.Close(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	parts, err := newTasks(w.st, w.res, w.guilds, w.bot, w.host.Scheduler(), w.logger)
+	parts, err := newTasks(w.st, w.res, w.guilds, w.parts.poster, w.parts.access, w.host.Scheduler(), w.logger)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -552,7 +551,9 @@ func newTaskWorld(t *testing.T) *taskWorld {
 	if first, err := prepareDemo(ctx, st, guilds, demo); err != nil || !first {
 		t.Fatalf("prepareDemo = %v, %v", first, err)
 	}
-	bot, err := newBot(ctx, st, guilds, &hostBus{}, slog.New(slog.DiscardHandler), config.Config{Origins: map[string]string{}}, fake)
+	bus := events.New(events.Options{Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { bus.Close(0) })
+	bot, err := newBot(ctx, st, guilds, bus, slog.New(slog.DiscardHandler), config.Config{Origins: map[string]string{}}, fake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,15 +698,15 @@ func TestTasksAdminRunNowPostsToTheDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := results.New(results.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler)})
+	access, poster := newTaskAccess(w.st, w.guilds, w.bot)
+	res, err := results.New(results.Options{Store: w.st, Logger: slog.New(slog.DiscardHandler), Producer: access})
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := newTasks(w.st, res, w.guilds, w.bot, sched, slog.New(slog.DiscardHandler))
+	parts, err := newTasks(w.st, res, w.guilds, poster, access, sched, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.SetProducer(parts.producer)
 	res.Start()
 	t.Cleanup(func() { _ = res.Close(context.Background()) })
 	if err := parts.runner.Start(ctx); err != nil {
@@ -756,7 +757,7 @@ func TestTasksAdminRunNowPostsToTheDemo(t *testing.T) {
 	if err != nil || len(posts) != 1 || posts[0].Status != tasks.PostSent || strconv.FormatUint(posts[0].MessageID, 10) != m.ID {
 		t.Fatalf("the run's posts = %+v, %v; want the one sent as %s", posts, err, m.ID)
 	}
-	data, err := parts.producer.ReadFile(ctx, runID, "notes.txt", 100)
+	data, err := parts.access.ReadFile(ctx, runID, "notes.txt", 100)
 	if err != nil || string(data) != "the notes" {
 		t.Fatalf("ReadFile of the sent file = %q, %v", data, err)
 	}

@@ -54,14 +54,15 @@ func (s *Server) clickDemoButton(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, demoLocation(f.Channel, f.Member))
 }
 
-// demoRefusalErrors is the form error of a refused demo interaction: a DemoRefusal's sentence,
-// or, for a channel or member not in the demo guild, the same sentence as the post form's.
+// demoRefusalErrors is the form error of a refused demo interaction: a form.DemoRefusal's
+// sentence, or, for a channel or member not in the demo guild, the same sentence as the post
+// form's.
 func demoRefusalErrors(err error) (form.Errors, bool) {
-	var r DemoRefusal
+	var r form.DemoRefusal
 	switch {
 	case errors.As(err, &r):
 		return form.Errors{form.FieldForm: string(r)}, true
-	case errors.Is(err, ErrDemoUnknown):
+	case errors.Is(err, form.ErrDemoUnknown):
 		return form.Errors{form.FieldForm: "That channel or member is not in the demo guild; choose again."}, true
 	}
 	return nil, false

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/app/admin/form"
+	demochat "github.com/kimiapp/kimi/app/demo"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 )
 
@@ -15,7 +16,7 @@ import (
 // (closed with the harness).
 func withDemo(o *Options) {
 	f := fakediscord.New(fakediscord.Options{})
-	o.Demo = NewDemoChat(f, f.SeedDemo())
+	o.Demo = demochat.NewChat(f, f.SeedDemo())
 }
 
 // demoVars names the demo guild's ids for a scenario: {general}, {help}, {ada}, {bo}.

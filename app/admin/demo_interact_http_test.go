@@ -11,17 +11,24 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/admin/form"
+	demochat "github.com/kimiapp/kimi/app/demo"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 )
 
 // demoFakeOf is the fake Discord behind a demo-mode harness.
 func demoFakeOf(t *testing.T, h *harness) *fakediscord.Server {
 	t.Helper()
-	d, ok := h.srv.opts.Demo.(demoFake)
+	return demoChatOf(t, h).Fake()
+}
+
+// demoChatOf is the demo chat (app/demo's) of a demo-mode harness.
+func demoChatOf(t *testing.T, h *harness) *demochat.Chat {
+	t.Helper()
+	d, ok := h.srv.opts.Demo.(*demochat.Chat)
 	if !ok {
 		t.Fatalf("the harness is not in demo mode")
 	}
-	return d.f
+	return d
 }
 
 // demoBot is a REST-only session of the demo's bot (no retries: a refused call fails the test).
@@ -108,7 +115,7 @@ func demoCommands(t *testing.T, h *harness) {
 
 func demoGuildID(t *testing.T, h *harness) string {
 	t.Helper()
-	return h.srv.opts.Demo.(demoFake).g.GuildID
+	return demoChatOf(t, h).Guild().GuildID
 }
 
 // demoAnswer answers interaction id through the fake's REST callback, as the bot would.

@@ -35,7 +35,7 @@ func (s *Server) postDemoMessage(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
 	err := s.opts.Demo.PostAsMember(ctx, f.Channel, f.Member, f.Content)
-	if errors.Is(err, ErrDemoUnknown) {
+	if errors.Is(err, form.ErrDemoUnknown) {
 		return refused(form.Errors{form.FieldForm: "That channel or member is not in the demo guild; choose again."})
 	}
 	if err != nil {

@@ -66,7 +66,7 @@ func (s *Server) demoView(c echo.Context, channelID, as string) (*templates.Demo
 		v.As, v.AsName = v.Members[0].ID, v.Members[0].Name
 	}
 	v.Messages, err = s.opts.Demo.DemoMessages(ctx, v.Channel, v.As)
-	if errors.Is(err, ErrDemoUnknown) {
+	if errors.Is(err, form.ErrDemoUnknown) {
 		return nil, nil
 	}
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/chromedp/chromedp"
 
+	demochat "github.com/kimiapp/kimi/app/demo"
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -80,7 +81,7 @@ func withDemoAppliance(o *Options) {
 		panic(err)
 	}
 	bot.Start(ctx)
-	o.Demo, o.Discord, o.Host, o.Proposals, o.Scheduler = NewDemoChat(fake, g), bot, mh, props, mh.Scheduler()
+	o.Demo, o.Discord, o.Host, o.Proposals, o.Scheduler = demochat.NewChat(fake, g), bot, mh, props, mh.Scheduler()
 }
 
 // eval is a JavaScript expression's string value in the tab.

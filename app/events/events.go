@@ -117,9 +117,18 @@ func New(opts Options) *Bus {
 // from ctx (the module's lifetime) and bounded by the handler timeout;
 // ModuleBus.Close cancels it.
 func (b *Bus) Module(ctx context.Context, module string, perms sdk.Permissions, guildActive func(guildID uint64) bool) *ModuleBus {
+	return b.ModuleReporting(ctx, module, perms, guildActive, nil)
+}
+
+// ModuleReporting is Module with the module's failed handlers told to
+// report instead of Options.OnHandlerFailure (nil: that one): a bus built
+// before its consumer (serve builds it before the bot and the module
+// host, which both use it) gets the consumer's report per module.
+func (b *Bus) ModuleReporting(ctx context.Context, module string, perms sdk.Permissions, guildActive func(guildID uint64) bool,
+	report func(module, topic string, err error)) *ModuleBus {
 	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	m := &ModuleBus{
-		bus: b, module: module, perms: perms, guildActive: guildActive,
+		bus: b, module: module, perms: perms, guildActive: guildActive, onFailure: report,
 		log: b.log.With("module", module),
 		ctx: lctx, cancel: cancel,
 		done: make(chan struct{}),
@@ -262,6 +271,7 @@ type ModuleBus struct {
 	module      string
 	perms       sdk.Permissions
 	guildActive func(uint64) bool
+	onFailure   func(module, topic string, err error) // nil: the bus's OnHandlerFailure
 	log         *slog.Logger
 
 	ctx        context.Context // handlers' parent; cancelled at Close
@@ -481,7 +491,10 @@ func invoke(ctx context.Context, h sdk.EventHandler, e sdk.Event) (err error) {
 
 // report tells Options.OnHandlerFailure, itself contained.
 func (m *ModuleBus) report(topic string, err error) {
-	f := m.bus.opts.OnHandlerFailure
+	f := m.onFailure
+	if f == nil {
+		f = m.bus.opts.OnHandlerFailure
+	}
 	if f == nil {
 		return
 	}

@@ -94,6 +94,11 @@ type Options struct {
 	// wiring honours (with a Discord connection, e.g.
 	// discord.guild_commands.v1).
 	Capabilities *sdk.Capabilities
+	// Bus is the event bus the modules subscribe and publish on (nil: the
+	// host builds its own). serve builds it first and gives it to the bot
+	// too, which publishes the discord.* events on it: neither the bot nor
+	// the host waits for the other to exist. The host closes it.
+	Bus *events.Bus
 	// AwaitDiscord, when set, is waited for by Start before any module
 	// starts (app/serve.go: the bot's first READY, bounded by
 	// KIMI_DISCORD_READY_WAIT), so a module's Start can call Discord. Its
@@ -307,8 +312,11 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 		h.mstore, h.storage = m, modstoreFactory{m}
 	}
 	if h.events == nil {
-		h.bus = events.New(events.Options{Logger: opts.Logger.With("component", "events"), OnHandlerFailure: h.onHandlerFailure})
-		h.events = busFactory{h.bus}
+		h.bus = opts.Bus
+		if h.bus == nil {
+			h.bus = events.New(events.Options{Logger: opts.Logger.With("component", "events")})
+		}
+		h.events = busFactory{b: h.bus, report: h.onHandlerFailure}
 	}
 	if h.guilds != nil {
 		h.unsubscribe = h.guilds.Subscribe(h.onGuildChange)

@@ -56,10 +56,15 @@ func (f modstoreFactory) Open(ctx context.Context, module string, perms sdk.Perm
 	return p, nil
 }
 
-type busFactory struct{ b *events.Bus }
+// busFactory gives each module its view of the bus, its failed handlers
+// reported to the host.
+type busFactory struct {
+	b      *events.Bus
+	report func(module, topic string, err error)
+}
 
 func (f busFactory) Module(ctx context.Context, module string, perms sdk.Permissions, guildActive func(uint64) bool) eventsPort {
-	return f.b.Module(ctx, module, perms, guildActive)
+	return f.b.ModuleReporting(ctx, module, perms, guildActive, f.report)
 }
 
 var (

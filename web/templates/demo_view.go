@@ -44,8 +44,17 @@ const (
 	DemoFormModal   = "modal"
 )
 
-// DemoLink is a channel or member of the demo guild.
+// DemoLink is a channel, role or member of the demo guild.
 type DemoLink struct{ ID, Name string }
+
+// DemoGuild is the demo guild as the chat view reads it: its name, its text channels, its
+// roles and the members a visitor may act as.
+type DemoGuild struct {
+	Name     string
+	Channels []DemoLink
+	Roles    []DemoLink
+	Members  []DemoLink
+}
 
 // DemoMessage is one message of the chat view.
 type DemoMessage struct {

@@ -51,8 +51,9 @@ type Runner struct {
 
 	mu       sync.Mutex
 	parts    []Part // every part given to Start, in order
-	reached  int    // parts[:reached] had their Start called
-	finished int    // parts[:finished] had their Start return
+	reached  int           // parts[:reached] had their Start called
+	finished int           // parts[:finished] had their Start return
+	idle     chan struct{} // closed while no Start runs
 	closing  bool
 }
 
@@ -61,24 +62,46 @@ func New(log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Runner{log: log}
+	idle := make(chan struct{})
+	close(idle)
+	return &Runner{log: log, idle: idle}
 }
 
-// Start starts parts in order, after the parts of earlier calls. It stops
-// at the first required part that fails and returns its error; the parts
-// after it are not started (Close still releases them). ctx ending stops
-// it as a failure does.
+// Add appends parts to the list without starting them: a constructor that
+// built a part adds it at once, so a later failure to build another still
+// releases it (Close). The next Start starts them.
+func (r *Runner) Add(parts ...Part) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.parts = append(r.parts, parts...)
+}
+
+// Idle returns a channel that is closed while no Start runs.
+func (r *Runner) Idle() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.idle
+}
+
+// Start adds parts (Add) and starts, in order, every added part not
+// started yet. It stops at the first required part that fails and returns
+// its error; the parts after it are not started (Close still releases
+// them). ctx ending stops it as a failure does.
 func (r *Runner) Start(ctx context.Context, parts ...Part) error {
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
 		return errors.New("lifecycle: start after close")
 	}
-	first := len(r.parts)
 	r.parts = append(r.parts, parts...)
+	first, last := r.reached, len(r.parts)
+	todo := slices.Clone(r.parts[first:last])
+	idle := make(chan struct{})
+	r.idle = idle
 	r.mu.Unlock()
-	for i := first; i < first+len(parts); i++ {
-		p := parts[i-first]
+	defer close(idle)
+	for i := first; i < last; i++ {
+		p := todo[i-first]
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("lifecycle: start %s: %w", p.Name, context.Cause(ctx))
 		}

@@ -1,10 +1,12 @@
-package admin
+package demo
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -46,7 +48,7 @@ var buttonStyles = map[discordgo.ButtonStyle]string{
 
 // demoComponents converts a message's components (classic rows and Components V2) for the
 // chat view; a user, role, channel or mentionable menu offers the demo guild's.
-func demoComponents(cs []discordgo.MessageComponent, g DemoGuildView) []templates.DemoComponent {
+func demoComponents(cs []discordgo.MessageComponent, g templates.DemoGuild) []templates.DemoComponent {
 	out := make([]templates.DemoComponent, 0, len(cs))
 	for _, c := range cs {
 		if c == nil {
@@ -57,7 +59,7 @@ func demoComponents(cs []discordgo.MessageComponent, g DemoGuildView) []template
 	return out
 }
 
-func demoComponent(c discordgo.MessageComponent, g DemoGuildView) templates.DemoComponent {
+func demoComponent(c discordgo.MessageComponent, g templates.DemoGuild) templates.DemoComponent {
 	switch v := c.(type) {
 	case *discordgo.ActionsRow:
 		return templates.DemoComponent{Kind: templates.DemoRow, Children: demoComponents(v.Components, g)}
@@ -86,7 +88,7 @@ func demoComponent(c discordgo.MessageComponent, g DemoGuildView) templates.Demo
 		for _, d := range v.DefaultValues {
 			defaults[d.ID] = true
 		}
-		add := func(refs []DemoRef, prefix string) {
+		add := func(refs []templates.DemoLink, prefix string) {
 			for _, r := range refs {
 				s.Options = append(s.Options, templates.DemoSelectOption{Value: r.ID, Label: prefix + r.Name, Default: defaults[r.ID]})
 			}
@@ -144,4 +146,82 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// demoModal is a modal response as its form shows it: the text inputs of its rows.
+func demoModal(id string, data *discordgo.InteractionResponseData) templates.DemoModal {
+	m := templates.DemoModal{InteractionID: id, Title: data.Title}
+	for _, row := range data.Components {
+		ar, ok := row.(*discordgo.ActionsRow)
+		if !ok {
+			continue
+		}
+		for _, c := range ar.Components {
+			ti, ok := c.(*discordgo.TextInput)
+			if !ok {
+				continue
+			}
+			m.Inputs = append(m.Inputs, form.DemoTextInput{CustomID: ti.CustomID, Label: ti.Label, Placeholder: ti.Placeholder,
+				Value: ti.Value, Paragraph: ti.Style == discordgo.TextInputParagraph, Required: ti.Required,
+				MinLength: ti.MinLength, MaxLength: ti.MaxLength})
+		}
+	}
+	return m
+}
+
+// demoLeaves flattens a command into the invocations a form can run: itself, or each
+// subcommand (in groups too) with its own options.
+func demoLeaves(path, desc string, opts []*discordgo.ApplicationCommandOption, g templates.DemoGuild, global bool) []templates.DemoCommand {
+	var out []templates.DemoCommand
+	leaf := templates.DemoCommand{Path: path, Description: desc, Global: global}
+	for _, o := range opts {
+		switch o.Type {
+		case discordgo.ApplicationCommandOptionSubCommand, discordgo.ApplicationCommandOptionSubCommandGroup:
+			out = append(out, demoLeaves(path+" "+o.Name, o.Description, o.Options, g, global)...)
+			continue
+		}
+		spec := form.DemoOptionSpec{Name: o.Name, Description: o.Description, Type: int(o.Type), Required: o.Required,
+			MinValue: o.MinValue, MinLength: derefInt(o.MinLength), MaxLength: o.MaxLength}
+		if o.MaxValue != 0 {
+			spec.MaxValue = &o.MaxValue
+		}
+		for _, c := range o.Choices {
+			spec.Choices = append(spec.Choices, form.DemoChoice{Name: c.Name, Value: fmt.Sprint(c.Value)})
+		}
+		switch o.Type {
+		case discordgo.ApplicationCommandOptionUser:
+			spec.Choices = refChoices(g.Members)
+		case discordgo.ApplicationCommandOptionChannel:
+			spec.Choices = refChoices(g.Channels, "#")
+		case discordgo.ApplicationCommandOptionRole:
+			spec.Choices = refChoices(g.Roles, "@")
+		case discordgo.ApplicationCommandOptionMentionable:
+			spec.Choices = append(refChoices(g.Members), refChoices(g.Roles, "@")...)
+		case discordgo.ApplicationCommandOptionAttachment:
+			if o.Required {
+				leaf.Unsendable = o.Name
+			}
+		}
+		leaf.Options = append(leaf.Options, spec)
+	}
+	if len(out) > 0 {
+		return out
+	}
+	return []templates.DemoCommand{leaf}
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func refChoices(refs []templates.DemoLink, prefix ...string) []form.DemoChoice {
+	p := strings.Join(prefix, "")
+	out := make([]form.DemoChoice, 0, len(refs))
+	for _, r := range refs {
+		out = append(out, form.DemoChoice{Name: p + r.Name, Value: r.ID})
+	}
+	return out
 }
