@@ -280,6 +280,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("regular_role_ids", formatIDs(c.RegularRoleIDs)),
 		slog.Uint64("owner_user_id", c.OwnerUserID),
 		slog.String("modules", c.modules()),
+		slog.Duration("scheduler_lease", c.SchedulerLease),
+		slog.Duration("module_start_timeout", c.ModuleStartTimeout),
+		slog.Duration("discord_ready_wait", c.DiscordReadyWait),
 		slog.Bool("demo", c.Demo),
 	)
 }

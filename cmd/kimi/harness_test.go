@@ -104,12 +104,17 @@ type server struct {
 	url     string // base URL from the ready line
 	done    chan struct{}
 	waitErr error
+	began   time.Time // when the process was started
 
 	mu   sync.Mutex
 	logs []string
 }
 
 var readyRE = regexp.MustCompile(`msg=ready component=kimi addr=(\S+) url=(\S+)`)
+
+// listeningRE is the line the admin logs once it answers, before the bot
+// connects and any module starts.
+var listeningRE = regexp.MustCompile(`msg=listening component=kimi addr=(\S+) url=(\S+)`)
 
 // startServer runs `kimi serve` and waits for its ready line.
 func startServer(t *testing.T, env []string, args ...string) *server {
@@ -120,7 +125,15 @@ func startServer(t *testing.T, env []string, args ...string) *server {
 // startBinary runs `<bin> serve` (a custom build) and waits for its ready line.
 func startBinary(t *testing.T, bin string, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{t: t, done: make(chan struct{})}
+	return startBinaryUntil(t, readyRE, bin, env, args...)
+}
+
+// startBinaryUntil runs `<bin> serve` and waits for the first log line
+// that until matches; its two groups are the address and the URL (the
+// ready line, or the listening line that comes before any module starts).
+func startBinaryUntil(t *testing.T, until *regexp.Regexp, bin string, env []string, args ...string) *server {
+	t.Helper()
+	s := &server{t: t, done: make(chan struct{}), began: time.Now()}
 	s.cmd = exec.Command(bin, append([]string{"serve"}, args...)...)
 	s.cmd.Env = env
 	stderr, err := s.cmd.StderrPipe()
@@ -139,8 +152,11 @@ func startBinary(t *testing.T, bin string, env []string, args ...string) *server
 			s.mu.Lock()
 			s.logs = append(s.logs, line)
 			s.mu.Unlock()
-			if m := readyRE.FindStringSubmatch(line); m != nil {
-				ready <- [2]string{m[1], m[2]}
+			if m := until.FindStringSubmatch(line); m != nil {
+				select {
+				case ready <- [2]string{m[1], m[2]}:
+				default: // only the first match counts
+				}
 			}
 		}
 		s.waitErr = s.cmd.Wait()
