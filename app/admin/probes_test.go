@@ -18,8 +18,12 @@ type fakeStartup struct {
 	closing  bool
 }
 
-func (f *fakeStartup) Starting() []string { f.mu.Lock(); defer f.mu.Unlock(); return slices.Clone(f.starting) }
-func (f *fakeStartup) Closing() bool      { f.mu.Lock(); defer f.mu.Unlock(); return f.closing }
+func (f *fakeStartup) Starting() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.starting)
+}
+func (f *fakeStartup) Closing() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.closing }
 
 var _ Startup = (*fakeStartup)(nil)
 

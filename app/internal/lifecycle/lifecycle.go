@@ -50,7 +50,7 @@ type Runner struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
-	parts    []Part // every part given to Start, in order
+	parts    []Part        // every part given to Start, in order
 	reached  int           // parts[:reached] had their Start called
 	finished int           // parts[:finished] had their Start return
 	idle     chan struct{} // closed while no Start runs
