@@ -193,3 +193,62 @@ func TestCancelledStartStopsTheList(t *testing.T) {
 		t.Fatalf("calls = %q, want %q", got, want)
 	}
 }
+
+// TestAddedPartsStartOnTheNextStartOrAreReleased: parts added without a
+// start are started by the next Start after the earlier ones, or, never
+// started, released by Close; Idle is closed while no Start runs.
+func TestAddedPartsStartOnTheNextStartOrAreReleased(t *testing.T) {
+	t.Run("started by the next Start", func(t *testing.T) {
+		rec := &recorder{}
+		run := New(slog.New(slog.DiscardHandler))
+		if err := run.Start(context.Background(), rec.part("store", nil)); err != nil {
+			t.Fatal(err)
+		}
+		run.Add(rec.part("admin", nil), rec.part("modules", nil))
+		if got := run.Starting(); !slices.Equal(got, []string{"admin", "modules"}) {
+			t.Fatalf("Starting after Add = %q", got)
+		}
+		if err := run.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_ = run.Close(context.Background())
+		want := []string{"start store", "start admin", "start modules", "close modules", "close admin", "close store"}
+		if got := rec.got(); !slices.Equal(got, want) {
+			t.Fatalf("calls = %q, want %q", got, want)
+		}
+	})
+	t.Run("released when never started", func(t *testing.T) {
+		rec := &recorder{}
+		run := New(slog.New(slog.DiscardHandler))
+		run.Add(rec.part("a", nil), rec.part("b", nil))
+		_ = run.Close(context.Background())
+		if got, want := rec.got(), []string{"close b", "close a"}; !slices.Equal(got, want) {
+			t.Fatalf("calls = %q, want %q", got, want)
+		}
+	})
+	t.Run("idle while no Start runs", func(t *testing.T) {
+		run := New(slog.New(slog.DiscardHandler))
+		select {
+		case <-run.Idle():
+		default:
+			t.Fatal("a new runner is not idle")
+		}
+		entered, release := make(chan struct{}), make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- run.Start(context.Background(), Part{Name: "slow", Start: func(context.Context) error { close(entered); <-release; return nil }})
+		}()
+		<-entered
+		idle := run.Idle()
+		select {
+		case <-idle:
+			t.Fatal("idle while a part starts")
+		default:
+		}
+		close(release)
+		<-idle
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}
