@@ -26,15 +26,20 @@ import (
 const serveHelp = `
 Run the appliance: open (or create) the data directory, migrate the database
 (writing an automatic backup first when migrations are pending on a non-empty
-database), and serve the admin UI.
+database), and serve the admin UI. The admin answers before the bot
+connects and before any module starts (/readyz names the parts still
+starting); with a bot token the modules start after Discord's first READY,
+or after KIMI_DISCORD_READY_WAIT.
 
 While no admin exists, one line is logged with a one-time set-up link:
   Open http://127.0.0.1:8080/setup?token=... to create the admin (expires in 30m)
 Set KIMI_ADMIN_PASSWORD (or KIMI_ADMIN_PASSWORD_FILE) to create the admin
 headlessly instead.
 
-SIGINT or SIGTERM shut down gracefully: stop accepting connections, finish
-in-flight requests (up to 15s), checkpoint and close the database, exit 0.
+SIGINT or SIGTERM shut down gracefully within 15s: the tasks, the results,
+the modules (a hung one is abandoned), Discord and the admin (in-flight
+requests finish) close in turn, then the database is checkpointed and
+closed, exit 0.
 On start, the database's tables, indexes, triggers and views are compared
 with what the migrations create; a database with an added trigger or view,
 or a missing table, is refused naming each object. The server holds an
@@ -44,7 +49,7 @@ exclusive lock on the data directory while it runs, so 'kimi restore' and
 // shutdownTimeout bounds the whole shutdown, from the signal to the
 // database's close: the parts' close budgets (parts.go) fit inside it, so a
 // module hung in Close or in an event handler is abandoned in time (one
-// number, README "Stopping").
+// number, README "First run").
 const shutdownTimeout = 15 * time.Second
 
 // bootstrapActor is the audit actor of admins created from the environment.
