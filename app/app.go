@@ -1,7 +1,10 @@
-// Package app composes the appliance: it wires configuration, the store, auth
-// and the admin UI together and implements the `kimi` command line. cmd/kimi
-// is a thin main that calls Main; a custom build calls Main the same way, or
-// MainWith to hook into serve (Extensions).
+// Package app composes the appliance and implements the `kimi` command line.
+// `kimi serve` is an ordered list of parts (serve.go starts the store,
+// parts.go builds the rest and lists them in start order; see
+// docs/architecture.md): the package only calls constructors, it imports
+// neither discordgo nor database/sql. cmd/kimi is a thin main that calls
+// Main; a custom build calls Main the same way, or MainWith to hook into
+// serve (Extensions).
 package app
 
 import (
@@ -110,7 +113,7 @@ type Extensions struct {
 	// Specs are the modules compiled into this binary.
 	Specs []sdk.Spec
 	// OnServe, when set, is called once by `kimi serve` after the modules
-	// started and before the scheduled-results dispatcher starts: a
+	// started, as the scheduled-results part starts, before its dispatcher: a
 	// producer of scheduled results calls p.Results.SetProducer and may
 	// start goroutines bound to ctx, which ends when serve shuts down
 	// (before the outbox, the modules and the store close). It must not
