@@ -25,7 +25,7 @@
 // that records its last required post, previews never published, at most
 // two runs at once, an Authorizer re-checking the owner before each row,
 // the log line posted once the run has ended, telling its outcome. And
-// the runner (runner.go): one job per active task on the durable
+// the runner (runner.go, runner_*.go): one job per active task on the durable
 // scheduler (module JobModule, key the task id, re-set after every change
 // and by the job itself at the next occurrence), recovery at Start (a row
 // left sending is uncertain, never re-posted), run now, preview, retry of
