@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/internal/stmtcache"
+	"github.com/kimiapp/kimi/app/internal/wake"
 )
 
 // errNotImplemented marks the skeleton's bodies (removed as they are filled).
@@ -172,25 +173,12 @@ func (s *Service) Start() {
 	go s.reportLoop()
 }
 
+// loop is the dispatcher goroutine: a step at once, then one after every
+// signal and at the moment the step returned, until Close
+// (app/internal/wake); timerFires counts the timer's wake-ups.
 func (s *Service) loop() {
 	defer close(s.loopDone)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		next := s.step()
-		timer.Stop()
-		if !next.IsZero() {
-			timer.Reset(max(next.Sub(s.now()), 0))
-		}
-		select {
-		case <-s.stop:
-			timer.Stop()
-			return
-		case <-s.wake:
-		case <-timer.C:
-			s.timerFires.Add(1)
-		}
-	}
+	wake.Loop{Step: s.step, Wake: s.wake, Now: s.now, OnTimer: func() { s.timerFires.Add(1) }}.Run(s.stop)
 }
 
 // Close stops the dispatcher: no new claims; running handlers are

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/internal/signal"
+	"github.com/kimiapp/kimi/app/internal/wake"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -188,7 +189,7 @@ type Service struct {
 	now   func() time.Time
 	watch signal.Watchers // /results' live regions
 
-	wake chan struct{} // an enqueue, a subscription or a completion
+	wake wake.Signal // an enqueue, a subscription or a completion
 	// The dispatcher's and the registry's state live in dispatch.go and
 	// port.go.
 	state
@@ -221,18 +222,13 @@ func New(opts Options) (*Service, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = MaxInFlight
 	}
-	s := &Service{opts: opts, st: opts.Store, log: opts.Logger, now: opts.Now, wake: make(chan struct{}, 1)}
+	s := &Service{opts: opts, st: opts.Store, log: opts.Logger, now: opts.Now, wake: wake.NewSignal()}
 	s.initState()
 	return s, nil
 }
 
 // signal wakes the dispatcher (never blocks).
-func (s *Service) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) signal() { s.wake.Notify() }
 
 // Watch returns a channel that receives (coalesced) after every change
 // /results shows: an enqueue, a claim, a counted attempt, a lease renewal,

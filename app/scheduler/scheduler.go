@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/internal/stmtcache"
+	"github.com/kimiapp/kimi/app/internal/wake"
 
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -102,7 +103,7 @@ type Scheduler struct {
 	holder string
 	token  string // this process's runner token
 
-	wake     chan struct{}
+	wake     wake.Signal
 	done     chan completion
 	stop     chan struct{}
 	loopDone chan struct{}
@@ -156,7 +157,7 @@ func New(opts Options) (*Scheduler, error) {
 	s := &Scheduler{
 		st: opts.Store, log: opts.Logger, now: opts.Now, lease: opts.Lease, max: opts.MaxRunning,
 		grace: opts.CancelGrace, holder: opts.Holder,
-		wake: make(chan struct{}, 1), done: make(chan completion, 64), stop: make(chan struct{}),
+		wake: wake.NewSignal(), done: make(chan completion, 64), stop: make(chan struct{}),
 		loopDone: make(chan struct{}), mods: map[string]*Binding{}, running: map[string]*execution{},
 	}
 	if s.log == nil {
@@ -216,35 +217,21 @@ func (s *Scheduler) write(ctx context.Context, fn func(tx *sql.Tx) error) error 
 type stx = stmtcache.Tx
 
 // signal wakes the runner; it never blocks.
-func (s *Scheduler) signal() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
+func (s *Scheduler) signal() { s.wake.Notify() }
 
+// loop is the runner goroutine: a step at once, then one after every
+// signal (an enqueue, a completion) and at the moment the step returned,
+// until Close (app/internal/wake).
 func (s *Scheduler) loop() {
 	defer close(s.loopDone)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		next := s.step()
-		timer.Stop()
-		if !next.IsZero() {
-			timer.Reset(max(next.Sub(s.now()), 0))
-		}
-		select {
-		case <-s.stop:
-			timer.Stop()
-			return
-		case <-s.wake:
-		case c := <-s.done:
-			s.mu.Lock()
-			s.pending = append(s.pending, c)
-			s.mu.Unlock()
-		case <-timer.C:
-		}
-	}
+	wake.Loop{Step: s.step, Wake: s.wake, Now: s.now}.Run(s.stop)
+}
+
+// complete hands a run's completion to the runner (settled by the next
+// step, which drains s.done) and wakes it.
+func (s *Scheduler) complete(c completion) {
+	s.done <- c
+	s.signal()
 }
 
 // drain moves every waiting completion to pending; s.mu held.
@@ -560,7 +547,7 @@ func (s *Scheduler) launch(c claim) {
 		if fn == nil {
 			// The module's binding closed (or its handler went) between the
 			// claim and now: nothing to run; the job is released as it was.
-			s.done <- completion{ex: c.ex, interrupted: true, failed: true, at: s.now()}
+			s.complete(completion{ex: c.ex, interrupted: true, failed: true, at: s.now()})
 			return
 		}
 		var (
@@ -596,7 +583,7 @@ func (s *Scheduler) launch(c claim) {
 		if bad && (ctx.Err() != nil || c.b.isClosed() || errors.Is(err, ErrInterrupted)) {
 			comp.interrupted = true
 		}
-		s.done <- comp
+		s.complete(comp)
 	}()
 }
 

@@ -2,7 +2,7 @@
 // and their delivery to Discord; the producer of scheduled results
 // (app/results).
 //
-// So far it holds the pure schedule computation (schedule.go): the kinds of
+// So far it holds the pure schedule computation (schedule*.go): the kinds of
 // schedule an admin defines on /tasks, their validation with per-field
 // messages, the next occurrence (DST-safe, in an explicit IANA time zone)
 // and the runner's plan after a delay or an outage (catch-up or skip, with a
@@ -25,7 +25,7 @@
 // that records its last required post, previews never published, at most
 // two runs at once, an Authorizer re-checking the owner before each row,
 // the log line posted once the run has ended, telling its outcome. And
-// the runner (runner.go): one job per active task on the durable
+// the runner (runner.go, runner_*.go): one job per active task on the durable
 // scheduler (module JobModule, key the task id, re-set after every change
 // and by the job itself at the next occurrence), recovery at Start (a row
 // left sending is uncertain, never re-posted), run now, preview, retry of
