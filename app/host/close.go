@@ -121,7 +121,15 @@ func (h *Host) Close(ctx context.Context) error {
 	// Running jobs are cancelled (with the grace period) and their leases
 	// released before the modules close; the jobs stay.
 	if h.ownSched != nil {
-		if err := h.ownSched.Close(ctx); err != nil {
+		// A third of what is left at most, so jobs that ignore their
+		// cancellation leave the modules time to close.
+		sctx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok {
+			sctx, cancel = context.WithTimeout(ctx, time.Until(dl)/3)
+		}
+		err := h.ownSched.Close(sctx)
+		cancel()
+		if err != nil {
 			h.log.Warn("closing the scheduler failed", "err", err)
 		}
 	}

@@ -755,6 +755,8 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	case <-waited:
 	case <-time.After(s.grace):
 		s.log.Warn("scheduled jobs ignored cancellation past the grace period; their leases will expire", "grace", s.grace)
+	case <-ctx.Done():
+		s.log.Warn("scheduled jobs still running when the close ran out of time; their leases will expire", "err", context.Cause(ctx))
 	}
 	s.mu.Lock()
 	s.drain()

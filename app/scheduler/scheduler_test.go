@@ -627,6 +627,38 @@ func TestCloseCancelsRunsAndKeepsJobs(t *testing.T) {
 	}
 }
 
+// TestCloseStopsWaitingWhenItsCtxEnds: a job that ignores its
+// cancellation is waited for only until Close's ctx ends (not the whole
+// cancel grace), and the runner's lease is still released.
+func TestCloseStopsWaitingWhenItsCtxEnds(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.CancelGrace = time.Minute })
+	started, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	b := r.s.Bind("m", Hooks{})
+	_ = b.Register("h", func(context.Context, sdk.JobRun) error { close(started); <-release; return nil })
+	b.Activate()
+	if err := b.RunEvery(context.Background(), "k", time.Hour, "h", nil, sdk.EveryOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.s.Close(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited past its ctx for a job that ignores cancellation (its grace is a minute)")
+	}
+	var token sql.NullString
+	if err := r.st.Reader().QueryRow(`SELECT token FROM kimi_scheduler_runner`).Scan(&token); err != nil || token.Valid {
+		t.Fatalf("runner lease not released: %v %v", token, err)
+	}
+}
+
 func TestEnqueueWakesWithoutTimer(t *testing.T) {
 	// A long lease means the runner's own renewal timer is 30 s away: a job
 	// due now runs only because the enqueue signals the runner.
