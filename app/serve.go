@@ -159,12 +159,13 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 	return nil
 }
 
-// unwrapStart returns a start failure's own error for the operator:
-// config errors keep their type (isConfigError).
+// unwrapStart returns a failed part's own error for the operator (it
+// names its package already: "store: schema: …"), config errors with their
+// type (isConfigError).
 func unwrapStart(err error) error {
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		return ce
+	var se *lifecycle.StartError
+	if errors.As(err, &se) {
+		return se.Err
 	}
 	return err
 }

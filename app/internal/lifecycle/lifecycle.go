@@ -125,7 +125,7 @@ func (r *Runner) Start(ctx context.Context, parts ...Part) error {
 		case p.Optional:
 			r.log.Warn("a part did not start; the appliance goes on without it", "part", p.Name, "elapsed_ms", elapsed.Milliseconds(), "err", err)
 		default:
-			return fmt.Errorf("lifecycle: start %s: %w", p.Name, err)
+			return &StartError{Part: p.Name, Err: err}
 		}
 	}
 	return nil
@@ -193,6 +193,18 @@ func (r *Runner) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// StartError is a required part's failed start.
+type StartError struct {
+	Part string // the part's name
+	Err  error  // what its Start returned
+}
+
+// Error names the part.
+func (e *StartError) Error() string { return "lifecycle: start " + e.Part + ": " + e.Err.Error() }
+
+// Unwrap returns the part's own error.
+func (e *StartError) Unwrap() error { return e.Err }
 
 // ErrOverBudget is the error of a Start or Close that did not return
 // within its budget (and a short grace after its ctx ended).
