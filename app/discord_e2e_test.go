@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -454,5 +455,31 @@ func TestE2EKudos(t *testing.T) {
 	if e.Title != "Kudos, last 7 day(s)" || !strings.Contains(e.Description, "<@"+e2eBob+"> — 1") ||
 		!strings.Contains(e.Description, "<@"+e2eAnn+"> — 1") || e.Footer == nil || e.Footer.Text != "Top 10" {
 		t.Fatalf("the digest embed = %+v", e)
+	}
+}
+
+// TestE2EFirstCommandSyncCarriesTheModulesCommands: the modules start
+// after the bot's first READY, and READY syncs every command set; the
+// global set Discord is sent must never be the empty set of "no module
+// registered yet" — a bulk overwrite with [] deletes the application's
+// commands (their ids, the guilds' per-command permissions) and recreating
+// them counts against Discord's daily command-create limit. Every global
+// overwrite carries the module's commands.
+func TestE2EFirstCommandSyncCarriesTheModulesCommands(t *testing.T) {
+	m := e2eInteractionsModule(make(chan struct{}), make(chan string, 4))
+	a, c := startE2EModule(t, m)
+	a.waitConnected(c, "ping", "slow")
+	puts := a.fake.RequestsTo("PUT /applications/{app}/commands")
+	if len(puts) == 0 {
+		t.Fatal("no global command overwrite recorded")
+	}
+	for i, r := range puts {
+		var cmds []map[string]any
+		if err := json.Unmarshal(r.Body, &cmds); err != nil {
+			t.Fatalf("overwrite %d: %v (%s)", i, err, r.Body)
+		}
+		if len(cmds) == 0 {
+			t.Errorf("global overwrite %d of %d sent no command: the READY sync ran before the modules registered theirs", i+1, len(puts))
+		}
 	}
 }

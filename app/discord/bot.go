@@ -60,6 +60,19 @@ type CapabilitySetter interface {
 
 var _ CapabilitySetter = (*host.Host)(nil)
 
+// CommandGate is the host's word on whether its modules' commands are
+// registered; *host.Host implements it. While it says no, the syncs of
+// READY, of a GUILD_CREATE and of a change are held back — the modules
+// start after the first READY, so the set would lack theirs, and a bulk
+// overwrite with it deletes their commands on Discord (new ids, lost
+// per-command permissions, the daily create limit) — and the host calls
+// CommandsChanged once they are registered.
+type CommandGate interface {
+	CommandsRegistered() bool
+}
+
+var _ CommandGate = (*host.Host)(nil)
+
 // Bot is Kimi's Discord connection: Start connects in the background and
 // keeps the connection (Kimi's reconnect loop, reconnect.go); Status
 // reports it; Close ends it.

@@ -245,7 +245,7 @@ func (x *interactions) app() string {
 // when unchanged.
 func (x *interactions) syncAll(ctx context.Context, s *discordgo.Session) {
 	h, app := x.hostNow(), x.app()
-	if h == nil || app == "" {
+	if h == nil || app == "" || !commandsRegistered(h) {
 		return
 	}
 	x.syncMu.Lock()
@@ -288,6 +288,13 @@ func (x *interactions) syncGuild(ctx context.Context, guildID uint64) error {
 	return x.syncGuildLocked(ctx, s, h, app, guildID, true)
 }
 
+// commandsRegistered reports whether h's commands may be synced: a host
+// that is no CommandGate always has them.
+func commandsRegistered(h Host) bool {
+	g, ok := h.(CommandGate)
+	return !ok || g.CommandsRegistered()
+}
+
 // onReady syncs every command set (off the gateway goroutine).
 func (x *interactions) onReady(s *discordgo.Session, r *discordgo.Ready) {
 	x.mu.Lock()
@@ -324,8 +331,8 @@ func (x *interactions) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCre
 	go func() {
 		defer x.wg.Done()
 		h, app := x.hostNow(), x.app()
-		if h == nil || app == "" {
-			return
+		if h == nil || app == "" || !commandsRegistered(h) {
+			return // not yet: the host's full sync covers this guild
 		}
 		guilds, err := h.CommandGuilds(x.ctx)
 		if err != nil || !slices.Contains(guilds, id) {

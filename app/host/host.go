@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kimiapp/kimi/app/egress"
@@ -204,6 +205,10 @@ type Host struct {
 	watch       signal.Watchers // Watch's subscribers
 
 	op sync.Mutex // serializes boot, restart, set-enabled and close
+
+	// booted is set once Start's first boot ended: every module that
+	// started has registered its commands (CommandsRegistered).
+	booted atomic.Bool
 
 	mu        sync.Mutex
 	entries   map[string]*entry

@@ -22,8 +22,20 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.isClosed() {
 		return fmt.Errorf("host: start: %w", ErrClosed)
 	}
+	defer func() {
+		// The modules start after Discord's READY, whose command sync was
+		// held back (CommandsRegistered): sync the full set now.
+		h.booted.Store(true)
+		h.commandsChanged()
+	}()
 	return h.boot(ctx, h.opts.AwaitDiscord)
 }
+
+// CommandsRegistered reports whether the modules' commands are registered:
+// Start's boot ended, so every module that started registered its own.
+// Until then the Discord connection holds its command syncs back, since
+// the set would lack the modules still to start (discord.CommandGate).
+func (h *Host) CommandsRegistered() bool { return h.booted.Load() }
 
 // reasonAwaitingDiscord is a starting module's reason while the host waits
 // for the Discord connection before starting any module.
