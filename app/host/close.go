@@ -14,8 +14,11 @@ const closeSlice = 100 * time.Millisecond
 
 // closeBounds cuts a module's close timeout and cancel grace to what ctx's
 // deadline leaves once the modules still to close after it (later) have
-// their slice: at most the configured CloseTimeout and CancelGrace, and
-// four fifths and one fifth of what is left when that is less.
+// their slice. A module's close may take the timeout and a grace (Close
+// ignoring its ctx), then another grace (its event handlers, revoke), so
+// timeout+2*grace must fit: at most the configured CloseTimeout and
+// CancelGrace, and three fifths and one fifth of what is left when that is
+// less.
 func (h *Host) closeBounds(ctx context.Context, later int) (timeout, grace time.Duration) {
 	timeout, grace = h.opts.CloseTimeout, h.opts.CancelGrace
 	dl, ok := ctx.Deadline()
@@ -26,8 +29,8 @@ func (h *Host) closeBounds(ctx context.Context, later int) (timeout, grace time.
 	if left < closeSlice {
 		left = closeSlice
 	}
-	if timeout+grace > left {
-		timeout, grace = left*4/5, left/5
+	if timeout+2*grace > left {
+		timeout, grace = left*3/5, left/5
 	}
 	return timeout, grace
 }

@@ -131,3 +131,39 @@ func TestCloseFitsItsDeadline(t *testing.T) {
 		t.Fatal("the hung close was not logged with the bound it had")
 	}
 }
+
+// TestCloseFitsItsDeadlineWithAHungHandler: a module hung in Close whose
+// event handler is hung too: the module's close bound and the wait for its
+// handlers together fit the deadline on Close's ctx (the handlers' wait
+// comes out of the same bound, not on top of it).
+func TestCloseFitsItsDeadlineWithAHungHandler(t *testing.T) {
+	running := make(chan struct{})
+	hung := &testModule{
+		start: func(ctx context.Context, rt *sdk.Runtime) error {
+			topic := rt.ModuleName + ".ping"
+			if _, err := rt.Events.Subscribe(topic, func(context.Context, sdk.Event) error { close(running); select {} }); err != nil {
+				return err
+			}
+			return rt.Events.Publish(topic, map[string]any{"n": 1})
+		},
+		close: func(context.Context) error { select {} },
+	}
+	h, _, _ := realRig(t, []sdk.Spec{spec("hung", hung)})
+	h.opts.CloseTimeout, h.opts.CancelGrace = time.Minute, time.Minute
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	const budget = 2 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	began := time.Now()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Slack for a loaded machine; the overrun this guards is a fifth of
+	// the budget (400 ms here).
+	if took := time.Since(began); took > budget+150*time.Millisecond {
+		t.Fatalf("Close took %s with a %s deadline", took, budget)
+	}
+}
