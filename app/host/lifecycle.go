@@ -420,6 +420,13 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 	inst.starting.Store(false)
 	if err != nil || how != finished {
 		detail := lifecycleDetail("start", h.opts.StartTimeout, err, how)
+		if how != finished && ctx.Err() != nil {
+			// Cut short by the host's Start ending, not by the timeout.
+			detail = "start() was cut short: the appliance is shutting down"
+			if how == abandoned {
+				detail += "; it ignored cancellation"
+			}
+		}
 		h.logFailure(inst, "start", err)
 		h.health.report(inst.name, sdk.HealthFailed, detail, nil)
 		h.closeModule(context.Background(), inst, 0)

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,28 @@ func TestCloseFitsItsDeadlineWithAHungHandler(t *testing.T) {
 	// the budget (400 ms here).
 	if took := time.Since(began); took > budget+150*time.Millisecond {
 		t.Fatalf("Close took %s with a %s deadline", took, budget)
+	}
+}
+
+// TestStartEndedByShutdownSaysSo: a module hung in Start, ignoring its
+// ctx, whose start the host's Start ending cut short, is failed with that
+// reason, not with a start timeout it never reached.
+func TestStartEndedByShutdownSaysSo(t *testing.T) {
+	entered := make(chan struct{})
+	hang := &testModule{start: func(context.Context, *sdk.Runtime) error { close(entered); select {} }}
+	r := newRig(t, []sdk.Spec{spec("hang", hang)}, func(o *Options) { o.StartTimeout, o.CancelGrace = time.Minute, 50*time.Millisecond })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.h.Start(ctx) }()
+	<-entered
+	cancel()
+	select {
+	case <-done:
+	case <-waitLong():
+		t.Fatal("Start did not end after its ctx did")
+	}
+	st := r.status(t, "hang")
+	if st.State != StateFailed || strings.Contains(st.Reason, "exceeded") || !strings.Contains(st.Reason, "shutting down") {
+		t.Fatalf("the module cut short by the shutdown is %q (%q)", st.State, st.Reason)
 	}
 }
