@@ -29,21 +29,24 @@ import (
 
 // The parts' budgets. Starting: a part that bounds itself has none (the
 // store's migrations and pre-migration backup; the module host, which
-// bounds the wait for Discord and each module's start). Closing: they add
-// up to shutdownTimeout, which bounds them all together.
+// bounds the wait for Discord and each module's start). Closing: each
+// budget plus the runner's grace for a part that overruns it
+// (lifecycle.AbandonGrace) add up to shutdownTimeout at most, demo mode's
+// fake Discord included (TestCloseBudgetsFitTheShutdownBound), so the
+// store's checkpoint always gets its own.
 const (
 	httpStartBudget    = 5 * time.Second
 	botStartBudget     = 10 * time.Second
 	resultsStartBudget = 5 * time.Second
 	tasksStartBudget   = 30 * time.Second
 
-	tasksCloseBudget   = 2 * time.Second
-	resultsCloseBudget = 2 * time.Second
-	modulesCloseBudget = 5 * time.Second // the scheduler, every module, the event bus
-	smallCloseBudget   = 500 * time.Millisecond
-	botCloseBudget     = time.Second
-	httpCloseBudget    = 2 * time.Second // in-flight admin requests
-	storeCloseBudget   = 2 * time.Second // the final checkpoint
+	tasksCloseBudget   = 1500 * time.Millisecond
+	resultsCloseBudget = 1500 * time.Millisecond
+	modulesCloseBudget = 4500 * time.Millisecond // the scheduler, every module, the event bus
+	smallCloseBudget   = 250 * time.Millisecond
+	botCloseBudget     = 1500 * time.Millisecond // discordgo's close handshake takes about 1 s
+	httpCloseBudget    = 1500 * time.Millisecond // in-flight admin requests
+	storeCloseBudget   = 1500 * time.Millisecond // the final checkpoint
 )
 
 // appliance is what newAppliance built: the parts after the store, in

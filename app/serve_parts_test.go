@@ -2,9 +2,12 @@ package app
 
 import (
 	"context"
+	"flag"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +16,9 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/internal/lifecycle"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -149,4 +154,53 @@ func slicesContainContent(msgs []*discordgo.Message, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestCloseBudgetsFitTheShutdownBound: the close budgets of every part
+// serve builds — demo mode's, which has the most — each with the grace
+// the runner gives a part that overruns it, add up to the 15 s bound, so
+// the store's checkpoint keeps its own budget even when every other part
+// hangs; and the parts start in the documented order.
+func TestCloseBudgetsFitTheShutdownBound(t *testing.T) {
+	ctx := context.Background()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	c, _, _ := testCLI(map[string]string{"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true"}, "")
+	cfg, err := c.loadConfig(config.Bind(flag.NewFlagSet("serve", flag.ContinueOnError)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ensureDataDir(cfg.DataDir, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	run := lifecycle.New(slog.New(slog.DiscardHandler))
+	db := newStorePart(cfg, slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler))
+	if err := run.Start(ctx, db.part()); err != nil {
+		t.Fatal(err)
+	}
+	a, err := newAppliance(ctx, c, cfg, slog.New(slog.DiscardHandler), db.st, run, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.Add(a.parts...)
+	t.Cleanup(func() { _ = run.Close(ctx) })
+
+	var names []string
+	total := db.part().CloseBudget + lifecycle.AbandonGrace
+	for _, p := range a.parts {
+		names = append(names, p.Name)
+		if p.Close == nil {
+			continue
+		}
+		if p.CloseBudget <= 0 {
+			t.Errorf("part %s closes without a budget", p.Name)
+		}
+		total += p.CloseBudget + lifecycle.AbandonGrace
+	}
+	if total > shutdownTimeout {
+		t.Fatalf("close budgets with their graces add up to %s, past the %s shutdown bound", total, shutdownTimeout)
+	}
+	want := []string{"fake discord", "configuration", "proposals", "admin", "discord", "modules", "results", "tasks"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("parts = %q, want %q", names, want)
+	}
 }

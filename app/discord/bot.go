@@ -88,6 +88,7 @@ type Bot struct {
 
 	backoffBase  time.Duration // backoffBase; tests shorten it
 	openTimeout  time.Duration // openTimeout; tests shorten it
+	guildArrival time.Duration // guildArrivalWait; tests shorten it
 	wake         chan wakeup   // Reconnect
 	disconnected chan struct{} // the current session's Disconnect
 	ready        atomic.Bool   // READY or RESUMED seen on the current connection
@@ -156,7 +157,7 @@ func New(opts Options) (*Bot, error) {
 		opts.Logger = slog.Default()
 	}
 	b := &Bot{opts: opts, log: opts.Logger.With("component", "discord"),
-		backoffBase: backoffBase, openTimeout: openTimeout, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
+		backoffBase: backoffBase, openTimeout: openTimeout, guildArrival: guildArrivalWait, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
 		done: make(chan struct{}), state: StateNotConfigured, guilds: map[string]*GuildStatus{}}
 	b.stopREST, b.endREST = context.WithCancel(context.Background())
 	bridgeLogger(opts.Logger)
@@ -443,7 +444,9 @@ func (b *Bot) onReady(s *discordgo.Session, r *discordgo.Ready) {
 	if !b.isCurrent(s) {
 		return
 	}
-	b.ready.Store(true)
+	// ready is set once the guild map is READY's (below): AwaitReady reads
+	// both, and must never see ready with the previous session's guilds.
+	defer b.ready.Store(true)
 	if r.User != nil {
 		if id, err := strconv.ParseUint(r.User.ID, 10, 64); err == nil {
 			b.botID.Store(id)

@@ -66,3 +66,31 @@ func TestAwaitReadyNoTokenIsErrNoToken(t *testing.T) {
 		t.Fatalf("AwaitReady without a token = %v, want ErrNoToken", err)
 	}
 }
+
+// TestAwaitReadyGivesUpOnAnUnavailableGuild: a guild READY listed that
+// stays unavailable (an outage) holds the modules back only for the
+// guild arrival wait, not for the whole bounded wait.
+func TestAwaitReadyGivesUpOnAnUnavailableGuild(t *testing.T) {
+	f := newFake(t, fakediscord.Options{})
+	f.AddGuild(fakediscord.GuildSpec{ID: "111111111111111111", Name: "Zeta"})
+	f.AddGuild(fakediscord.GuildSpec{ID: "222222222222222222", Name: "alpha"})
+	b, logs := connBot(t, f, connStore(t), connOpts{token: f.Token()})
+	b.guildArrival = 100 * time.Millisecond
+	b.Start(context.Background())
+	connWaitFor(t, "both guilds", func() bool {
+		st := b.Status()
+		return st.State == StateConnected && len(st.Guilds) == 2 && allArrived(st.Guilds)
+	})
+	if err := f.DispatchRaw("222222222222222222", "GUILD_DELETE", []byte(`{"id":"222222222222222222","unavailable":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	connWaitFor(t, "the guild unavailable", func() bool { return !allArrived(b.Status().Guilds) })
+	ctx, cancel := context.WithTimeout(context.Background(), connWait)
+	defer cancel()
+	if err := b.AwaitReady(ctx); err != nil {
+		t.Fatalf("AwaitReady with a guild in an outage = %v, want ready after the arrival wait", err)
+	}
+	if ctx.Err() != nil || !strings.Contains(logs.String(), "starting without the guilds that are still unavailable") {
+		t.Fatalf("AwaitReady waited out its ctx or did not say why it went on:\n%s", logs)
+	}
+}

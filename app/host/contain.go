@@ -82,6 +82,9 @@ func runBounded(parent context.Context, timeout, grace time.Duration, fn func(co
 
 // seconds renders a duration as the original's details do: "60s", "0.05s".
 func seconds(d time.Duration) string {
+	if d > 100*time.Millisecond {
+		d = d.Round(10 * time.Millisecond) // a bound cut to fit a deadline: "3.92s", not nanoseconds
+	}
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }
 

@@ -40,9 +40,10 @@ type Part struct {
 	Optional bool
 }
 
-// abandonGrace is how long a Start or Close that ignores its ended ctx is
-// waited for before it is abandoned (its goroutine left running).
-const abandonGrace = 250 * time.Millisecond
+// AbandonGrace is how long a Start or Close that ignores its ended ctx is
+// waited for before it is abandoned (its goroutine left running): a part
+// that overruns its close budget costs at most the budget and this.
+const AbandonGrace = 250 * time.Millisecond
 
 // Runner starts and closes parts. Create it with New; it is safe for
 // concurrent use (Starting is read by /readyz while Start runs).
@@ -154,11 +155,14 @@ func (r *Runner) Closing() bool {
 }
 
 // Close closes every part whose Start was called, newest first, each
-// within its CloseBudget and all within ctx; then it releases the parts
-// never reached (their Close, quietly, for what their constructors
-// hold). It returns the parts' errors joined; a part that overran its
-// budget is logged and abandoned, not waited for. Calling it again does
-// nothing.
+// within its CloseBudget; then it releases the parts never reached (their
+// Close, quietly, for what their constructors hold). With a deadline on
+// ctx each part's budget is cut so that the budgets of the parts closing
+// after it still fit before the deadline: a part that overruns takes time
+// from the ones before it in the list, never from the last ones (the
+// store's checkpoint). It returns the parts' errors joined; a part that
+// overran its budget is logged and abandoned, not waited for. Calling it
+// again does nothing.
 func (r *Runner) Close(ctx context.Context) error {
 	r.mu.Lock()
 	if r.closing {
@@ -175,7 +179,8 @@ func (r *Runner) Close(ctx context.Context) error {
 			continue
 		}
 		began := time.Now()
-		err := bounded(ctx, p.CloseBudget, p.Close)
+		pctx, budget := closeBudget(ctx, p.CloseBudget, parts[:i])
+		err := bounded(pctx, budget, p.Close)
 		if i >= reached {
 			// Never started: only what its constructor holds is released.
 			if err != nil {
@@ -206,12 +211,44 @@ func (e *StartError) Error() string { return "lifecycle: start " + e.Part + ": "
 // Unwrap returns the part's own error.
 func (e *StartError) Unwrap() error { return e.Err }
 
+// minCloseSlice is the least a part is given to close when the parts
+// after it have taken the rest of the overall bound.
+const minCloseSlice = 50 * time.Millisecond
+
+// closeBudget is the ctx and budget a part with its own budget gets to
+// close with the parts in later still to close: its budget cut to what
+// ctx's deadline leaves once their budgets and abandon graces, and its
+// own grace, are set aside (at least
+// minCloseSlice), on a ctx that the overall deadline does not end early —
+// the reserve is the later parts' own.
+func closeBudget(ctx context.Context, own time.Duration, later []Part) (context.Context, time.Duration) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return ctx, own
+	}
+	var reserve time.Duration
+	for _, p := range later {
+		if p.Close != nil {
+			reserve += p.CloseBudget + AbandonGrace
+		}
+	}
+	// A part that overruns is waited for AbandonGrace past its budget.
+	left := time.Until(dl) - reserve - AbandonGrace
+	if left < minCloseSlice {
+		left = minCloseSlice
+	}
+	if own == 0 || own > left {
+		own = left
+	}
+	return context.WithoutCancel(ctx), own
+}
+
 // ErrOverBudget is the error of a Start or Close that did not return
 // within its budget (and a short grace after its ctx ended).
 var ErrOverBudget = errors.New("did not finish within its budget")
 
 // bounded runs fn with ctx bounded by budget (zero: ctx alone) and waits
-// for it, or, once that ctx has ended, at most abandonGrace more.
+// for it, or, once that ctx has ended, at most AbandonGrace more.
 func bounded(ctx context.Context, budget time.Duration, fn func(context.Context) error) error {
 	if fn == nil {
 		return nil
@@ -235,7 +272,7 @@ func bounded(ctx context.Context, budget time.Duration, fn func(context.Context)
 		return err
 	case <-ctx.Done():
 	}
-	grace := time.NewTimer(abandonGrace)
+	grace := time.NewTimer(AbandonGrace)
 	defer grace.Stop()
 	select {
 	case err := <-done:
