@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
@@ -23,7 +24,9 @@ import (
 
 // Command sync: all modules' global commands in one bulk overwrite per
 // READY, skipped when the set's hash equals the one Discord last accepted
-// for the application (kimi_command_sync); each guild with guild commands
+// for the application (kimi_command_sync) and Discord's own list of the
+// application's commands, hashed the same way, still matches it (a fresh
+// demo fake, commands deleted on the developer portal); each guild with guild commands
 // (staged, or recorded in kimi_command_guilds for a module since gone) in
 // one bulk overwrite of that guild's full set. DefaultMemberPermissions is
 // not set: Kimi's tiers come from its own role lists, and Discord's
@@ -209,19 +212,47 @@ func (x *interactions) saveHash(ctx context.Context, app string, guildID uint64,
 	}
 }
 
-// push overwrites one scope's commands (guild 0: global) unless its hash
-// is the one last synced and force is false.
+// remoteHash is the hash of the scope's commands as Discord lists them
+// (ep: the scope's commands endpoint), converted as commandsOut converts
+// Kimi's (its fields alone, sorted by name); "" when the list could not be
+// had.
+func (x *interactions) remoteHash(ctx context.Context, s *discordgo.Session, ep string) string {
+	b, err := s.RequestWithBucketID(http.MethodGet, ep, nil, ep, requestOptions(ctx)...)
+	if err != nil {
+		x.log.Warn("could not list the registered commands", "err", err)
+		return ""
+	}
+	var cmds []*appCommand
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // an integer choice's value marshals as Kimi's int64 does
+	if err := d.Decode(&cmds); err != nil {
+		x.log.Warn("could not read the registered commands", "err", err)
+		return ""
+	}
+	if cmds == nil {
+		cmds = []*appCommand{}
+	}
+	slices.SortFunc(cmds, func(a, b *appCommand) int { return cmp.Compare(a.Name, b.Name) })
+	return commandsHash(cmds)
+}
+
+// push overwrites one scope's commands (guild 0: global) unless force is
+// false, its hash is the one last synced for the application and Discord's
+// list still has that set.
 func (x *interactions) push(ctx context.Context, s *discordgo.Session, app string, guildID uint64, specs []sdk.CommandSpec, force bool) error {
 	cmds := commandsOut(specs)
 	hash := commandsHash(cmds)
-	if !force && x.lastHash(ctx, app, guildID) == hash {
-		return nil
-	}
-	// ApplicationCommandBulkOverwrite's request, with Kimi's JSON.
 	ep := discordgo.EndpointApplicationGlobalCommands(app)
 	if guildID != 0 {
 		ep = discordgo.EndpointApplicationGuildCommands(app, idString(guildID))
 	}
+	if !force && x.lastHash(ctx, app, guildID) == hash {
+		if x.remoteHash(ctx, s, ep) == hash {
+			return nil
+		}
+		x.log.Info("registered commands differ from the last sync", "guild", guildID)
+	}
+	// ApplicationCommandBulkOverwrite's request, with Kimi's JSON.
 	if _, err := s.RequestWithBucketID(http.MethodPut, ep, cmds, ep, requestOptions(ctx)...); err != nil {
 		return fmt.Errorf("discord: sync commands: %w", err)
 	}
