@@ -71,6 +71,7 @@ type e2eOptions struct {
 	modules string                      // KIMI_MODULES
 	docs    map[guildcfg.Target]string  // written before the start
 	seed    func(f *fakediscord.Server) // nil: e2eSeed
+	dataDir string                      // "": a fresh one, seeded; else a stopped run's (a restart)
 }
 
 // e2eApp is a running appliance and its fake Discord.
@@ -80,18 +81,25 @@ type e2eApp struct {
 	fake   *fakediscord.Server
 	demo   fakediscord.DemoGuild
 	stderr *syncBuffer
+	// dataDir is the run's KIMI_DATA_DIR; stop cancels serve and waits for
+	// its exit (at the test's end if not before).
+	dataDir string
+	stop    func()
 }
 
 func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 	t.Helper()
-	dataDir := filepath.Join(t.TempDir(), "data")
-	seedDatabase(t, dataDir, o.specs, o.docs)
+	dataDir := o.dataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(t.TempDir(), "data")
+		seedDatabase(t, dataDir, o.specs, o.docs)
+	}
 	c, _, stderr := testCLI(map[string]string{
 		"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
 		"KIMI_ADMIN_PASSWORD": e2eAdminPass, "KIMI_MODULES": o.modules, "KIMI_LOG_LEVEL": "debug",
 	}, "")
 	c.specs = o.specs
-	a := &e2eApp{t: t, stderr: stderr}
+	a := &e2eApp{t: t, stderr: stderr, dataDir: dataDir}
 	seed := o.seed
 	if seed == nil {
 		seed = e2eSeed
@@ -105,20 +113,24 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 	ctx, cancel := context.WithCancel(context.Background())
 	code := make(chan int, 1)
 	go func() { code <- c.main(ctx, []string{"serve"}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case rc := <-code:
-			if rc != ExitOK {
-				t.Errorf("serve exited with %d", rc)
+	var once sync.Once
+	a.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case rc := <-code:
+				if rc != ExitOK {
+					t.Errorf("serve exited with %d", rc)
+				}
+			case <-time.After(e2eWait):
+				t.Error("serve did not stop after cancel")
 			}
-		case <-time.After(e2eWait):
-			t.Error("serve did not stop after cancel")
-		}
-		if t.Failed() {
-			t.Logf("serve's log:\n%s", stderr)
-		}
-	})
+			if t.Failed() {
+				t.Logf("serve's log:\n%s", stderr)
+			}
+		})
+	}
+	t.Cleanup(a.stop)
 	readyRE := regexp.MustCompile(`msg=ready component=kimi addr=(\S+) url=(\S+)`)
 	for deadline := time.Now().Add(e2eWait); ; time.Sleep(5 * time.Millisecond) {
 		if m := readyRE.FindStringSubmatch(stderr.String()); m != nil {

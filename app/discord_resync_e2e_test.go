@@ -1,0 +1,46 @@
+package app
+
+import (
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/modules/kudos"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// TestE2ECommandsResyncedAfterARestart: `kimi serve --demo` restarted on
+// its data directory connects to a fresh fake Discord that has no
+// commands; the command-set hash saved by the first run matches, but
+// Discord's own list does not, so the second run registers the commands
+// again and `/kudos give` works there.
+func TestE2ECommandsResyncedAfterARestart(t *testing.T) {
+	o := e2eOptions{specs: []sdk.Spec{kudos.Spec()}, modules: kudos.Name,
+		docs: map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc}}
+	first := startE2E(t, o)
+	first.waitConnected(first.signIn(), "kudos")
+	first.stop()
+
+	o.dataDir = first.dataDir
+	a := startE2E(t, o)
+	if n := len(a.fake.Commands("")); n != 0 {
+		t.Fatalf("the restart's fake starts with %d commands, want none", n)
+	}
+	a.waitConnected(a.signIn(), "kudos")
+	if len(a.fake.RequestsTo("PUT /applications/{app}/commands")) == 0 {
+		t.Fatal("the restart sent no global command overwrite")
+	}
+	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "kudos", &discordgo.ApplicationCommandInteractionDataOption{
+		Name: "give", Type: discordgo.ApplicationCommandOptionSubCommand, Options: []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: "member", Type: discordgo.ApplicationCommandOptionUser, Value: e2eBob},
+			{Name: "reason", Type: discordgo.ApplicationCommandOptionString, Value: "restarting cleanly"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := a.answered(id).Response; r.Type != discordgo.InteractionResponseChannelMessageWithSource || r.Data == nil ||
+		r.Data.Content != "Kudos to <@"+e2eBob+">: restarting cleanly" {
+		t.Fatalf("/kudos give after the restart = %+v", r)
+	}
+}
