@@ -110,6 +110,10 @@ func preflight(installed map[string]sdk.Spec, requested []string, caps sdk.Capab
 			p.fail(n, fmt.Sprintf("Kimi module %s uses table prefix %s, which is reserved for core tables", hostkit.Repr(n), hostkit.Repr(prefix+"_")))
 			continue
 		}
+		if strings.HasPrefix(strings.ToLower(prefix), "sqlite") {
+			p.fail(n, fmt.Sprintf("Kimi module %s uses table prefix %s, which is reserved for SQLite's own tables", hostkit.Repr(n), hostkit.Repr(prefix+"_")))
+			continue
+		}
 		for _, o := range seen {
 			op := hostkit.TablePrefix(o)
 			switch {

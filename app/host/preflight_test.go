@@ -55,6 +55,13 @@ func TestPreflightMessages(t *testing.T) {
 				"kimi":   "Kimi module 'kimi' uses table prefix 'kimi_', which is reserved for core tables",
 				"kimi-x": "Kimi module 'kimi-x' uses table prefix 'kimi_x_', which is reserved for core tables",
 			}, order: []string{"kimi", "kimi-x", "kimix"}},
+		{name: "reserved SQLite prefix", specs: []sdk.Spec{pspec("sqlite"), pspec("sqlite_x"), pspec("sqlitex"), pspec("my-sqlite")},
+			requested: []string{"sqlite", "sqlite_x", "sqlitex", "my-sqlite"},
+			failed: map[string]string{
+				"sqlite":   "Kimi module 'sqlite' uses table prefix 'sqlite_', which is reserved for SQLite's own tables",
+				"sqlite_x": "Kimi module 'sqlite_x' uses table prefix 'sqlite_x_', which is reserved for SQLite's own tables",
+				"sqlitex":  "Kimi module 'sqlitex' uses table prefix 'sqlitex_', which is reserved for SQLite's own tables",
+			}, order: []string{"sqlite", "sqlite_x", "sqlitex", "my-sqlite"}},
 		{name: "api version", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.APIVersion = 3 })}, requested: []string{"a"},
 			failed: map[string]string{"a": "Kimi module 'a' requires module API 3; core provides 2"}, order: []string{"a"}},
 		{name: "required capability", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.RequiresCapabilities = []string{"have.v1", "nope.v1"} })},

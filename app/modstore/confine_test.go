@@ -263,3 +263,58 @@ func TestSequenceOnlyThroughOwnDrop(t *testing.T) {
 		})
 	}
 }
+
+// TestSQLiteTablesAreNobodys: whatever a confined module's prefix (even one
+// validation now refuses, "sqlite", whose prefix once made every sqlite_*
+// name its own), reading SQLite's own tables — the raw pages of the
+// database through sqlite_dbpage, dbstat, the schema — is refused by the
+// authorizer, on a reader and on the writer.
+func TestSQLiteTablesAreNobodys(t *testing.T) {
+	f := newFixture(t, Options{})
+	ctx := context.Background()
+	if _, err := f.st.Writer().ExecContext(ctx, `ANALYZE`); err != nil { // creates sqlite_stat1
+		t.Fatal(err)
+	}
+	queries := []string{
+		`SELECT data FROM sqlite_dbpage`,
+		`SELECT count(*) FROM sqlite_dbpage`,
+		`SELECT name, pgsize FROM dbstat`,
+		`SELECT count(*) FROM dbstat`,
+		`SELECT count(*) FROM DBSTAT`,
+		`SELECT sql FROM sqlite_master`,
+		`SELECT count(*) FROM sqlite_schema`,
+		`SELECT name FROM sqlite_sequence`,
+		`SELECT * FROM sqlite_stat1`,
+	}
+	for _, prefix := range []string{"kudos", "sqlite", "sqlite_x", "SQLite"} {
+		for _, write := range []bool{false, true} {
+			for _, q := range queries {
+				t.Run(fmt.Sprintf("%s/write=%v/%s", prefix, write, q), func(t *testing.T) {
+					conn, err := f.st.Writer().Conn(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer conn.Close()
+					if err := setAuthorizer(conn, confined(prefix, write, f.m.existing, nil)); err != nil {
+						t.Fatal(err)
+					}
+					defer func() {
+						if err := setAuthorizer(conn, nil); err != nil {
+							t.Fatal(err)
+						}
+					}()
+					rows, err := conn.QueryContext(ctx, q)
+					if err == nil {
+						for rows.Next() {
+						}
+						err = rows.Err()
+						rows.Close()
+					}
+					if err == nil || !strings.Contains(err.Error(), "authorization denied") {
+						t.Fatalf("allowed, or refused for another reason than the authorizer: %v", err)
+					}
+				})
+			}
+		}
+	}
+}

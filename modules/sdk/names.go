@@ -52,14 +52,19 @@ func splitTopic(topic string, allowWildcard bool) (namespace, name string, err e
 var reservedModuleNames = map[string]bool{CoreTopicPrefix: true, "proposals": true}
 
 // validateModuleName checks a module name: `[a-z][a-z0-9_-]{0,63}` and not
-// "discord" or "proposals" after normalization. Messages:
-// "invalid module name 'x'", "module name 'x' is reserved by core".
+// "discord" or "proposals" after normalization, nor starting with "sqlite".
+// Messages: "invalid module name 'x'", "module name 'x' is reserved by
+// core", "module name 'sqlite' uses table prefix 'sqlite_', which is
+// reserved for SQLite's own tables".
 func validateModuleName(name string) error {
 	if !moduleNameRE.MatchString(name) {
 		return contractErrorf("invalid module name %s", pyRepr(name))
 	}
 	if reservedModuleNames[tablePrefix(name)] {
 		return contractErrorf("module name %s is reserved by core", pyRepr(name))
+	}
+	if msg := names.SQLiteReservedMessage(name); msg != "" {
+		return &ModuleContractError{Message: msg}
 	}
 	return nil
 }

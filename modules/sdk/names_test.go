@@ -24,6 +24,12 @@ func TestValidateModuleName(t *testing.T) {
 		{"discord", "module name 'discord' is reserved by core"},
 		{"proposals", "module name 'proposals' is reserved by core"},
 		{"discord-x", ""},
+		{"sqlite", "module name 'sqlite' uses table prefix 'sqlite_', which is reserved for SQLite's own tables"},
+		{"sqlite_x", "module name 'sqlite_x' uses table prefix 'sqlite_x_', which is reserved for SQLite's own tables"},
+		{"sqlite-x", "module name 'sqlite-x' uses table prefix 'sqlite_x_', which is reserved for SQLite's own tables"},
+		{"sqlitex", "module name 'sqlitex' uses table prefix 'sqlitex_', which is reserved for SQLite's own tables"},
+		{"SQLite", "invalid module name 'SQLite'"},
+		{"my_sqlite", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkErr(t, validateModuleName(tt.name), tt.want) })

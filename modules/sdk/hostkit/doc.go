@@ -1,4 +1,5 @@
-// Package hostkit holds the helpers that hosts and fakes share: the
+// Package hostkit holds the helpers that hosts and fakes share: the storage
+// confinement (the SQLite authorizer's decisions), the
 // per-request HTTP policy, health aggregation and bounds, topic matching,
 // the port-side checks of commands, components, jobs, tools and scheduled
 // results, the naming rules of tables and settings, preflight's capability

@@ -24,14 +24,19 @@ func contractErrorf(format string, args ...any) *sdk.ModuleContractError {
 
 // ValidateModuleName checks a module name as Spec.Validate does, for hosts
 // handed a bare name (a storage port, a selection): `[a-z][a-z0-9_-]{0,63}`
-// and not "discord" or "proposals" after "-"→"_". Messages: "invalid module
-// name 'x'", "module name 'x' is reserved by core".
+// and not "discord" or "proposals" after "-"→"_", nor starting with
+// "sqlite". Messages: "invalid module name 'x'", "module name 'x' is
+// reserved by core", "module name 'sqlite' uses table prefix 'sqlite_',
+// which is reserved for SQLite's own tables".
 func ValidateModuleName(name string) error {
 	if !names.ModuleNameRE.MatchString(name) {
 		return contractErrorf("invalid module name %s", Repr(name))
 	}
 	if p := names.TablePrefix(name); p == sdk.CoreTopicPrefix || p == "proposals" {
 		return contractErrorf("module name %s is reserved by core", Repr(name))
+	}
+	if msg := names.SQLiteReservedMessage(name); msg != "" {
+		return contractErrorf("%s", msg)
 	}
 	return nil
 }

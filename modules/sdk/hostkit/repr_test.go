@@ -12,6 +12,9 @@ func TestValidateModuleNameMatchesSpecValidate(t *testing.T) {
 		{"Kudos", "invalid module name 'Kudos'"},
 		{"discord", "module name 'discord' is reserved by core"},
 		{"proposals", "module name 'proposals' is reserved by core"},
+		{"sqlite", "module name 'sqlite' uses table prefix 'sqlite_', which is reserved for SQLite's own tables"},
+		{"sqlite_x", "module name 'sqlite_x' uses table prefix 'sqlite_x_', which is reserved for SQLite's own tables"},
+		{"SQLite", "invalid module name 'SQLite'"},
 	}
 	for _, tt := range tests {
 		err := ValidateModuleName(tt.name)

@@ -3,13 +3,16 @@ package sdktest
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver the appliance uses
+	"modernc.org/sqlite" // the pure-Go SQLite driver the appliance uses
 
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
@@ -104,23 +107,62 @@ type inWriteTx struct{}
 // writer connection): committed when fn returns nil, rolled back on an
 // error or a panic (which is re-raised). Starting a writer inside fn would
 // wait for itself forever in the host; here it fails at once with an
-// error saying so.
-func (s *Storage) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) (err error) {
+// error saying so. fn's statements are confined as the host confines them
+// (hostkit.Confinement: only the module's own `<prefix>_…` objects, no
+// transaction control, no sqlite_* table), so SQL the host would refuse
+// fails here too with SQLite's "authorization denied".
+func (s *Storage) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.writeTx(ctx, fn, nil)
+}
+
+// writeTx is WriteTx with after, run unconfined once fn succeeded, in the
+// same transaction (the migration ledger's row).
+func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Context, tx *sql.Tx) error) (err error) {
 	if ctx.Value(inWriteTx{}) != nil {
 		return errors.New("sdktest: WriteTx called inside WriteTx; a writer must never start another writer")
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	conn, err := s.writer.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("sdktest: begin write transaction: %w", err)
 	}
-	committed := false
+	defer conn.Close()
+	// Not bound to ctx: database/sql would roll back on its own when it
+	// ends, under the authorizer, which refuses any ROLLBACK but ours.
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		return fmt.Errorf("sdktest: begin write transaction: %w", err)
+	}
+	var rolling atomic.Bool
+	committed, confined := false, false
 	defer func() {
 		if !committed {
+			rolling.Store(true)
 			_ = tx.Rollback()
 		}
+		if confined {
+			_ = setAuthorizer(conn, nil)
+		}
 	}()
+	existing, err := schemaNames(ctx, tx)
+	if err != nil {
+		return err
+	}
+	c := hostkit.NewConfinement(hostkit.TablePrefix(s.module), true, func(name string) bool { return existing[strings.ToLower(name)] }, rolling.Load)
+	if err := setAuthorizer(conn, c); err != nil {
+		return err
+	}
+	confined = true
 	if err := fn(context.WithValue(ctx, inWriteTx{}, true), tx); err != nil {
 		return err
+	}
+	if err := setAuthorizer(conn, nil); err != nil {
+		return err
+	}
+	confined = false
+	if after != nil {
+		if err := after(ctx, tx); err != nil {
+			return err
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sdktest: commit write transaction: %w", err)
@@ -129,9 +171,58 @@ func (s *Storage) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *
 	return nil
 }
 
+// schemaNames are the database's tables and views, lower-cased.
+func schemaNames(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')`)
+	if err != nil {
+		return nil, fmt.Errorf("sdktest: read table names: %w", err)
+	}
+	defer rows.Close()
+	names := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("sdktest: read table names: %w", err)
+		}
+		names[strings.ToLower(n)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sdktest: read table names: %w", err)
+	}
+	return names, nil
+}
+
+// setAuthorizer installs c's decisions (nil removes them) on conn's
+// physical connection. A failure to remove marks the connection bad, so
+// database/sql discards it instead of keeping a confined writer.
+func setAuthorizer(conn *sql.Conn, c *hostkit.Confinement) error {
+	return conn.Raw(func(dc any) error {
+		r, ok := dc.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return errors.New("sdktest: the SQLite driver offers no authorizer")
+		}
+		if c == nil {
+			if err := r.RegisterAuthorizer(nil); err != nil {
+				return fmt.Errorf("sdktest: remove authorizer: %w: %w", err, driver.ErrBadConn)
+			}
+			return nil
+		}
+		err := r.RegisterAuthorizer(func(action sqlite.AuthorizerActionCode, a1, a2, dbName, trigger string) sqlite.AuthorizerReturnCode {
+			if c.Allow(hostkit.SQLiteAction(action), a1, a2, dbName, trigger) {
+				return sqlite.AuthorizerOK
+			}
+			return sqlite.AuthorizerDeny
+		})
+		if err != nil {
+			return fmt.Errorf("sdktest: install authorizer: %w", err)
+		}
+		return nil
+	})
+}
+
 // Migrate applies, in order, the migrations not yet recorded for the
 // module, each in its own write transaction together with its ledger row,
-// as the host does. The list must pass hostkit.ValidateMigrations, and
+// as the host does, and confined as WriteTx's fn is. The list must pass hostkit.ValidateMigrations, and
 // released steps may not change: a recorded position whose name differs,
 // or a recorded step missing from the list, is refused.
 func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error {
@@ -169,13 +260,12 @@ func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error
 		if _, done := applied[pos]; done {
 			continue
 		}
-		err := s.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		err := s.writeTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			// A panic (an invalid table name in MigrationContext.Table)
 			// becomes an error, so the step rolls back cleanly.
 			mc := sdk.MigrationContext{Tx: tx, Module: s.module}
-			if err := recovering(func() error { return m.Up(ctx, mc) }); err != nil {
-				return err
-			}
+			return recovering(func() error { return m.Up(ctx, mc) })
+		}, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO `+migrationLedger+` (module, position, name) VALUES (?, ?, ?)`, s.module, pos, m.Name)
 			return err
 		})

@@ -26,6 +26,21 @@ var (
 // TablePrefix returns the module's normalized prefix ("-" replaced by "_").
 func TablePrefix(module string) string { return strings.ReplaceAll(module, "-", "_") }
 
+// SQLitePrefix is the start of the names SQLite keeps for itself
+// (sqlite_master, sqlite_sequence, sqlite_dbpage, …): no module's name, and
+// so no table prefix, may start with it (case-insensitively).
+const SQLitePrefix = "sqlite"
+
+// SQLiteReservedMessage is the refusal of a module name starting with
+// SQLitePrefix, or "" for any other name: "module name 'sqlite_x' uses
+// table prefix 'sqlite_x_', which is reserved for SQLite's own tables".
+func SQLiteReservedMessage(module string) string {
+	if !strings.HasPrefix(strings.ToLower(module), SQLitePrefix) {
+		return ""
+	}
+	return "module name " + pyrepr.Repr(module) + " uses table prefix " + pyrepr.Repr(TablePrefix(module)+"_") + ", which is reserved for SQLite's own tables"
+}
+
 // TableName returns the quoted physical name of a module's logical table,
 // or the reference's message for an invalid name.
 func TableName(module, name string) (quoted, msg string) {
