@@ -109,6 +109,23 @@ func jobUnmoved(key string) func(*testing.T, *harness, *client, *response) {
 	}
 }
 
+// jobTooltips asserts that the page's tooltip of each job is its own next
+// run's exact UTC time (from the job, not the wall clock's date: a job due
+// in two hours falls on tomorrow's date late in the UTC day).
+func jobTooltips(keys ...string) func(*testing.T, *harness, *client, *response) {
+	return func(t *testing.T, h *harness, _ *client, res *response) {
+		t.Helper()
+		for _, key := range keys {
+			waitJob(t, h, key, func(j scheduler.Job, ok bool) bool {
+				if want := `title="` + exactTime(j.NextRunAt) + `"`; !ok || !strings.Contains(res.body, want) {
+					t.Errorf("job %q (exists %v): the page lacks its tooltip %s", key, ok, want)
+				}
+				return true
+			})
+		}
+	}
+}
+
 func jobForm(key string) url.Values { return url.Values{form.ModuleJobKey: {key}} }
 
 var (
@@ -122,10 +139,10 @@ var moduleJobScenarios = []scenario{
 	{name: "jobs: the module page lists each job with its controls, keys escaped in the paths", method: "GET", url: "/modules/probe",
 		opts: jobMods, signedIn: true, setup: withJobs, wantStatus: http.StatusOK,
 		wantContains: []string{`data-testid="module-jobs"`, ">digest/weekly run<", ">50% off<", `<code class="break">tick</code>`,
-			`title="` + time.Now().UTC().Format("2006-01-02"), // the exact UTC time in the tooltip (date part)
 			">in 1 hour<", ">in 2 hours<", "every 3h0m0s", ">once<",
 			`action="` + runSlash + `"`, `action="` + cancelSlash + `"`, `action="` + runPercent + `"`,
-			`name="job" value="digest/weekly run"`, ">Run now<", ">Cancel<"}},
+			`name="job" value="digest/weekly run"`, ">Run now<", ">Cancel<"},
+		check: jobTooltips(jobSlash, jobPercent)},
 
 	{name: "jobs: anonymous run now is refused and moves nothing", method: "POST", url: runSlash, opts: jobMods,
 		form: jobForm(jobSlash), setup: withJobs, wantStatus: http.StatusUnauthorized, wantNoAudit: true, check: jobUnmoved(jobSlash)},

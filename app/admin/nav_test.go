@@ -3,8 +3,11 @@ package admin
 import (
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kimiapp/kimi/web/templates"
 )
 
 // TestNavigationSections: the shared layout links every section the issue
@@ -43,6 +46,46 @@ func TestNavigationSections(t *testing.T) {
 			wantBody(t, res, s.want, `aria-current="page"`)
 			if !strings.Contains(res.body, "<nav") {
 				t.Error("page is not in the shared layout")
+			}
+		})
+	}
+}
+
+// TestNoBuiltSectionIsMarkedSoon: a navigation entry carries the "soon — Not
+// built yet" badge exactly when its page is a placeholder (placeholders);
+// every other entry is a built section (its route is registered by its own
+// handler) and shows no badge. /tasks kept the badge after it was built.
+func TestNoBuiltSectionIsMarkedSoon(t *testing.T) {
+	h := newHarness(t, withModules(nil, false))
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	home := c.get("/")
+	wantStatus(t, home, http.StatusOK)
+	routes := map[string]bool{}
+	for _, r := range h.srv.echo.Routes() {
+		if r.Method == http.MethodGet {
+			routes[r.Path] = true
+		}
+	}
+	for _, item := range templates.Nav {
+		t.Run(item.Label, func(t *testing.T) {
+			if !routes[item.Href] {
+				t.Fatalf("navigation entry %s links %s, which no GET route serves", item.Label, item.Href)
+			}
+			placeholder := slices.ContainsFunc(placeholders, func(p placeholderPage) bool { return p.path == item.Href })
+			if item.Soon != placeholder {
+				t.Errorf("%s: Soon = %v, but its page is a placeholder: %v", item.Label, item.Soon, placeholder)
+			}
+			entry := regexp.MustCompile(`(?s)<a [^>]*data-testid="nav-` + regexp.QuoteMeta(item.Key) + `".*?</a>`).FindString(home.body)
+			if item.Optional && entry == "" {
+				return // not shown on this server
+			}
+			if entry == "" {
+				t.Fatalf("no navigation entry nav-%s in the layout", item.Key)
+			}
+			if badge := strings.Contains(entry, "nav-soon"); badge != placeholder {
+				t.Errorf("%s entry shows the soon badge: %v, want %v (placeholder page: %v):\n%s", item.Label, badge, placeholder, placeholder, entry)
 			}
 		})
 	}

@@ -149,7 +149,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 			message = m
 		}
 	}
-	if status >= 500 {
+	if status >= 500 && !overloaded(c) {
 		s.log.Error("request failed", "err", err, "method", c.Request().Method,
 			"path", c.Request().URL.Path, "request_id", requestIDOf(c))
 	}

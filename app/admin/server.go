@@ -153,6 +153,8 @@ type Server struct {
 	resultsChanged signal.Watchers
 	unwatchResults func()
 
+	overload overloadLog // the overload 503s' WARN summary
+
 	closeOnce sync.Once
 	stop      chan struct{}
 	done      chan struct{}

@@ -704,6 +704,9 @@ func (s *Scheduler) setActive(active bool, other string, otherTill, now time.Tim
 	}
 	if active {
 		s.log.Info("scheduler runner active", "holder", s.holder)
+	} else if s.holderGone(other) {
+		s.log.Info("waiting for the lease of a process that is gone (killed without releasing it); jobs resume when it expires",
+			"holder", other, "expires", otherTill.UTC().Format(time.RFC3339), "in", otherTill.Sub(now).Round(time.Second))
 	} else {
 		s.log.Error("Module scheduler paused: another scheduler runner holds the lease; jobs paused until it is released",
 			"holder", other, "leased_until", otherTill)

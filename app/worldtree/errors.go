@@ -286,11 +286,13 @@ func (rd redactor) Bytes(b []byte) []byte {
 // Body redacts keys from the full body, then cuts it to MaxErrorBodyBytes, so no part of a key
 // survives the cut. The result is a copy.
 func (rd redactor) Body(b []byte) []byte {
-	b = rd.Bytes(b)
-	if len(b) > MaxErrorBodyBytes {
-		b = b[:MaxErrorBodyBytes]
+	s := rd.String(string(b))
+	if len(s) > MaxErrorBodyBytes {
+		s = s[:MaxErrorBodyBytes]
 	}
-	return b
+	// A copy of the cut alone: a slice of the whole redacted body would keep all of it (up to
+	// the client's 4 MiB cap) alive for as long as the error is kept.
+	return []byte(s)
 }
 
 // Field redacts a short server-sent string an error prints, then cuts it to n bytes.

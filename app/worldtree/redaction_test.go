@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -247,3 +248,38 @@ func FuzzEchoedKeyNeverLeaks(f *testing.F) {
 
 // maxFuzzKeyBytes bounds the fuzzed key (longer keys add nothing but time).
 const maxFuzzKeyBytes = 64
+
+// TestErrorBodyKeepsOnlyItsCut checks that a kept error body holds its MaxErrorBodyBytes and not
+// the whole redacted body behind them: 100 bodies cut from 4 MiB answers stay under 1 MiB of heap.
+func TestErrorBodyKeepsOnlyItsCut(t *testing.T) {
+	const n, size = 100, 4 << 20
+	big := []byte(strings.Repeat("x", size))
+	for _, tc := range []struct {
+		name string
+		rd   redactor
+	}{
+		{"no key", newRedactor()},
+		{"with a key", newRedactor("k3y~0123456789ab")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			kept := make([][]byte, n)
+			for i := range kept {
+				kept[i] = tc.rd.Body(big)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			for _, b := range kept {
+				if len(b) != MaxErrorBodyBytes {
+					t.Fatalf("body is %d bytes, want %d", len(b), MaxErrorBodyBytes)
+				}
+			}
+			if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew >= 1<<20 {
+				t.Errorf("%d kept bodies hold %d bytes of heap, want < 1 MiB", n, grew)
+			}
+			runtime.KeepAlive(kept)
+		})
+	}
+}

@@ -74,7 +74,7 @@ var Nav = []NavItem{
 	{Key: "modules", Label: "Modules", Href: "/modules"},
 	{Key: "proposals", Label: "Proposals", Href: "/proposals"},
 	{Key: "results", Label: "Results", Href: "/results"},
-	{Key: "tasks", Label: "Tasks", Href: "/tasks", Soon: true},
+	{Key: "tasks", Label: "Tasks", Href: "/tasks"},
 	{Key: "discord", Label: "Discord", Href: "/discord"},
 	{Key: "worldtree", Label: "Worldtree", Href: "/worldtree", Optional: true},
 	{Key: "audit", Label: "Audit log", Href: "/audit"},

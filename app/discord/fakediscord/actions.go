@@ -23,6 +23,8 @@ var (
 	ErrNoModal          = errors.New("fakediscord: the interaction was not answered with a modal")
 	ErrNotAutocomplete  = errors.New("fakediscord: the option is not an autocomplete option of the command")
 	ErrNoChoices        = errors.New("fakediscord: the autocomplete was not answered with valid choices")
+	ErrUnknownInvite    = errors.New("fakediscord: no usable invite of the guild has that code")
+	ErrAlreadyMember    = errors.New("fakediscord: user is already a member of the guild")
 )
 
 // actor checks that userID may act in channelID: the channel exists, the user is known and a
@@ -139,6 +141,53 @@ func (s *Server) JoinGuild(guildID, userID string) (*discordgo.Member, error) {
 	u := s.users[userID]
 	if u == nil {
 		return nil, ErrUnknownUser
+	}
+	m := s.addMemberLocked(g, u, nil)
+	s.dispatchGuild(guildID, "GUILD_MEMBER_ADD", m)
+	return clone(m), nil
+}
+
+// JoinWithInvite makes a known user join a guild through the invite code, as
+// Discord counts it: the invite's Uses goes up by one (GET
+// /guilds/{guild}/invites shows it, which is how a logging module guesses the
+// invite a member joined with), then GUILD_MEMBER_ADD. The guild's vanity
+// code counts on its vanity-url uses. An invite that reaches its MaxUses is
+// deleted (INVITE_DELETE); an expired or used-up invite, or one of another
+// guild, is ErrUnknownInvite, and a member joining again is ErrAlreadyMember
+// (neither counts a use).
+func (s *Server) JoinWithInvite(guildID, userID, code string) (*discordgo.Member, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.guilds[guildID]
+	if g == nil {
+		return nil, ErrUnknownGuild
+	}
+	u := s.users[userID]
+	if u == nil {
+		return nil, ErrUnknownUser
+	}
+	inv := s.invites[code]
+	if inv != nil && (inv.Guild.ID != guildID || inv.MaxUses > 0 && inv.Uses >= inv.MaxUses ||
+		inv.MaxAge > 0 && !s.now().Before(inv.CreatedAt.Add(time.Duration(inv.MaxAge)*time.Second))) {
+		inv = nil
+	}
+	v, vanityOK := s.side.vanity[guildID]
+	vanityOK = vanityOK && code != "" && v.code == code
+	if inv == nil && !vanityOK {
+		return nil, ErrUnknownInvite
+	}
+	if g.members[userID] != nil {
+		return nil, ErrAlreadyMember
+	}
+	if inv != nil {
+		inv.Uses++
+		if inv.MaxUses > 0 && inv.Uses >= inv.MaxUses {
+			delete(s.invites, inv.Code)
+			s.dispatchGuild(guildID, "INVITE_DELETE", &discordgo.InviteDelete{ChannelID: inv.Channel.ID, GuildID: guildID, Code: inv.Code})
+		}
+	} else {
+		v.uses++
+		s.side.vanity[guildID] = v
 	}
 	m := s.addMemberLocked(g, u, nil)
 	s.dispatchGuild(guildID, "GUILD_MEMBER_ADD", m)

@@ -237,6 +237,25 @@ func TestTools(t *testing.T) {
 	checkErr(t, ValidateTool(ok), "")
 	ok.MinTier = 7
 	checkErr(t, ValidateTool(ok), "tool 'x' has an invalid min_tier")
+	ok.MinTier = 0
+	for _, tt := range []struct {
+		name   string
+		params map[string]any
+		want   string
+	}{
+		{"give_kudos-2", nil, ""},
+		{strings.Repeat("a", 64), map[string]any{"type": "object"}, ""},
+		{strings.Repeat("a", 65), nil, "invalid tool name '" + strings.Repeat("a", 65) + "': use 1 to 64 letters, digits, '_' or '-'"},
+		{"kudos.give", nil, "invalid tool name 'kudos.give': use 1 to 64 letters, digits, '_' or '-'"},
+		{"give kudos", nil, "invalid tool name 'give kudos': use 1 to 64 letters, digits, '_' or '-'"},
+		{"k\u00e9", nil, "invalid tool name 'k\u00e9': use 1 to 64 letters, digits, '_' or '-'"},
+		{"x", map[string]any{"type": "string"}, `tool 'x' parameters must be a JSON object schema ("type": "object")`},
+		{"x", map[string]any{"properties": map[string]any{}}, `tool 'x' parameters must be a JSON object schema ("type": "object")`},
+		{"x", map[string]any{}, `tool 'x' parameters must be a JSON object schema ("type": "object")`},
+	} {
+		ok.Name, ok.Parameters = tt.name, tt.params
+		checkErr(t, ValidateTool(ok), tt.want)
+	}
 	if (sdk.Tool{}).EffectiveMinTier() != sdk.TierMember {
 		t.Error("tool default tier")
 	}

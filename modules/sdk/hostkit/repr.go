@@ -10,7 +10,8 @@ import (
 
 // Repr quotes s the way the reference's messages quote names (Python's
 // repr of a str): 'name', or "it's" when s holds a single quote. Hosts and
-// fakes use it to build messages that match the reference exactly.
+// fakes use it to build messages that match the reference exactly; modules
+// use sdk.Repr, the same function.
 func Repr(s string) string { return pyrepr.Repr(s) }
 
 func pyRepr(s string) string { return pyrepr.Repr(s) }
