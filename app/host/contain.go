@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -48,7 +49,11 @@ func runBounded(parent context.Context, timeout, grace time.Duration, fn func(co
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- call(ctx, fn) }()
+	go func() {
+		// fn and the goroutines it starts carry ctx's labels (withModule).
+		pprof.SetGoroutineLabels(ctx)
+		done <- call(ctx, fn)
+	}()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var why outcome
