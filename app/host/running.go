@@ -1,10 +1,13 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 // LongRun is a callback running past its budget (Options.RunningLongAfter):
@@ -82,4 +85,18 @@ func (b *longBook) list(module string) []LongRun {
 	}
 	slices.SortFunc(out, func(a, b LongRun) int { return a.Since.Compare(b.Since) })
 	return out
+}
+
+// watchedHandler is an event handler that shows as running long past the
+// callback budget, like the callbacks the host invokes itself; the bus
+// bounds it and reports its timeout (app/events).
+func (h *Host) watchedHandler(inst *instance, handler sdk.EventHandler) sdk.EventHandler {
+	if handler == nil {
+		return nil
+	}
+	return func(ctx context.Context, ev sdk.Event) error {
+		end := h.long.watch(inst.name, "event "+ev.Topic, time.Now(), h.opts.RunningLongAfter, h.watch.Notify)
+		defer end()
+		return handler(ctx, ev)
+	}
 }

@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// TestHungCallbackShowsRunningLong hangs a command, a tool and a job past
-// their budget: each shows as running long at once, while the module is
-// still healthy (its timeout is far off), and no longer once it returns.
+// TestHungCallbackShowsRunningLong hangs a command, a tool, an event
+// handler (on the real bus) and a job past their budget: each shows as
+// running long at once, while the module is still healthy (its timeout is
+// far off), and no longer once it returns.
 func TestHungCallbackShowsRunningLong(t *testing.T) {
 	cases := []struct {
 		kind, want string
@@ -25,6 +27,9 @@ func TestHungCallbackShowsRunningLong(t *testing.T) {
 			_, err := r.h.RunTool(ctx, "slow_tool", sdk.ToolContext{GuildID: 1, UserID: 3}, json.RawMessage(`{}`))
 			return err
 		}},
+		{"event", "running long: event slow.x for ", func(_ context.Context, _ *rig, rt *sdk.Runtime) error {
+			return rt.Events.Publish("slow.x", nil)
+		}},
 		{"job", "running long: job k for ", func(ctx context.Context, r *rig, rt *sdk.Runtime) error {
 			return rt.Scheduler.RunAt(ctx, "k", time.Now(), "h", nil)
 		}},
@@ -35,6 +40,9 @@ func TestHungCallbackShowsRunningLong(t *testing.T) {
 			hang := func() { <-release; returned <- struct{}{} }
 			mod := &testModule{start: func(_ context.Context, rt *sdk.Runtime) error {
 				if err := rt.Scheduler.Register("h", func(context.Context, sdk.JobRun) error { hang(); return nil }); err != nil {
+					return err
+				}
+				if _, err := rt.Events.Subscribe("slow.*", func(context.Context, sdk.Event) error { hang(); return nil }); err != nil {
 					return err
 				}
 				_, err := rt.Interactions.AddCommand(sdk.CommandSpec{Name: "slow", Description: "d", MinTier: sdk.TierMember},
@@ -49,7 +57,10 @@ func TestHungCallbackShowsRunningLong(t *testing.T) {
 					}})
 				}
 			})
-			r := newRig(t, []sdk.Spec{s}, func(o *Options) { o.CallbackTimeout, o.RunningLongAfter = time.Minute, 10*time.Millisecond })
+			r := newRig(t, []sdk.Spec{s}, func(o *Options) {
+				o.CallbackTimeout, o.RunningLongAfter = time.Minute, 10*time.Millisecond
+				o.events, o.Bus = nil, events.New(events.Options{HandlerTimeout: time.Minute}) // the real bus
+			})
 			r.activate(t, 1)
 			r.start(t)
 			errs := make(chan error, 1)
