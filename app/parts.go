@@ -142,8 +142,8 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	modHost, err := host.New(ctx, host.Options{
 		Specs: c.specs, Store: st, Guilds: guilds, Logger: root, Getenv: c.env.Getenv,
 		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
-		StartTimeout: cfg.ModuleStartTimeout,
-		Discord:      bot, Bus: bus, Directory: directory, Proposals: props, Results: res, Capabilities: &caps,
+		StartTimeout: cfg.ModuleStartTimeout, Goroutines: host.GoroutineOptions{Limit: cfg.ModuleGoroutineLimit},
+		Discord: bot, Bus: bus, Directory: directory, Proposals: props, Results: res, Capabilities: &caps,
 		AwaitDiscord: awaitDiscord(bot, cfg.DiscordReadyWait),
 	})
 	if err != nil {

@@ -61,6 +61,25 @@ func newMetrics(st *store.Store) *metrics {
 	return m
 }
 
+// moduleGoroutines exports each running module's goroutine count at the
+// host's last count (kimi_module_goroutines{module="x"}).
+type moduleGoroutines struct{ host ModuleHost }
+
+var _ prometheus.Collector = moduleGoroutines{}
+
+var moduleGoroutinesDesc = prometheus.NewDesc("kimi_module_goroutines",
+	"Goroutines running under a module's runtime/pprof label at the host's last count.", []string{"module"}, nil)
+
+// Describe implements prometheus.Collector.
+func (moduleGoroutines) Describe(ch chan<- *prometheus.Desc) { ch <- moduleGoroutinesDesc }
+
+// Collect implements prometheus.Collector.
+func (c moduleGoroutines) Collect(ch chan<- prometheus.Metric) {
+	for name, n := range c.host.Goroutines() {
+		ch <- prometheus.MustNewConstMetric(moduleGoroutinesDesc, prometheus.GaugeValue, float64(n), name)
+	}
+}
+
 // metricMethods are the methods counted under their own name; any other
 // (client-chosen) method is "other", so labels stay bounded.
 var metricMethods = map[string]bool{

@@ -29,6 +29,9 @@ type ModuleHost interface {
 	SaveSettings(ctx context.Context, module string, values map[string]string, actor string) error
 	Watch(ctx context.Context) <-chan struct{}
 	ModuleTables(ctx context.Context, name string) ([]modstore.TableInfo, error)
+	// Goroutines are each running module's goroutines at the last count
+	// (/metrics: kimi_module_goroutines).
+	Goroutines() map[string]int
 }
 
 var _ ModuleHost = (*host.Host)(nil)
@@ -123,6 +126,10 @@ func moduleRow(m host.ModuleStatus, fromEnv bool) templates.ModuleRow {
 		Name: m.Name, Version: m.Version, Enabled: m.Enabled, State: state,
 		Reason: reason, FromEnv: fromEnv,
 	}
+	if m.HasGoroutines {
+		r.Goroutines = strconv.Itoa(m.Goroutines)
+	}
+	r.RunningLong = m.RunningLong
 	if len(m.FieldErrors) > 0 && r.Reason == "" {
 		r.Reason = "invalid settings"
 	}

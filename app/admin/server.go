@@ -236,6 +236,9 @@ func New(opts Options) (*Server, error) {
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store)
+	if opts.Host != nil {
+		s.metrics.reg.MustRegister(moduleGoroutines{opts.Host})
+	}
 	s.echo = s.buildEcho()
 	s.watchProposals()
 	s.watchResults()

@@ -67,8 +67,17 @@ const (
 	KeyDemo           = "demo"
 	KeySchedulerLease = "scheduler-lease"
 
-	KeyModuleStartTimeout = "module-start-timeout"
-	KeyDiscordReadyWait   = "discord-ready-wait"
+	KeyModuleStartTimeout   = "module-start-timeout"
+	KeyModuleGoroutineLimit = "module-goroutine-limit"
+	KeyDiscordReadyWait     = "discord-ready-wait"
+)
+
+// Module goroutine limit bounds (KIMI_MODULE_GOROUTINE_LIMIT): a module
+// running more goroutines is marked degraded.
+const (
+	DefaultModuleGoroutineLimit = 10000
+	MinModuleGoroutineLimit     = 100
+	MaxModuleGoroutineLimit     = 1000000
 )
 
 // Module start timeout bounds (KIMI_MODULE_START_TIMEOUT; the original's
@@ -144,6 +153,7 @@ var settings = []Setting{
 	{Key: KeyModules, Env: "KIMI_MODULES", Usage: "comma-separated names of the modules to run, overriding the selection saved on /modules"},
 	{Key: KeySchedulerLease, Env: "KIMI_SCHEDULER_LEASE", Default: "60s", Usage: "lease of a running scheduled job and of the scheduler runner (1s..1h): how long a killed process's jobs, or a second process, wait"},
 	{Key: KeyModuleStartTimeout, Env: "KIMI_MODULE_START_TIMEOUT", Default: "60s", Usage: "how long a module's start may take (1s..10m) before it is marked failed; the admin stays up meanwhile"},
+	{Key: KeyModuleGoroutineLimit, Env: "KIMI_MODULE_GOROUTINE_LIMIT", Default: "10000", Usage: "how many goroutines a module may run (100..1000000) before it is marked degraded"},
 	{Key: KeyDiscordReadyWait, Env: "KIMI_DISCORD_READY_WAIT", Default: "30s", Usage: "how long the modules wait for Discord's first READY before they start anyway (0s..5m; without a token they start at once)"},
 	{Key: KeyDemo, Env: "KIMI_DEMO", Default: "false", Bool: true, Usage: "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in " + DefaultDemoDataDir + " unless the data directory is set)"},
 }
@@ -196,6 +206,9 @@ type Config struct {
 	// ModuleStartTimeout is KIMI_MODULE_START_TIMEOUT: how long each
 	// module's start (and migrations) may take before it is marked failed.
 	ModuleStartTimeout time.Duration
+	// ModuleGoroutineLimit is KIMI_MODULE_GOROUTINE_LIMIT: a module running
+	// more goroutines is marked degraded.
+	ModuleGoroutineLimit int
 	// DiscordReadyWait is KIMI_DISCORD_READY_WAIT: how long the module host
 	// waits for the bot's first READY before starting the modules anyway.
 	DiscordReadyWait time.Duration
@@ -512,6 +525,18 @@ func (r *resolver) resolve() {
 	}
 	c.SchedulerLease = duration(KeySchedulerLease, DefaultSchedulerLease, MinSchedulerLease, MaxSchedulerLease, "1s..1h")
 	c.ModuleStartTimeout = duration(KeyModuleStartTimeout, DefaultModuleStartTimeout, MinModuleStartTimeout, MaxModuleStartTimeout, "1s..10m")
+	c.ModuleGoroutineLimit = DefaultModuleGoroutineLimit
+	if v, src := get(KeyModuleGoroutineLimit); strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		switch {
+		case err != nil:
+			r.fail(src, "%q is not a whole number (e.g. %d)", v, DefaultModuleGoroutineLimit)
+		case n < MinModuleGoroutineLimit || n > MaxModuleGoroutineLimit:
+			r.fail(src, "%d is outside %d..%d", n, MinModuleGoroutineLimit, MaxModuleGoroutineLimit)
+		default:
+			c.ModuleGoroutineLimit = n
+		}
+	}
 	c.DiscordReadyWait = duration(KeyDiscordReadyWait, DefaultDiscordReadyWait, 0, MaxDiscordReadyWait, "0s..5m")
 
 	s, _ := lookup(KeyMetricsToken)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ func TestDefaults(t *testing.T) {
 		DataDir: "kimi-data", Addr: DefaultAddr, LogFormat: "text", LogLevel: slog.LevelInfo,
 		AdminUsername: "admin", SchedulerLease: DefaultSchedulerLease,
 		ModuleStartTimeout: DefaultModuleStartTimeout, DiscordReadyWait: DefaultDiscordReadyWait,
+		ModuleGoroutineLimit: DefaultModuleGoroutineLimit,
 	}
 	if c.Origins[KeyAddr] != "default" {
 		t.Errorf("origin of addr = %q, want default", c.Origins[KeyAddr])
@@ -287,6 +289,21 @@ func TestSettings(t *testing.T) {
 		{name: "module start timeout not a duration", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "60"}, wantErr: `config: KIMI_MODULE_START_TIMEOUT: "60" is not a duration (e.g. 60s)`},
 		{name: "module start timeout too short", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "500ms"}, wantErr: "config: KIMI_MODULE_START_TIMEOUT: 500ms is outside 1s..10m"},
 		{name: "module start timeout too long", vars: map[string]string{"KIMI_MODULE_START_TIMEOUT": "11m"}, wantErr: "config: KIMI_MODULE_START_TIMEOUT: 11m0s is outside 1s..10m"},
+		{name: "module goroutine limit", vars: map[string]string{"KIMI_MODULE_GOROUTINE_LIMIT": "500"}, checks: []check{func(c Config) string {
+			if c.ModuleGoroutineLimit != 500 {
+				return "module goroutine limit = " + strconv.Itoa(c.ModuleGoroutineLimit)
+			}
+			return ""
+		}}},
+		{name: "module goroutine limit flag", args: []string{"--module-goroutine-limit=20000"}, checks: []check{origin(KeyModuleGoroutineLimit, "--module-goroutine-limit"), func(c Config) string {
+			if c.ModuleGoroutineLimit != 20000 {
+				return "module goroutine limit = " + strconv.Itoa(c.ModuleGoroutineLimit)
+			}
+			return ""
+		}}},
+		{name: "module goroutine limit not a number", vars: map[string]string{"KIMI_MODULE_GOROUTINE_LIMIT": "lots"}, wantErr: `config: KIMI_MODULE_GOROUTINE_LIMIT: "lots" is not a whole number (e.g. 10000)`},
+		{name: "module goroutine limit too low", vars: map[string]string{"KIMI_MODULE_GOROUTINE_LIMIT": "99"}, wantErr: "config: KIMI_MODULE_GOROUTINE_LIMIT: 99 is outside 100..1000000"},
+		{name: "module goroutine limit too high", vars: map[string]string{"KIMI_MODULE_GOROUTINE_LIMIT": "1000001"}, wantErr: "config: KIMI_MODULE_GOROUTINE_LIMIT: 1000001 is outside 100..1000000"},
 		{name: "discord ready wait zero starts the modules at once", vars: map[string]string{"KIMI_DISCORD_READY_WAIT": "0s"}, checks: []check{func(c Config) string {
 			if c.DiscordReadyWait != 0 {
 				return "discord ready wait = " + c.DiscordReadyWait.String()
@@ -444,7 +461,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 19 {
-		t.Fatalf("%d settings, want 19", len(seen))
+	if len(seen) != 20 {
+		t.Fatalf("%d settings, want 20", len(seen))
 	}
 }

@@ -62,6 +62,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("modules", c.modules()),
 		slog.Duration("scheduler_lease", c.SchedulerLease),
 		slog.Duration("module_start_timeout", c.ModuleStartTimeout),
+		slog.Int("module_goroutine_limit", c.ModuleGoroutineLimit),
 		slog.Duration("discord_ready_wait", c.DiscordReadyWait),
 		slog.Bool("demo", c.Demo),
 	)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -26,6 +27,12 @@ func (h *Host) callback(ctx context.Context, inst *instance, kind, what string, 
 	defer cancel()
 	stop := context.AfterFunc(inst.ctx, cancel)
 	defer stop()
+	// The callback and the goroutines it starts count as the module's.
+	cctx = withModule(cctx, inst.name)
+	// Past its budget it shows as running long at once; the timeout below
+	// degrades the module.
+	endLong := h.long.watch(inst.name, kind+" "+what, time.Now(), h.opts.RunningLongAfter, h.watch.Notify)
+	defer endLong()
 	err, how := runBounded(cctx, h.opts.CallbackTimeout, h.opts.CancelGrace, fn)
 	source := "callback:" + kind
 	if err == nil && how == finished {

@@ -42,7 +42,7 @@ func (h *Host) closeModule(ctx context.Context, inst *instance, later int) {
 	inst.runningFlag.Store(false)
 	inst.cancel()
 	timeout, grace := h.closeBounds(ctx, later)
-	err, how := runBounded(context.Background(), timeout, grace, inst.mod.Close)
+	err, how := runBounded(withModule(context.Background(), inst.name), timeout, grace, inst.mod.Close)
 	switch how {
 	case timedOut, abandoned:
 		msg := fmt.Sprintf("Kimi module %s close() exceeded %s", inst.name, seconds(timeout))
@@ -118,6 +118,7 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.closed = true
 	h.mu.Unlock()
+	h.goroutines.stop()
 	if h.unsubscribe != nil {
 		h.unsubscribe()
 	}

@@ -81,6 +81,11 @@ type Options struct {
 	MigrateTimeout time.Duration
 	// HistorySize bounds each module's health history (0: DefaultHistorySize).
 	HistorySize int
+	// Goroutines bound each module's goroutines (KIMI_MODULE_GOROUTINE_LIMIT).
+	Goroutines GoroutineOptions
+	// RunningLongAfter is a callback's budget: past it the module shows
+	// the callback as running long (0: a tenth of CallbackTimeout).
+	RunningLongAfter time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// Scheduler is the durable job scheduler (nil: the host makes one on
@@ -193,13 +198,15 @@ type Host struct {
 	bus     *events.Bus
 	mstore  *modstore.Manager
 
-	health   *healthBook
-	services *serviceBook
-	tools    *toolBook
-	router   *router
-	sched    JobScheduler
-	ownSched *scheduler.Scheduler // made by New, closed by Close
-	discord  Discord              // nil when not connected
+	health     *healthBook
+	goroutines *goroutineWatch
+	long       *longBook
+	services   *serviceBook
+	tools      *toolBook
+	router     *router
+	sched      JobScheduler
+	ownSched   *scheduler.Scheduler // made by New, closed by Close
+	discord    Discord              // nil when not connected
 
 	unsubscribe func()
 	watch       signal.Watchers // Watch's subscribers
@@ -288,6 +295,11 @@ func New(ctx context.Context, opts Options) (*Host, error) {
 	}
 	h.health = newHealthBook(h.now, opts.HistorySize, h.moduleLogger)
 	h.health.changed = h.watch.Notify
+	h.goroutines = newGoroutineWatch(h, opts.Goroutines)
+	h.long = newLongBook()
+	if h.opts.RunningLongAfter <= 0 {
+		h.opts.RunningLongAfter = h.opts.CallbackTimeout / 10
+	}
 	h.services = newServiceBook()
 	h.tools = newToolBook()
 	h.router = newRouter()

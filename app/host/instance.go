@@ -41,7 +41,7 @@ type instance struct {
 }
 
 func (h *Host) newInstance(spec sdk.Spec, settings sdk.Settings) *instance {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(withModule(context.Background(), spec.Name))
 	return &instance{h: h, name: spec.Name, spec: spec, log: h.moduleLogger(spec.Name), settings: settings,
 		ctx: ctx, cancel: cancel, onChange: map[int]func(context.Context, uint64){}}
 }

@@ -22,6 +22,7 @@ func (h *Host) Start(ctx context.Context) error {
 	if h.isClosed() {
 		return fmt.Errorf("host: start: %w", ErrClosed)
 	}
+	h.goroutines.start()
 	defer func() {
 		// The modules start after Discord's READY, whose command sync was
 		// held back (CommandsRegistered): sync the full set now.

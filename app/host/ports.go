@@ -113,7 +113,7 @@ func (e *revocableEvents) Subscribe(pattern string, handler sdk.EventHandler) (s
 	if e.inst.revoked() {
 		return nil, e.inst.revokedErr("events")
 	}
-	return e.p.Subscribe(pattern, handler)
+	return e.p.Subscribe(pattern, e.inst.h.watchedHandler(e.inst, handler))
 }
 
 // trust is the sdk.Trust port over guildcfg's resolver. With a Discord

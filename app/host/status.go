@@ -33,6 +33,13 @@ type ModuleStatus struct {
 	// Metrics are the health metrics, which carry the event-bus and
 	// storage counters (at most sdk.MaxHealthMetrics in all).
 	Metrics map[string]float64
+	// Goroutines is how many goroutines run under the module's
+	// ModuleLabel at the last count (HasGoroutines: counted while running).
+	Goroutines    int
+	HasGoroutines bool
+	// RunningLong are its callbacks past their budget, oldest first, as
+	// shown: "running long: command /ping for 4 s".
+	RunningLong []string
 	// History is the bounded record of health changes, oldest first.
 	History  []HealthChange
 	Manifest Manifest
@@ -131,6 +138,11 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 	st.Metrics = maps.Clone(health.Metrics)
 	if st.Metrics == nil {
 		st.Metrics = map[string]float64{}
+	}
+	st.Goroutines, st.HasGoroutines = h.goroutines.count(name)
+	now := time.Now() // the budgets' timers run on the wall clock
+	for _, r := range h.long.list(name) {
+		st.RunningLong = append(st.RunningLong, r.Text(now))
 	}
 	st.Tools = h.tools.moduleTools(name)
 	if jobs, err := h.sched.Jobs(h.ctxBackground(), name); err != nil {

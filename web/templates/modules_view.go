@@ -42,6 +42,11 @@ type ModuleRow struct {
 	Detail, Age string
 	Metrics     []Stat
 	FromEnv     bool
+	// Goroutines is the module's goroutine count ("" when not counted).
+	Goroutines string
+	// RunningLong are its callbacks past their budget ("running long:
+	// command /ping for 4 s").
+	RunningLong []string
 }
 
 // ModuleHealthView is the overview's at-a-glance module health: counts by
