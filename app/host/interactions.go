@@ -122,6 +122,9 @@ func (v *interactions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandHandl
 	if err := hostkit.ValidateCommandSpec(spec); err != nil {
 		return nil, err
 	}
+	if err := hostkit.CheckCommandDeclared(v.inst.name, v.inst.spec.Commands, spec); err != nil {
+		return nil, err
+	}
 	if handler == nil {
 		return nil, fmt.Errorf("host: command %s needs a handler", strconv.Quote(spec.QualifiedName()))
 	}
