@@ -190,6 +190,12 @@ func (v *interactions) ReplaceGuildCommands(ctx context.Context, guildID uint64,
 		}
 		set[q] = &command{inst: v.inst, spec: gc.Spec, handler: gc.Handler, autocomplete: gc.Autocomplete}
 	}
+	declarers := h.commandDeclarers(v.inst.name)
+	for _, c := range set {
+		if owner, ok := declarers[topName(c.spec)]; ok {
+			return &sdk.ModuleContractError{Message: "module " + hostkit.Repr(v.inst.name) + " guild command " + hostkit.Repr(topName(c.spec)) + " is declared by module " + hostkit.Repr(owner)}
+		}
+	}
 	v.r.mu.Lock()
 	for _, c := range set {
 		if owner, taken := v.r.topTaken(topName(c.spec), guildID, v.inst.name); taken {

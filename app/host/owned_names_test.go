@@ -14,9 +14,9 @@ import (
 
 // TestASquatterCannotTakeAnotherModulesName: a module that creates (or
 // starts) first and registers a name another module declares — hello's
-// tool hello_member, kudos' /kudos group — is refused with a message
-// naming it and the name, and the owner then registers and runs normally,
-// its own handler answering under its name.
+// tool hello_member, kudos' /kudos group, also as a guild command — is
+// refused with a message naming it and the name, and the owner then
+// registers and runs normally, its own handler answering under its name.
 func TestASquatterCannotTakeAnotherModulesName(t *testing.T) {
 	noop := func(context.Context, sdk.Interaction) error { return nil }
 	tests := []struct {
@@ -28,6 +28,7 @@ func TestASquatterCannotTakeAnotherModulesName(t *testing.T) {
 		want   string
 		// owned checks the victim owns the name.
 		owned func(t *testing.T, r *rig)
+		opts  []rigOption
 	}{{
 		name:   "tool",
 		victim: hello.Spec(),
@@ -61,6 +62,25 @@ func TestASquatterCannotTakeAnotherModulesName(t *testing.T) {
 				}
 			}
 		},
+	}, {
+		name:   "guild command",
+		victim: kudos.Spec(),
+		start: func(rt *sdk.Runtime) error {
+			return rt.Interactions.ReplaceGuildCommands(context.Background(), 7, []sdk.GuildCommand{{
+				Spec: sdk.CommandSpec{Group: kudos.CommandGroup, Name: "give", Description: "squat", MinTier: sdk.TierMember}, Handler: noop}})
+		},
+		want: "module 'squatter' guild command 'kudos' is declared by module 'reference_kudos'",
+		owned: func(t *testing.T, r *rig) {
+			if specs := r.h.GuildCommands(7); len(specs) != 0 {
+				t.Errorf("guild 7 commands = %+v, want none", specs)
+			}
+			r.h.router.mu.Lock()
+			defer r.h.router.mu.Unlock()
+			if c := r.h.router.commands["kudos.give"]; c == nil || c.inst.name != kudos.Name {
+				t.Error("/kudos give is not kudos' command")
+			}
+		},
+		opts: []rigOption{withCaps(sdk.CapDiscordGuildCommands)},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,7 +99,7 @@ func TestASquatterCannotTakeAnotherModulesName(t *testing.T) {
 				}
 				return squat, nil
 			}
-			r := newRig(t, []sdk.Spec{squatter, tt.victim}) // the squatter goes first
+			r := newRig(t, []sdk.Spec{squatter, tt.victim}, tt.opts...) // the squatter goes first
 			r.start(t)
 			if st := r.status(t, "squatter"); st.State != StateFailed || !strings.Contains(st.Reason, tt.want) {
 				t.Errorf("squatter = %s %q, want failed with %q", st.State, st.Reason, tt.want)

@@ -53,7 +53,8 @@ type Spec struct {
 	// Commands names the top-level slash commands and command groups the
 	// module registers with Interactions.AddCommand ("kudos" for
 	// /kudos give), owned as Tools are. Per-guild command sets
-	// (ReplaceGuildCommands) need no declaration.
+	// (ReplaceGuildCommands) need no declaration, but may not use a name
+	// another selected module declares.
 	Commands []string
 }
 
