@@ -360,7 +360,9 @@ func (m *e2eModule) spec() sdk.Spec {
 		Permissions: sdk.Permissions{
 			EventTopics:    []string{sdk.TopicMessage, sdk.TopicMessageEdit, sdk.TopicMessageDelete},
 			DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage},
-		}}
+		},
+		Commands: []string{"ping", "slow"}, // e2eInteractionsModule's
+	}
 }
 
 // next returns the next event the module got, failing after e2eWait.

@@ -114,6 +114,8 @@ func manifestEntries(m host.Manifest) []templates.ManifestEntry {
 		{Label: "Required capabilities", Values: m.RequiresCapabilities},
 		{Label: "Activation capabilities", Values: m.ActivationCapabilities},
 		{Label: "Discord permissions", Values: m.DiscordActions},
+		{Label: "Declared tools", Values: m.Tools},
+		{Label: "Declared commands", Values: m.Commands},
 		{Label: "Services provided", Values: m.Provides},
 		{Label: "Services consumed", Values: m.Consumes},
 		{Label: "Event topics", Values: m.EventTopics},

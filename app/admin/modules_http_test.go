@@ -219,10 +219,11 @@ var moduleScenarios = []scenario{
 		wantContains: []string{"Dependencies", "Escape hatches", "Guild settings", `data-testid="health-chart"`, "<polyline",
 			"<title>", `name="setting.limit"`, "From 1 to 10.", `name="setting.token"`, `type="password"`, "not set",
 			"Set in the environment only", "PROBE_REGION", moduleStorageNote}, setup: needsRunning(probeName)},
-	{name: "modules: kudos' page lists its tools with tiers and its manifest", method: "GET", url: "/modules/" + kudos.Name,
+	{name: "modules: kudos' page lists its tools with tiers and its manifest, declared names included", method: "GET", url: "/modules/" + kudos.Name,
 		opts: mods, signedIn: true, wantStatus: http.StatusOK,
 		wantContains: []string{"give_kudos", "member and above", sdk.TopicMemberRemove, "send_message",
-			`data-testid="module-table-reference_kudos_kudos"`, "0 rows"},
+			`data-testid="module-table-reference_kudos_kudos"`, "0 rows",
+			"<dt>Declared commands</dt>", `<code class="break">/kudos</code>`, `<code class="break">kudos_leaderboard</code>`},
 		setup: func(t *testing.T, h *harness) {
 			if err := h.modHost.SetEnabled(context.Background(), kudos.Name, true, "test"); err != nil {
 				t.Fatal(err)

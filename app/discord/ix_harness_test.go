@@ -148,7 +148,10 @@ func newIxWorld(t *testing.T, mod *ixModule, o ixOptions) *ixWorld {
 	}
 	w.st = st
 	specs := []sdk.Spec{{Name: "demo", Version: "1.0", APIVersion: sdk.APIVersion,
-		Create: func(sdk.LoadContext) (sdk.Module, error) { return mod, nil }}}
+		Create: func(sdk.LoadContext) (sdk.Module, error) { return mod, nil },
+		// Every command the tests' demo module registers: it owns them.
+		Commands: []string{"kudos", "note", "twice", "staffonly", "slow", "later", "one", "two", "three", "gone", "count", "tag",
+			"explode", "crash", "form", "afterdefer"}}}
 	selection := []string{"demo"}
 	for name, m := range o.more {
 		specs = append(specs, sdk.Spec{Name: name, Version: "1.0", APIVersion: sdk.APIVersion,

@@ -62,7 +62,7 @@ func misbehave(ctx context.Context, b behaviour, release <-chan struct{}) error 
 // bystander is a healthy module with a tool, run next to the faulty one.
 func bystander() sdk.Spec {
 	mod := &testModule{}
-	return sdk.Spec{Name: "bystander", Version: "1", APIVersion: sdk.APIVersion, Create: func(lc sdk.LoadContext) (sdk.Module, error) {
+	return sdk.Spec{Name: "bystander", Version: "1", APIVersion: sdk.APIVersion, Tools: []string{"bystander_ping"}, Create: func(lc sdk.LoadContext) (sdk.Module, error) {
 		return mod, lc.Tools().Register(sdk.Tool{Name: "bystander_ping", Description: "ping", Handler: func(context.Context, sdk.ToolContext, json.RawMessage) (string, error) {
 			return "pong", nil
 		}})
@@ -128,7 +128,7 @@ func runFault(t *testing.T, kind string, b behaviour) {
 		return nil
 	}
 	mod.close = func(ctx context.Context) error { return act(ctx, "close") }
-	faulty := sdk.Spec{Name: "faulty", Version: "1", APIVersion: sdk.APIVersion,
+	faulty := sdk.Spec{Name: "faulty", Version: "1", APIVersion: sdk.APIVersion, Tools: []string{"faulty_tool"}, Commands: []string{"faulty"},
 		GuildSettings: &sdk.GuildSettingsSchema{InvalidPolicy: sdk.DisableModule, Fields: []sdk.GuildSettingField{{Name: "n", Kind: sdk.GuildSettingInt, Default: 1}}},
 		Create: func(lc sdk.LoadContext) (sdk.Module, error) {
 			if err := lc.Tools().Register(sdk.Tool{Name: "faulty_tool", Description: "d", Handler: func(ctx context.Context, _ sdk.ToolContext, _ json.RawMessage) (string, error) {

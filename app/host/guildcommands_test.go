@@ -36,7 +36,7 @@ func (d *gcDiscord) SyncGuildCommands(ctx context.Context, guildID uint64) error
 func TestReplaceGuildCommands(t *testing.T) {
 	mod := &testModule{}
 	d := &gcDiscord{}
-	r := newRig(t, []sdk.Spec{spec("demo", mod)}, withCaps(sdk.CapDiscordGuildCommands), func(o *Options) { o.Discord = d })
+	r := newRig(t, []sdk.Spec{spec("demo", mod, func(s *sdk.Spec) { s.Commands = []string{"global"} })}, withCaps(sdk.CapDiscordGuildCommands), func(o *Options) { o.Discord = d })
 	r.start(t)
 	r.activate(t, 7)
 	r.activate(t, 8)

@@ -122,6 +122,9 @@ func (v *interactions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandHandl
 	if err := hostkit.ValidateCommandSpec(spec); err != nil {
 		return nil, err
 	}
+	if err := hostkit.CheckCommandDeclared(v.inst.name, v.inst.spec.Commands, spec); err != nil {
+		return nil, err
+	}
 	if handler == nil {
 		return nil, fmt.Errorf("host: command %s needs a handler", strconv.Quote(spec.QualifiedName()))
 	}
@@ -186,6 +189,12 @@ func (v *interactions) ReplaceGuildCommands(ctx context.Context, guildID uint64,
 			return &sdk.ModuleContractError{Message: "module " + hostkit.Repr(v.inst.name) + " guild command " + hostkit.Repr(q) + " is registered more than once"}
 		}
 		set[q] = &command{inst: v.inst, spec: gc.Spec, handler: gc.Handler, autocomplete: gc.Autocomplete}
+	}
+	declarers := h.commandDeclarers(v.inst.name)
+	for _, c := range set {
+		if owner, ok := declarers[topName(c.spec)]; ok {
+			return &sdk.ModuleContractError{Message: "module " + hostkit.Repr(v.inst.name) + " guild command " + hostkit.Repr(topName(c.spec)) + " is declared by module " + hostkit.Repr(owner)}
+		}
 	}
 	v.r.mu.Lock()
 	for _, c := range set {

@@ -67,8 +67,8 @@ func TestServices(t *testing.T) {
 }
 
 // TestToolRegistry: tools registered in create, sealed afterwards with the
-// original's message, unique names, visible only while running and only
-// in active guilds, labels kept.
+// original's message, each module registering only the names it owns,
+// visible only while running and only in active guilds, labels kept.
 func TestToolRegistry(t *testing.T) {
 	var lateErr error
 	tool := func(name string) sdk.Tool {
@@ -76,13 +76,14 @@ func TestToolRegistry(t *testing.T) {
 	}
 	var lc sdk.LoadContext
 	mod := &testModule{start: func(context.Context, *sdk.Runtime) error { lateErr = lc.Tools().Register(tool("late")); return nil }}
-	s := spec("m", mod)
+	s := spec("m", mod, func(s *sdk.Spec) { s.Tools = []string{"m_tool"} })
 	s.Create = func(c sdk.LoadContext) (sdk.Module, error) {
 		lc = c
 		c.RegisterToolLabels(map[string]string{"m_tool": "Doing m"})
 		return mod, c.Tools().Register(tool("m_tool"))
 	}
-	clash := spec("clash", &testModule{})
+	// clash owns clash_own only: m's tool is not its to take.
+	clash := spec("clash", &testModule{}, func(s *sdk.Spec) { s.Tools = []string{"clash_own"} })
 	clash.Create = func(c sdk.LoadContext) (sdk.Module, error) {
 		if err := c.Tools().Register(tool("clash_own")); err != nil {
 			return nil, err
@@ -94,7 +95,7 @@ func TestToolRegistry(t *testing.T) {
 	if lateErr == nil || lateErr.Error() != "tool 'late' cannot be registered after module loading; register tools from ModuleSpec.create(), not start()" {
 		t.Errorf("late registration = %v", lateErr)
 	}
-	if st := r.status(t, "clash"); st.State != StateFailed || !strings.Contains(st.Reason, `tool "m_tool" is already registered by module "m"`) {
+	if st := r.status(t, "clash"); st.State != StateFailed || !strings.Contains(st.Reason, "module 'clash' did not declare tool 'm_tool'") {
 		t.Errorf("clash = %s %q", st.State, st.Reason)
 	}
 	if got := r.h.Tools(1); len(got) != 0 {

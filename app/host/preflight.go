@@ -175,6 +175,17 @@ func preflight(installed map[string]sdk.Spec, requested []string, caps sdk.Capab
 		}
 	}
 
+	// A module owns the tool and command names it declares: two selected
+	// modules declaring one name are both refused, each reason naming the
+	// other, before either is created.
+	presentSpecs := make([]sdk.Spec, 0, len(present))
+	for _, n := range present {
+		presentSpecs = append(presentSpecs, installed[n])
+	}
+	for n, msg := range hostkit.DeclaredNameConflicts(presentSpecs) {
+		p.fail(n, msg)
+	}
+
 	// Activation capabilities soft-disable; refusals spread to dependents
 	// (order has dependencies first, so one pass suffices).
 	for _, n := range p.order {

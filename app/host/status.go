@@ -66,6 +66,10 @@ type Manifest struct {
 	// guild's settings are invalid.
 	GuildSettings []string
 	InvalidPolicy string
+	// Tools and Commands are the names the module owns: its declared LLM
+	// tools and top-level commands ("/kudos").
+	Tools    []string
+	Commands []string
 }
 
 // SettingStatus is one deployment setting with its current value. A
@@ -194,7 +198,10 @@ func manifest(s sdk.Spec) Manifest {
 	m := Manifest{
 		Dependencies: slices.Clone(s.Dependencies), RequiresCapabilities: slices.Clone(s.RequiresCapabilities),
 		ActivationCapabilities: slices.Clone(s.ActivationCapabilities), EventTopics: slices.Clone(s.Permissions.EventTopics),
-		EscapeHatches: s.Permissions.EscapeHatches(),
+		EscapeHatches: s.Permissions.EscapeHatches(), Tools: slices.Clone(s.Tools),
+	}
+	for _, c := range s.Commands {
+		m.Commands = append(m.Commands, "/"+c)
 	}
 	for _, a := range s.Permissions.DiscordActions {
 		m.DiscordActions = append(m.DiscordActions, string(a))

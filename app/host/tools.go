@@ -54,6 +54,9 @@ func (r *loadRegistry) Register(tool sdk.Tool) error {
 	if err := hostkit.ValidateTool(tool); err != nil {
 		return err
 	}
+	if err := hostkit.CheckToolDeclared(r.inst.name, r.inst.spec.Tools, tool.Name); err != nil {
+		return err
+	}
 	tool.Parameters = maps.Clone(tool.Parameters)
 	tool.GuildIDs = slices.Clone(tool.GuildIDs)
 	r.book.mu.Lock()

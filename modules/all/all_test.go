@@ -4,11 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 	"github.com/kimiapp/kimi/modules/sdk/sdktest"
 )
 
-// Every bundled module passes preflight, has a unique name, and starts and
-// closes on the fakes with its default settings.
+// Every bundled module passes preflight, has a unique name, declares no
+// tool or command name another declares, and starts and closes on the
+// fakes with its default settings (which refuse an undeclared name).
 func TestBundledModulesStart(t *testing.T) {
 	seen := map[string]bool{}
 	for _, spec := range Specs() {
@@ -29,6 +31,9 @@ func TestBundledModulesStart(t *testing.T) {
 				t.Errorf("close: %v", err)
 			}
 		})
+	}
+	if conflicts := hostkit.DeclaredNameConflicts(Specs()); len(conflicts) > 0 {
+		t.Errorf("bundled modules declare one name twice: %v", conflicts)
 	}
 	if len(seen) != 2 {
 		t.Errorf("bundled modules = %v, want hello and kudos", seen)

@@ -26,6 +26,8 @@ func Spec() sdk.Spec {
 		// claiming compatibility.
 		APIVersion: 2,
 		Create:     create,
+		// The names the module registers and owns.
+		Tools: []string{ToolGreet},
 	}
 }
 

@@ -41,6 +41,10 @@ func spec(clock func() time.Time) sdk.Spec {
 		// module that declares a service and never provides it is marked
 		// degraded.
 		Provides: []sdk.ServiceDeclaration{{Name: ServiceName, Version: ServiceVersion}},
+		// The names the module registers and owns: no other selected
+		// module may declare them, and registering any other fails.
+		Tools:    []string{ToolGive, ToolLeaderboard},
+		Commands: []string{CommandGroup},
 	}
 }
 

@@ -46,6 +46,16 @@ type Spec struct {
 	// Consumes lists services this module consumes; each provider must be
 	// in Dependencies.
 	Consumes []ServiceRequirement
+	// Tools names the LLM tools the module registers in Create: a module
+	// owns the names it declares, registering any other name fails, and
+	// two selected modules declaring one name both fail preflight.
+	Tools []string
+	// Commands names the top-level slash commands and command groups the
+	// module registers with Interactions.AddCommand ("kudos" for
+	// /kudos give), owned as Tools are. Per-guild command sets
+	// (ReplaceGuildCommands) need no declaration, but may not use a name
+	// another selected module declares.
+	Commands []string
 }
 
 // Module is a created module. The host runs Migrations (all modules, in

@@ -41,6 +41,9 @@ func (s Spec) validateDeclarations() error {
 	if err := validateServices(s.Name, s.Dependencies, s.Provides, s.Consumes); err != nil {
 		return err
 	}
+	if err := validateDeclaredNames(s.Name, s.Tools, s.Commands); err != nil {
+		return err
+	}
 	if s.GuildSettings != nil {
 		if err := s.GuildSettings.ValidateSchema(s.Name); err != nil {
 			return err

@@ -53,6 +53,10 @@ type FakeInteractions struct {
 	guildCommands map[uint64][]sdk.GuildCommand
 	gate          *Gate
 	now           func() time.Time
+	// declared is set by DeclareCommands: then only declared top-level
+	// names register, as in the host.
+	declared []string
+	owned    bool
 	// SyncError, when set, is returned by ReplaceGuildCommands after
 	// staging, as a failed live sync would be.
 	SyncError error
@@ -79,9 +83,20 @@ func (f *FakeInteractions) SetClock(now func() time.Time) {
 	f.now = now
 }
 
+// DeclareCommands makes the router own only the declared top-level
+// command and group names (the spec's Commands; NewRuntime calls it):
+// AddCommand of any other name then fails with "module 'm' did not
+// declare command 'x'", as in the host.
+func (f *FakeInteractions) DeclareCommands(names []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.declared, f.owned = slices.Clone(names), true
+}
+
 // AddCommand registers a command under its qualified name ("group.name");
 // a name already registered fails with "module 'm' command 'q' is already
-// registered".
+// registered", and after DeclareCommands an undeclared top-level name
+// fails.
 func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandHandler, autocomplete sdk.AutocompleteHandler) (sdk.Registration, error) {
 	if handler == nil {
 		return nil, &sdk.ModuleContractError{Message: "command " + hostkit.Repr(spec.QualifiedName()) + " has no handler"}
@@ -92,6 +107,11 @@ func (f *FakeInteractions) AddCommand(spec sdk.CommandSpec, handler sdk.CommandH
 	qualified := spec.QualifiedName()
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.owned {
+		if err := hostkit.CheckCommandDeclared(f.module, f.declared, spec); err != nil {
+			return nil, err
+		}
+	}
 	if _, exists := f.commands[qualified]; exists {
 		return nil, &sdk.ModuleContractError{Message: "module " + hostkit.Repr(f.module) + " command " + hostkit.Repr(qualified) + " is already registered"}
 	}

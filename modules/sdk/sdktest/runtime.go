@@ -178,6 +178,7 @@ func TryNewRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error
 		logger = TestLogger(t).With("module", spec.Name)
 	}
 	registry := NewRecordingToolRegistry()
+	registry.Declare(spec.Name, spec.Tools)
 	lc, rec := NewLoadContext(spec.Name, LoadOptions{Capabilities: &caps, Settings: settings, Registry: registry, Logger: logger})
 	module, err := spec.Create(lc)
 	registry.Seal()
@@ -212,6 +213,7 @@ func TryNewRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error
 		Proposals:    NewFakeProposals(spec.Name),
 	}
 	r.HTTP.Restrict(spec.Name, hostRules)
+	r.Interactions.DeclareCommands(spec.Commands)
 	if spec.Permissions.DiscordActions == nil { // declared none, not all
 		r.Discord.SetDeclared()
 	}

@@ -45,6 +45,7 @@ func probeSpec(p *probe) sdk.Spec {
 			ScheduledResults: []string{"reports"},
 			RawStorage:       true,
 		},
+		Tools: []string{"probe_echo"},
 	}
 }
 

@@ -21,6 +21,11 @@ type RecordingToolRegistry struct {
 	tools  map[string]sdk.Tool
 	order  []string
 	sealed bool
+	// module and declared are set by Declare: then only declared names
+	// register, as in the host.
+	module   string
+	declared []string
+	owned    bool
 }
 
 var _ sdk.ToolRegistry = (*RecordingToolRegistry)(nil)
@@ -30,14 +35,28 @@ func NewRecordingToolRegistry() *RecordingToolRegistry {
 	return &RecordingToolRegistry{tools: map[string]sdk.Tool{}}
 }
 
-// Register validates and records a tool; a duplicate name or a sealed
-// registry fails.
+// Declare makes the registry module's, owning only the declared tool
+// names (its spec's Tools; NewRuntime calls it): registering any other name
+// then fails with "module 'm' did not declare tool 'x'", as in the host.
+func (r *RecordingToolRegistry) Declare(module string, names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.module, r.declared, r.owned = module, slices.Clone(names), true
+}
+
+// Register validates and records a tool; a duplicate name, an undeclared
+// one (after Declare) or a sealed registry fails.
 func (r *RecordingToolRegistry) Register(tool sdk.Tool) error {
 	if err := hostkit.ValidateTool(tool); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.owned {
+		if err := hostkit.CheckToolDeclared(r.module, r.declared, tool.Name); err != nil {
+			return err
+		}
+	}
 	if r.sealed {
 		return hostkit.NewToolsSealed(tool.Name)
 	}

@@ -22,6 +22,7 @@ func Spec() sdk.Spec {
 		Permissions: sdk.Permissions{
 			DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage},
 		},
+		Commands: []string{"count"}, // the module owns the names it registers
 	}
 }
 
