@@ -149,6 +149,7 @@ func TestCallbackGoroutinesCarryTheModule(t *testing.T) {
 		return err
 	}}
 	s := spec("spawner", mod, func(s *sdk.Spec) {
+		s.Tools, s.Commands = []string{"spawner_tool"}, []string{"spawn"} // a module owns the names it declares
 		s.Create = func(lc sdk.LoadContext) (sdk.Module, error) {
 			return mod, lc.Tools().Register(sdk.Tool{Name: "spawner_tool", Description: "d", Handler: func(context.Context, sdk.ToolContext, json.RawMessage) (string, error) {
 				parked(2, release)

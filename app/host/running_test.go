@@ -50,6 +50,7 @@ func TestHungCallbackShowsRunningLong(t *testing.T) {
 				return err
 			}}
 			s := spec("slow", mod, func(s *sdk.Spec) {
+				s.Tools, s.Commands = []string{"slow_tool"}, []string{"slow"} // a module owns the names it declares
 				s.Create = func(lc sdk.LoadContext) (sdk.Module, error) {
 					return mod, lc.Tools().Register(sdk.Tool{Name: "slow_tool", Description: "d", Handler: func(context.Context, sdk.ToolContext, json.RawMessage) (string, error) {
 						hang()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 	"github.com/kimiapp/kimi/modules/sdk/sdktest"
 )
 
@@ -32,8 +31,17 @@ func TestBundledModulesStart(t *testing.T) {
 			}
 		})
 	}
-	if conflicts := hostkit.DeclaredNameConflicts(Specs()); len(conflicts) > 0 {
-		t.Errorf("bundled modules declare one name twice: %v", conflicts)
+	// No two bundled modules declare one tool or command name (preflight
+	// would refuse both): checked here without hostkit, which modules do
+	// not import.
+	owner := map[string]string{}
+	for _, s := range Specs() {
+		for _, n := range append(append([]string(nil), s.Tools...), s.Commands...) {
+			if o, ok := owner[n]; ok && o != s.Name {
+				t.Errorf("bundled modules %s and %s both declare %q", o, s.Name, n)
+			}
+			owner[n] = s.Name
+		}
 	}
 	if len(seen) != 2 {
 		t.Errorf("bundled modules = %v, want hello and kudos", seen)
