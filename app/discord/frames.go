@@ -124,17 +124,20 @@ type frameVerdict struct {
 // and checks a dispatch against frameChecks. A message discordgo cannot
 // decode passes: discordgo drops it itself.
 func inspectMessage(binaryMsg bool, payload []byte) frameVerdict {
-	var r io.Reader = bytes.NewReader(payload)
+	msg := payload
 	if binaryMsg {
-		z, err := zlib.NewReader(r)
+		z, err := zlib.NewReader(bytes.NewReader(payload))
 		if err != nil {
 			return frameVerdict{}
 		}
-		defer func() { _ = z.Close() }()
-		r = z
+		msg, _ = io.ReadAll(z) // discordgo decodes what inflates, too
+		_ = z.Close()
+	}
+	if !mayBeChecked(msg) {
+		return frameVerdict{}
 	}
 	var e *discordgo.Event
-	if err := json.NewDecoder(r).Decode(&e); err != nil || e == nil || e.Operation != 0 {
+	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&e); err != nil || e == nil || e.Operation != 0 {
 		return frameVerdict{}
 	}
 	check, ok := frameChecks[e.Type]
@@ -142,6 +145,31 @@ func inspectMessage(binaryMsg bool, payload []byte) frameVerdict {
 		return frameVerdict{}
 	}
 	return frameVerdict{event: e.Type, seq: e.Sequence, reason: check(e.RawData)}
+}
+
+// checkedNames are frameChecks' types as bytes.
+var checkedNames = func() [][]byte {
+	var out [][]byte
+	for t := range frameChecks {
+		out = append(out, []byte(t))
+	}
+	return out
+}()
+
+// mayBeChecked reports whether msg can be a dispatch of a checked type, so
+// that the frames of other types (almost all) skip the decoding: a JSON
+// string spells a letter or '_' only literally or as a \u escape, so such
+// a dispatch holds its type's name or a \u.
+func mayBeChecked(msg []byte) bool {
+	if bytes.Contains(msg, []byte(`\u`)) {
+		return true
+	}
+	for _, t := range checkedNames {
+		if bytes.Contains(msg, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // droppedFrame is the text frame that replaces a malformed dispatch.

@@ -3,10 +3,13 @@ package discord
 import (
 	"bytes"
 	"compress/zlib"
+	"encoding/json"
 	"io"
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/bwmarrin/discordgo"
 )
 
 // Byte-level tests of frameConn: what gorilla reads through the filter.
@@ -105,4 +108,33 @@ func TestFrameConnRefusedUpgradePassesRaw(t *testing.T) {
 	if string(out) != in || len(dropped) != 0 {
 		t.Fatalf("stream = %q, dropped %v", out, dropped)
 	}
+}
+
+// BenchmarkInspectMessage is the filter's cost for a frame it passes (a
+// MESSAGE_CREATE), beside discordgo's own decoding of the same frame.
+func BenchmarkInspectMessage(b *testing.B) {
+	msg := []byte(`{"op":0,"s":42,"t":"MESSAGE_CREATE","d":{"id":"1300000000000000001","channel_id":"` + evChannel +
+		`","guild_id":"` + evGuild + `","author":{"id":"` + evUser + `","username":"ann","discriminator":"0"},` +
+		`"member":{"roles":[],"joined_at":"2024-01-01T00:00:00Z"},"content":"` + strings.Repeat("hello ", 40) +
+		`","timestamp":"2024-01-01T00:00:00Z","tts":false,"mention_everyone":false,"mentions":[],"mention_roles":[],` +
+		`"attachments":[],"embeds":[],"pinned":false,"type":0}}`)
+	b.Run("filter", func(b *testing.B) {
+		for b.Loop() {
+			if v := inspectMessage(false, msg); v.reason != "" {
+				b.Fatal(v.reason)
+			}
+		}
+	})
+	b.Run("discordgo", func(b *testing.B) {
+		for b.Loop() {
+			var e *discordgo.Event
+			if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&e); err != nil {
+				b.Fatal(err)
+			}
+			var m discordgo.MessageCreate
+			if err := json.Unmarshal(e.RawData, &m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
