@@ -233,7 +233,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil || opts.Results != nil { // the module pages', /demo's, /proposals' and /results' live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
-	s.metrics = newMetrics(opts.Store)
+	s.metrics = newMetrics(opts.Store, discordMetrics(opts.Discord))
 	s.echo = s.buildEcho()
 	s.watchProposals()
 	s.watchResults()
