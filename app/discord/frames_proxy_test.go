@@ -3,12 +3,16 @@ package discord
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -106,5 +110,64 @@ func TestFramesFilteredThroughAProxy(t *testing.T) {
 	connWaitFor(t, "the frame dropped", func() bool { return b.Status().FramesDropped == 1 })
 	if !strings.Contains(logs.String(), "event=GUILD_CREATE") {
 		t.Errorf("no WARN naming the event:\n%s", logs)
+	}
+}
+
+// TestFramesFilteredOverTLS: for a wss:// gateway the dialer does the TLS
+// handshake itself (verifying the server as gorilla would), so the filter
+// reads the plaintext; a malformed dispatch arrives as the replacement,
+// the next message as sent.
+func TestFramesFilteredOverTLS(t *testing.T) {
+	good := []byte(`{"op":0,"s":2,"t":"MESSAGE_CREATE","d":{"id":"1"}}`)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_ = c.WriteMessage(websocket.TextMessage, []byte(`{"op":0,"s":1,"t":"GUILD_UPDATE","d":{}}`))
+		_ = c.WriteMessage(websocket.TextMessage, good)
+		_, _, _ = c.ReadMessage() // until the client closes
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted case's handshake error
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	cases := []struct {
+		name    string
+		tls     *tls.Config
+		wantErr bool
+	}{
+		{"trusted", roots, false},
+		{"untrusted", nil, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var dropped []frameVerdict
+			d := filterDialer(&websocket.Dialer{TLSClientConfig: tc.tls, HandshakeTimeout: connWait}, func(v frameVerdict) { dropped = append(dropped, v) })
+			c, _, err := d.Dial("wss"+strings.TrimPrefix(srv.URL, "https"), nil)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "discord: gateway TLS handshake") {
+					t.Fatalf("Dial err = %v, want a TLS handshake error", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var got []string
+			for range 2 {
+				_, m, err := c.ReadMessage()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, string(m))
+			}
+			want := []string{`{"op":0,"s":1,"t":"PRESENCES_REPLACE","d":[]}`, string(good)}
+			if !slices.Equal(got, want) || len(dropped) != 1 || dropped[0].event != "GUILD_UPDATE" {
+				t.Fatalf("messages %q, dropped %+v; want %q and one GUILD_UPDATE", got, dropped, want)
+			}
+		})
 	}
 }
