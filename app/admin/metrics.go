@@ -13,12 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/store"
 )
 
 // metrics is a private Prometheus registry (no global state): Go runtime and
 // process collectors, HTTP counters and latency histograms by route pattern,
-// and database pool stats plus file size.
+// database pool stats plus file size, and the Discord connection's counters.
 type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
@@ -26,7 +27,17 @@ type metrics struct {
 	handler  http.Handler
 }
 
-func newMetrics(st *store.Store) *metrics {
+// discordStatus is what the metrics read of the bot; *discord.Bot (and
+// every DiscordConn) implements it.
+type discordStatus interface {
+	Status() discord.Status
+}
+
+var _ discordStatus = (*discord.Bot)(nil)
+
+// newMetrics builds the registry; dc nil (no bot) leaves out the Discord
+// counters.
+func newMetrics(st *store.Store, dc discordStatus) *metrics {
 	reg := prometheus.NewRegistry()
 	m := &metrics{
 		reg: reg,
@@ -57,6 +68,12 @@ func newMetrics(st *store.Store) *metrics {
 		}),
 		m.requests, m.latency,
 	)
+	if dc != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "kimi_discord_gateway_frames_dropped_total",
+			Help: "Malformed gateway dispatches dropped before the Discord library handled them.",
+		}, func() float64 { return float64(dc.Status().FramesDropped) }))
+	}
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
 }
@@ -120,4 +137,13 @@ func (s *Server) metricsTokenOK(header string) bool {
 	got := sha256.Sum256([]byte(strings.TrimSpace(tok)))
 	want := sha256.Sum256([]byte(s.opts.MetricsToken))
 	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+// discordMetrics is dc for newMetrics: nil when no bot is configured (a nil
+// DiscordConn must not become a non-nil interface holding nil).
+func discordMetrics(dc DiscordConn) discordStatus {
+	if dc == nil {
+		return nil
+	}
+	return dc
 }

@@ -235,7 +235,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil || opts.Results != nil { // the module pages', /demo's, /proposals' and /results' live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
-	s.metrics = newMetrics(opts.Store)
+	s.metrics = newMetrics(opts.Store, discordMetrics(opts.Discord))
 	if opts.Host != nil {
 		s.metrics.reg.MustRegister(moduleGoroutines{opts.Host})
 	}

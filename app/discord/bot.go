@@ -121,6 +121,7 @@ type Bot struct {
 	botID       atomic.Uint64
 	appID       atomic.Uint64
 	ownerID     atomic.Uint64
+	dropped     atomic.Int64 // gateway frames the filter replaced (frames.go)
 }
 
 var (
@@ -334,7 +335,7 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	if base == nil {
 		base = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}
 	}
-	s.Dialer = b.trackingDialer(base)
+	s.Dialer = filterDialer(b.trackingDialer(base), b.frameDropped)
 	s.SyncEvents = true
 	s.ShouldReconnectOnError = false
 	s.ShouldRetryOnRateLimit = false
@@ -562,7 +563,7 @@ func (b *Bot) Status() Status {
 	st := Status{
 		State: b.state, Reason: b.reason, RetryAt: b.retryAt, TokenSource: b.tokenSource, Intents: b.intents,
 		Cache: b.opts.Cache, BotName: b.botName, ConnectedSince: b.since, Reconnects: b.reconnects,
-		RateLimits: b.limits, Shards: b.shards, SessionStartLimit: b.startLimit,
+		RateLimits: b.limits, Shards: b.shards, SessionStartLimit: b.startLimit, FramesDropped: b.dropped.Load(),
 	}
 	if b.fatal != nil {
 		fc := *b.fatal

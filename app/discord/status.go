@@ -72,6 +72,10 @@ type Status struct {
 	RateLimits       int              // rate limits met since start
 	RecentRateLimits []RateLimitEvent // the last few, newest first
 
+	// FramesDropped counts malformed gateway dispatches dropped before
+	// discordgo handled them (frames.go) since start.
+	FramesDropped int64
+
 	Guilds []GuildStatus // by name, then id
 
 	// Shards is Discord's recommended shard count (gateway/bot); Kimi runs

@@ -1,0 +1,358 @@
+package discord
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strconv"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// Gateway frame filter. discordgo dispatches each gateway event in its read
+// goroutine and dereferences parts of some payloads with no nil checks and
+// no recover: one malformed dispatch (GUILD_CREATE {}, a null member user,
+// a null role, ...) panics there and kills the process. Discord does not
+// send such frames, but a proxy, a bug or an attacker on the path can.
+// discordgo's *websocket.Conn cannot be wrapped, so Kimi filters below it:
+// the net.Conn the dialer hands gorilla/websocket is wrapped (frameConn),
+// each server message is decoded as discordgo will decode it (the same
+// types, the same encoding/json, zlib for Identify's per-payload
+// compression), and a dispatch whose payload discordgo would dereference
+// through nil is replaced by a harmless dispatch carrying the same sequence
+// number, so discordgo's sequence tracking and resume still work.
+
+// droppedFrameType is the event type a malformed dispatch is rewritten to:
+// known to discordgo (no "unknown event" warning), ignored by its state and
+// by Kimi's handlers.
+const droppedFrameType = "PRESENCES_REPLACE"
+
+// frameCheck returns why discordgo cannot handle payload d ("" it can).
+type frameCheck func(d json.RawMessage) string
+
+// frameChecks are the dispatch types whose payloads discordgo dereferences
+// unchecked, each checked on discordgo's own type for exactly the pointers
+// discordgo's handling (setGuildIds, State.GuildAdd, createMemberMap,
+// RoleAdd, onVoiceStateUpdate) follows.
+var frameChecks = map[string]frameCheck{
+	"GUILD_CREATE": func(d json.RawMessage) string {
+		var ev discordgo.GuildCreate
+		_ = json.Unmarshal(d, &ev) // discordgo dispatches a partial decode too
+		return checkGuild(ev.Guild)
+	},
+	"GUILD_UPDATE": func(d json.RawMessage) string {
+		var ev discordgo.GuildUpdate
+		_ = json.Unmarshal(d, &ev)
+		return checkGuild(ev.Guild)
+	},
+	"GUILD_ROLE_CREATE": func(d json.RawMessage) string {
+		var ev discordgo.GuildRoleCreate
+		_ = json.Unmarshal(d, &ev)
+		return checkGuildRole(ev.GuildRole)
+	},
+	"GUILD_ROLE_UPDATE": func(d json.RawMessage) string {
+		var ev discordgo.GuildRoleUpdate
+		_ = json.Unmarshal(d, &ev)
+		return checkGuildRole(ev.GuildRole)
+	},
+	"VOICE_STATE_UPDATE": func(d json.RawMessage) string {
+		var ev discordgo.VoiceStateUpdate
+		_ = json.Unmarshal(d, &ev)
+		if ev.VoiceState == nil {
+			return "no voice state"
+		}
+		return ""
+	},
+}
+
+func checkGuild(g *discordgo.Guild) string {
+	switch {
+	case g == nil:
+		return "no guild object"
+	case g.ID == "":
+		return "guild without id"
+	}
+	for _, c := range g.Channels {
+		if c == nil {
+			return "null channel"
+		}
+	}
+	for _, c := range g.Threads {
+		if c == nil {
+			return "null thread"
+		}
+	}
+	for _, r := range g.Roles {
+		if r == nil {
+			return "null role"
+		}
+	}
+	for _, m := range g.Members {
+		if m == nil || m.User == nil {
+			return "member without user"
+		}
+	}
+	for _, v := range g.VoiceStates {
+		if v == nil {
+			return "null voice state"
+		}
+	}
+	return ""
+}
+
+func checkGuildRole(r *discordgo.GuildRole) string {
+	if r == nil || r.Role == nil {
+		return "no role object"
+	}
+	return ""
+}
+
+// frameVerdict is what the filter found in one server message.
+type frameVerdict struct {
+	event  string // the dispatch's type
+	seq    int64
+	reason string // "" the message passes as it is
+}
+
+// inspectMessage decodes one websocket message as discordgo's onEvent does
+// and checks a dispatch against frameChecks. A message discordgo cannot
+// decode passes: discordgo drops it itself.
+func inspectMessage(binaryMsg bool, payload []byte) frameVerdict {
+	msg := payload
+	if binaryMsg {
+		z, err := zlib.NewReader(bytes.NewReader(payload))
+		if err != nil {
+			return frameVerdict{}
+		}
+		msg, _ = io.ReadAll(z) // discordgo decodes what inflates, too
+		_ = z.Close()
+	}
+	if !mayBeChecked(msg) {
+		return frameVerdict{}
+	}
+	var e *discordgo.Event
+	if err := json.NewDecoder(bytes.NewReader(msg)).Decode(&e); err != nil || e == nil || e.Operation != 0 {
+		return frameVerdict{}
+	}
+	check, ok := frameChecks[e.Type]
+	if !ok {
+		return frameVerdict{}
+	}
+	return frameVerdict{event: e.Type, seq: e.Sequence, reason: check(e.RawData)}
+}
+
+// checkedNames are frameChecks' types as bytes.
+var checkedNames = func() [][]byte {
+	var out [][]byte
+	for t := range frameChecks {
+		out = append(out, []byte(t))
+	}
+	return out
+}()
+
+// mayBeChecked reports whether msg can be a dispatch of a checked type, so
+// that the frames of other types (almost all) skip the decoding: a JSON
+// string spells a letter or '_' only literally or as a \u escape, so such
+// a dispatch holds its type's name or a \u.
+func mayBeChecked(msg []byte) bool {
+	if bytes.Contains(msg, []byte(`\u`)) {
+		return true
+	}
+	for _, t := range checkedNames {
+		if bytes.Contains(msg, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// droppedFrame is the text frame that replaces a malformed dispatch.
+func droppedFrame(seq int64) []byte {
+	payload := []byte(`{"op":0,"s":` + strconv.FormatInt(seq, 10) + `,"t":"` + droppedFrameType + `","d":[]}`)
+	return wsFrame(wsOpText, payload)
+}
+
+// WebSocket opcodes (RFC 6455 §5.2).
+const (
+	wsOpContinuation = 0x0
+	wsOpText         = 0x1
+	wsOpBinary       = 0x2
+	wsOpClose        = 0x8
+)
+
+// wsFrame encodes one unmasked final frame (a server's).
+func wsFrame(op byte, payload []byte) []byte {
+	hdr := []byte{0x80 | op, 0}
+	switch n := len(payload); {
+	case n < 126:
+		hdr[1] = byte(n)
+	case n <= 0xffff:
+		hdr[1] = 126
+		hdr = binary.BigEndian.AppendUint16(hdr, uint16(n))
+	default:
+		hdr[1] = 127
+		hdr = binary.BigEndian.AppendUint64(hdr, uint64(n))
+	}
+	return append(hdr, payload...)
+}
+
+// frameConn is a client connection whose incoming websocket messages pass
+// inspectMessage: the HTTP upgrade response and every frame are handed on
+// byte for byte, except a malformed dispatch, which is replaced by
+// droppedFrame. Writes are untouched.
+type frameConn struct {
+	net.Conn
+	r       *bufio.Reader
+	dropped func(frameVerdict) // called for each replaced message
+	out     []byte             // bytes ready for Read
+	err     error              // the read error to return once out is empty
+	upgrade bool               // the upgrade response has been passed
+	raw     bool               // not a websocket (a refused upgrade): pass everything
+	held    []byte             // the raw frames of a fragmented message
+	heldMsg []byte             // its payload so far
+	heldBin bool
+}
+
+func newFrameConn(c net.Conn, dropped func(frameVerdict)) *frameConn {
+	return &frameConn{Conn: c, r: bufio.NewReader(c), dropped: dropped}
+}
+
+// Read hands on the next bytes of the (filtered) stream.
+func (c *frameConn) Read(p []byte) (int, error) {
+	for len(c.out) == 0 {
+		if c.err != nil {
+			return 0, c.err
+		}
+		c.out, c.err = c.next()
+	}
+	n := copy(p, c.out)
+	c.out = c.out[n:]
+	return n, nil
+}
+
+// next reads the next unit of the stream: a line of the upgrade response,
+// or a frame (a fragmented message's frames are held until its last).
+func (c *frameConn) next() ([]byte, error) {
+	if c.raw {
+		b := make([]byte, 4096)
+		n, err := c.r.Read(b)
+		return b[:n], err
+	}
+	if !c.upgrade {
+		line, err := c.r.ReadBytes('\n')
+		if bytes.HasPrefix(line, []byte("HTTP/")) && !bytes.HasPrefix(line[min(len(line), 9):], []byte("101")) {
+			c.raw = true // a refused upgrade: its body is no websocket
+		}
+		if string(line) == "\r\n" {
+			c.upgrade = true
+		}
+		return line, err
+	}
+	raw, op, fin, payload, err := c.readFrame()
+	if err != nil {
+		return raw, err
+	}
+	switch {
+	case op >= wsOpClose || payload == nil: // control frame, or masked (gorilla refuses it)
+		return raw, nil
+	case op == wsOpText || op == wsOpBinary:
+		if c.held != nil { // a new message inside a fragmented one: gorilla refuses it
+			raw = append(c.held, raw...)
+			c.held, c.heldMsg = nil, nil
+			return raw, nil
+		}
+		if !fin {
+			c.held, c.heldMsg, c.heldBin = raw, payload, op == wsOpBinary
+			return nil, nil
+		}
+		return c.judge(op == wsOpBinary, payload, raw), nil
+	case op == wsOpContinuation && c.held != nil:
+		c.held = append(c.held, raw...)
+		c.heldMsg = append(c.heldMsg, payload...)
+		if !fin {
+			return nil, nil
+		}
+		out := c.judge(c.heldBin, c.heldMsg, c.held)
+		c.held, c.heldMsg = nil, nil
+		return out, nil
+	}
+	return raw, nil
+}
+
+// judge returns raw, or droppedFrame for a malformed dispatch.
+func (c *frameConn) judge(binaryMsg bool, payload, raw []byte) []byte {
+	v := inspectMessage(binaryMsg, payload)
+	if v.reason == "" {
+		return raw
+	}
+	if c.dropped != nil {
+		c.dropped(v)
+	}
+	return droppedFrame(v.seq)
+}
+
+// readFrame reads one frame: its raw bytes, opcode, FIN bit and payload
+// (nil for a masked frame, which is passed unread by the filter).
+func (c *frameConn) readFrame() (raw []byte, op byte, fin bool, payload []byte, err error) {
+	raw = make([]byte, 2, 14)
+	if n, err := io.ReadFull(c.r, raw); err != nil {
+		return raw[:n], 0, false, nil, err
+	}
+	fin, op = raw[0]&0x80 != 0, raw[0]&0x0f
+	masked := raw[1]&0x80 != 0
+	n := uint64(raw[1] & 0x7f)
+	ext := 0
+	switch n {
+	case 126:
+		ext = 2
+	case 127:
+		ext = 8
+	}
+	if masked {
+		ext += 4
+	}
+	if ext > 0 {
+		raw = raw[:2+ext]
+		if n, err := io.ReadFull(c.r, raw[2:]); err != nil {
+			return raw[:2+n], 0, false, nil, err
+		}
+		switch n {
+		case 126:
+			n = uint64(binary.BigEndian.Uint16(raw[2:]))
+		case 127:
+			n = binary.BigEndian.Uint64(raw[2:])
+		}
+	}
+	// The payload is read as it arrives, never allocated by the length the
+	// header claims (gorilla's reader does not either).
+	var buf bytes.Buffer
+	buf.Write(raw)
+	if n > math.MaxInt64 {
+		return buf.Bytes(), 0, false, nil, fmt.Errorf("discord: read gateway frame: length %d", n)
+	}
+	start := len(raw)
+	_, err = io.CopyN(&buf, c.r, int64(n))
+	body := buf.Bytes()
+	if err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return body, 0, false, nil, err
+	}
+	if masked {
+		return body, op, fin, nil, nil
+	}
+	return body, op, fin, body[start:], nil
+}
+
+// frameDropped logs and counts one dispatch the filter replaced.
+func (b *Bot) frameDropped(v frameVerdict) {
+	b.dropped.Add(1)
+	b.log.Warn("malformed gateway event dropped", "event", v.event, "seq", v.seq, "reason", v.reason)
+}
