@@ -61,6 +61,62 @@ var frameChecks = map[string]frameCheck{
 		_ = json.Unmarshal(d, &ev)
 		return checkGuildRole(ev.GuildRole)
 	},
+	"GUILD_DELETE": func(d json.RawMessage) string {
+		var ev discordgo.GuildDelete
+		_ = json.Unmarshal(d, &ev)
+		if ev.Guild == nil {
+			return "no guild object"
+		}
+		return ""
+	},
+	"CHANNEL_CREATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
+		var ev discordgo.ChannelCreate
+		_ = json.Unmarshal(d, &ev)
+		return ev.Channel
+	}),
+	"CHANNEL_UPDATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
+		var ev discordgo.ChannelUpdate
+		_ = json.Unmarshal(d, &ev)
+		return ev.Channel
+	}),
+	"CHANNEL_DELETE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
+		var ev discordgo.ChannelDelete
+		_ = json.Unmarshal(d, &ev)
+		return ev.Channel
+	}),
+	"THREAD_CREATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
+		var ev discordgo.ThreadCreate
+		_ = json.Unmarshal(d, &ev)
+		return ev.Channel
+	}),
+	"THREAD_UPDATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
+		var ev discordgo.ThreadUpdate
+		_ = json.Unmarshal(d, &ev)
+		return ev.Channel
+	}),
+	"THREAD_DELETE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
+		var ev discordgo.ThreadDelete
+		_ = json.Unmarshal(d, &ev)
+		return ev.Channel
+	}),
+	"THREAD_MEMBER_UPDATE": func(d json.RawMessage) string {
+		var ev discordgo.ThreadMemberUpdate
+		_ = json.Unmarshal(d, &ev)
+		if ev.ThreadMember == nil {
+			return "no thread member"
+		}
+		return ""
+	},
+	"GUILD_MEMBER_ADD": memberCheck(func(d json.RawMessage) *discordgo.Member {
+		var ev discordgo.GuildMemberAdd
+		_ = json.Unmarshal(d, &ev)
+		return ev.Member
+	}),
+	"GUILD_MEMBER_REMOVE": memberCheck(func(d json.RawMessage) *discordgo.Member {
+		var ev discordgo.GuildMemberRemove
+		_ = json.Unmarshal(d, &ev)
+		return ev.Member
+	}),
 	"VOICE_STATE_UPDATE": func(d json.RawMessage) string {
 		var ev discordgo.VoiceStateUpdate
 		_ = json.Unmarshal(d, &ev)
@@ -69,6 +125,28 @@ var frameChecks = map[string]frameCheck{
 		}
 		return ""
 	},
+}
+
+// channelCheck refuses a channel or thread dispatch without its channel
+// object (State.ChannelAdd, ThreadListSync and OnInterface dereference it).
+func channelCheck(decode func(json.RawMessage) *discordgo.Channel) frameCheck {
+	return func(d json.RawMessage) string {
+		if decode(d) == nil {
+			return "no channel object"
+		}
+		return ""
+	}
+}
+
+// memberCheck refuses a member dispatch without its member or its user
+// (the state reads t.Member.GuildID and the member's user id).
+func memberCheck(decode func(json.RawMessage) *discordgo.Member) frameCheck {
+	return func(d json.RawMessage) string {
+		if m := decode(d); m == nil || m.User == nil {
+			return "member without user"
+		}
+		return ""
+	}
 }
 
 func checkGuild(g *discordgo.Guild) string {

@@ -29,6 +29,36 @@ var frameCases = []struct {
 	{"guild create member no user", "GUILD_CREATE", `{"members":[{"roles":[]}]}`},
 	{"role update null role", "GUILD_ROLE_UPDATE", `{"guild_id":"` + evGuild + `","role":null}`},
 	{"voice state unknown fields", "VOICE_STATE_UPDATE", `{"x":1}`},
+	{"guild delete null", "GUILD_DELETE", `null`},
+	{"channel create null", "CHANNEL_CREATE", `null`},
+	{"channel update null", "CHANNEL_UPDATE", `null`},
+	{"channel delete null", "CHANNEL_DELETE", `null`},
+	{"thread create null", "THREAD_CREATE", `null`},
+	{"thread update null", "THREAD_UPDATE", `null`},
+	{"thread delete null", "THREAD_DELETE", `null`},
+	{"thread member update null", "THREAD_MEMBER_UPDATE", `null`},
+}
+
+// TestMemberFramesWithoutAMemberAreDropped: member dispatches without the
+// member (delivered only with the members intent, which the frames rig
+// does not ask for) are refused by the filter, which sees every frame
+// before discordgo; a well-formed one passes.
+func TestMemberFramesWithoutAMemberAreDropped(t *testing.T) {
+	for _, tt := range []struct {
+		event, d string
+		drop     bool
+	}{
+		{"GUILD_MEMBER_ADD", `{}`, true},
+		{"GUILD_MEMBER_ADD", `{"guild_id":"1","roles":[]}`, true},
+		{"GUILD_MEMBER_REMOVE", `{}`, true},
+		{"GUILD_MEMBER_ADD", `{"guild_id":"1","user":{"id":"2"}}`, false},
+		{"GUILD_MEMBER_REMOVE", `{"guild_id":"1","user":{"id":"2"}}`, false},
+	} {
+		msg := []byte(`{"op":0,"s":7,"t":"` + tt.event + `","d":` + tt.d + `}`)
+		if v := inspectMessage(false, msg); (v.reason != "") != tt.drop {
+			t.Errorf("%s %s: verdict %+v, want dropped %v", tt.event, tt.d, v, tt.drop)
+		}
+	}
 }
 
 // framesRig is the real Bot connected to a fake Discord, its events on a

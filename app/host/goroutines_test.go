@@ -236,3 +236,20 @@ func BenchmarkGoroutineCount(b *testing.B) {
 	}
 	b.ReportMetric(float64(time.Since(began).Microseconds())/float64(b.N), "µs/count")
 }
+
+// TestGoroutineCountKeepsTheHealthAge: a count that finds nothing wrong
+// changes neither the module's health nor its age (/modules' Age column),
+// so the periodic count does not make every health look 10 s old at most.
+func TestGoroutineCountKeepsTheHealthAge(t *testing.T) {
+	mod := &testModule{start: func(context.Context, *sdk.Runtime) error { return nil }}
+	r := newRig(t, []sdk.Spec{spec("m", mod)}, func(o *Options) {
+		o.Goroutines = GoroutineOptions{Period: time.Hour} // counted only by the test
+	})
+	r.start(t)
+	time.Sleep(50 * time.Millisecond) // the health ages
+	before := r.status(t, "m").HealthAge
+	r.h.goroutines.sample()
+	if after := r.status(t, "m").HealthAge; after < before {
+		t.Fatalf("a healthy count reset the health age: %v -> %v", before, after)
+	}
+}

@@ -120,12 +120,19 @@ func (b *healthBook) constrainUnless(gone func() bool, module, source string, st
 		return
 	}
 	e := b.entry(module)
-	if state == sdk.HealthHealthy && detail == "" {
+	_, had := e.core[source]
+	switch {
+	case state == sdk.HealthHealthy && detail == "" && !had:
+		// Nothing to clear: the health and its age stay as they are (a
+		// periodic healthy verdict, the goroutine count's, must not reset
+		// the age /modules shows).
+	case state == sdk.HealthHealthy && detail == "":
 		delete(e.core, source)
-	} else {
+		b.settle(module, e)
+	default:
 		e.core[source] = b.bounded(state, detail, nil)
+		b.settle(module, e)
 	}
-	b.settle(module, e)
 	b.mergeMetricsLocked(module, metrics)
 	b.mu.Unlock()
 }
