@@ -41,112 +41,49 @@ type frameCheck func(d json.RawMessage) string
 // discordgo's handling (setGuildIds, State.GuildAdd, createMemberMap,
 // RoleAdd, onVoiceStateUpdate) follows.
 var frameChecks = map[string]frameCheck{
-	"GUILD_CREATE": func(d json.RawMessage) string {
-		var ev discordgo.GuildCreate
-		_ = json.Unmarshal(d, &ev) // discordgo dispatches a partial decode too
-		return checkGuild(ev.Guild)
-	},
-	"GUILD_UPDATE": func(d json.RawMessage) string {
-		var ev discordgo.GuildUpdate
-		_ = json.Unmarshal(d, &ev)
-		return checkGuild(ev.Guild)
-	},
-	"GUILD_ROLE_CREATE": func(d json.RawMessage) string {
-		var ev discordgo.GuildRoleCreate
-		_ = json.Unmarshal(d, &ev)
-		return checkGuildRole(ev.GuildRole)
-	},
-	"GUILD_ROLE_UPDATE": func(d json.RawMessage) string {
-		var ev discordgo.GuildRoleUpdate
-		_ = json.Unmarshal(d, &ev)
-		return checkGuildRole(ev.GuildRole)
-	},
-	"GUILD_DELETE": func(d json.RawMessage) string {
-		var ev discordgo.GuildDelete
-		_ = json.Unmarshal(d, &ev)
-		if ev.Guild == nil {
-			return "no guild object"
-		}
-		return ""
-	},
-	"CHANNEL_CREATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
-		var ev discordgo.ChannelCreate
-		_ = json.Unmarshal(d, &ev)
-		return ev.Channel
-	}),
-	"CHANNEL_UPDATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
-		var ev discordgo.ChannelUpdate
-		_ = json.Unmarshal(d, &ev)
-		return ev.Channel
-	}),
-	"CHANNEL_DELETE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
-		var ev discordgo.ChannelDelete
-		_ = json.Unmarshal(d, &ev)
-		return ev.Channel
-	}),
-	"THREAD_CREATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
-		var ev discordgo.ThreadCreate
-		_ = json.Unmarshal(d, &ev)
-		return ev.Channel
-	}),
-	"THREAD_UPDATE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
-		var ev discordgo.ThreadUpdate
-		_ = json.Unmarshal(d, &ev)
-		return ev.Channel
-	}),
-	"THREAD_DELETE": channelCheck(func(d json.RawMessage) *discordgo.Channel {
-		var ev discordgo.ThreadDelete
-		_ = json.Unmarshal(d, &ev)
-		return ev.Channel
-	}),
-	"THREAD_MEMBER_UPDATE": func(d json.RawMessage) string {
-		var ev discordgo.ThreadMemberUpdate
-		_ = json.Unmarshal(d, &ev)
-		if ev.ThreadMember == nil {
-			return "no thread member"
-		}
-		return ""
-	},
-	"GUILD_MEMBER_ADD": memberCheck(func(d json.RawMessage) *discordgo.Member {
-		var ev discordgo.GuildMemberAdd
-		_ = json.Unmarshal(d, &ev)
-		return ev.Member
-	}),
-	"GUILD_MEMBER_REMOVE": memberCheck(func(d json.RawMessage) *discordgo.Member {
-		var ev discordgo.GuildMemberRemove
-		_ = json.Unmarshal(d, &ev)
-		return ev.Member
-	}),
-	"VOICE_STATE_UPDATE": func(d json.RawMessage) string {
-		var ev discordgo.VoiceStateUpdate
-		_ = json.Unmarshal(d, &ev)
-		if ev.VoiceState == nil {
-			return "no voice state"
-		}
-		return ""
-	},
+	"GUILD_CREATE":         decoded(func(ev *discordgo.GuildCreate) string { return checkGuild(ev.Guild) }),
+	"GUILD_UPDATE":         decoded(func(ev *discordgo.GuildUpdate) string { return checkGuild(ev.Guild) }),
+	"GUILD_DELETE":         decoded(func(ev *discordgo.GuildDelete) string { return present(ev.Guild, "no guild object") }),
+	"GUILD_ROLE_CREATE":    decoded(func(ev *discordgo.GuildRoleCreate) string { return checkGuildRole(ev.GuildRole) }),
+	"GUILD_ROLE_UPDATE":    decoded(func(ev *discordgo.GuildRoleUpdate) string { return checkGuildRole(ev.GuildRole) }),
+	"GUILD_MEMBER_ADD":     decoded(func(ev *discordgo.GuildMemberAdd) string { return checkMember(ev.Member) }),
+	"GUILD_MEMBER_REMOVE":  decoded(func(ev *discordgo.GuildMemberRemove) string { return checkMember(ev.Member) }),
+	"CHANNEL_CREATE":       decoded(func(ev *discordgo.ChannelCreate) string { return present(ev.Channel, "no channel object") }),
+	"CHANNEL_UPDATE":       decoded(func(ev *discordgo.ChannelUpdate) string { return present(ev.Channel, "no channel object") }),
+	"CHANNEL_DELETE":       decoded(func(ev *discordgo.ChannelDelete) string { return present(ev.Channel, "no channel object") }),
+	"THREAD_CREATE":        decoded(func(ev *discordgo.ThreadCreate) string { return present(ev.Channel, "no channel object") }),
+	"THREAD_UPDATE":        decoded(func(ev *discordgo.ThreadUpdate) string { return present(ev.Channel, "no channel object") }),
+	"THREAD_DELETE":        decoded(func(ev *discordgo.ThreadDelete) string { return present(ev.Channel, "no channel object") }),
+	"THREAD_MEMBER_UPDATE": decoded(func(ev *discordgo.ThreadMemberUpdate) string { return present(ev.ThreadMember, "no thread member") }),
+	"VOICE_STATE_UPDATE":   decoded(func(ev *discordgo.VoiceStateUpdate) string { return present(ev.VoiceState, "no voice state") }),
 }
 
-// channelCheck refuses a channel or thread dispatch without its channel
-// object (State.ChannelAdd, ThreadListSync and OnInterface dereference it).
-func channelCheck(decode func(json.RawMessage) *discordgo.Channel) frameCheck {
+// decoded is the check of a dispatch decoded into discordgo's type T, as
+// discordgo decodes it: a partial decode is dispatched too, so the
+// decoding error is not a verdict.
+func decoded[T any](check func(*T) string) frameCheck {
 	return func(d json.RawMessage) string {
-		if decode(d) == nil {
-			return "no channel object"
-		}
-		return ""
+		var ev T
+		_ = json.Unmarshal(d, &ev)
+		return check(&ev)
 	}
 }
 
-// memberCheck refuses a member dispatch without its member or its user
+// present refuses a nil object discordgo dereferences, with reason.
+func present[T any](p *T, reason string) string {
+	if p == nil {
+		return reason
+	}
+	return ""
+}
+
+// checkMember refuses a member dispatch without its member or its user
 // (the state reads t.Member.GuildID and the member's user id).
-func memberCheck(decode func(json.RawMessage) *discordgo.Member) frameCheck {
-	return func(d json.RawMessage) string {
-		if m := decode(d); m == nil || m.User == nil {
-			return "member without user"
-		}
-		return ""
+func checkMember(m *discordgo.Member) string {
+	if m == nil || m.User == nil {
+		return "member without user"
 	}
+	return ""
 }
 
 func checkGuild(g *discordgo.Guild) string {
