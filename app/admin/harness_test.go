@@ -46,6 +46,25 @@ func (c *testClock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// distinctMillis is a clock whose readings are each at least a
+// millisecond after the last: proposals made back to back then have the
+// creation order the inbox lists them in (two made in the same
+// millisecond have no order but their random ids).
+func distinctMillis() func() time.Time {
+	var mu sync.Mutex
+	var last time.Time
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if !now.After(last.Add(time.Millisecond)) {
+			now = last.Add(time.Millisecond)
+		}
+		last = now
+		return now
+	}
+}
+
 // syncBuffer collects log output from concurrent handlers.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -129,7 +148,8 @@ func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 		t.Fatalf("discord.New: %v", err)
 	}
 	opts.Discord = bot
-	props, err := proposals.New(proposals.Options{Store: st, Guilds: guilds, Discord: discord.NewCards(bot), Logger: logger})
+	props, err := proposals.New(proposals.Options{Store: st, Guilds: guilds, Discord: discord.NewCards(bot), Logger: logger,
+		Now: distinctMillis()})
 	if err != nil {
 		t.Fatalf("proposals.New: %v", err)
 	}
