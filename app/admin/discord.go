@@ -106,6 +106,10 @@ func (s *Server) discordStatusView(c echo.Context) templates.DiscordStatusView {
 		v.WithoutMessageContent = st.Intents.MessageContent && !slices.Contains(v.Disallowed, "Message Content Intent")
 		v.Summary = string(st.State)
 	}
+	if st.StartLimitStop != nil {
+		v.StartBudget = st.StartLimitStop.Message()
+		v.Summary = string(st.State)
+	}
 	orDash := func(s string) string {
 		if s == "" {
 			return "—"
@@ -123,9 +127,11 @@ func (s *Server) discordStatusView(c echo.Context) templates.DiscordStatusView {
 		bot += " (" + st.BotID + ")"
 	}
 	startLimit := "—"
-	if st.SessionStartLimit.Total > 0 {
-		startLimit = fmt.Sprintf("%d of %d left, resets in %s", st.SessionStartLimit.Remaining, st.SessionStartLimit.Total,
-			humanDuration(st.SessionStartLimit.ResetAfter))
+	if l := st.SessionStartLimit; l.Total > 0 {
+		startLimit = fmt.Sprintf("%d of %d left, resets at %s", l.Remaining, l.Total, l.ResetAt.UTC().Format("2006-01-02 15:04 UTC"))
+		if l.ResetAt.After(now) {
+			startLimit += " (in " + humanDuration(l.ResetAt.Sub(now)) + ")"
+		}
 	}
 	shards := "—"
 	if st.Shards > 0 {
@@ -140,6 +146,7 @@ func (s *Server) discordStatusView(c echo.Context) templates.DiscordStatusView {
 		{Label: "Owner", Value: orDash(st.OwnerID), TestID: "discord-owner"},
 		{Label: "Shards", Value: shards, TestID: "discord-shards"},
 		{Label: "Session starts", Value: startLimit, TestID: "discord-session-starts"},
+		{Label: "Identifies sent", Value: strconv.Itoa(st.Identifies), TestID: "discord-identifies"},
 	}
 	for _, l := range st.RecentRateLimits {
 		v.RecentLimits = append(v.RecentLimits, templates.DiscordLimitRow{Route: l.Route, Bucket: l.Bucket,

@@ -280,6 +280,18 @@ var discordScenarios = []scenario{
 		},
 		wantStatus: http.StatusOK, wantContains: []string{`data-code="4014"`, "Enable Server Members Intent in the Discord developer portal",
 			`data-testid="discord-without"`, "Reconnect without Server Members Intent", `action="/discord/intents"`}},
+	{name: "discord: a spent session start budget stops and explains, with the count", method: "GET", url: "/discord", signedIn: true,
+		setup: func(t *testing.T, h *harness) {
+			h.fake.SetSessionStartLimit(1000, 50, 150*time.Minute) // 50 is the reserve: no identify is left to spend
+			startBot(withToken(""))(t, h)
+			discordWait(t, "the budget stop", func() bool { return h.bot.Status().StartLimitStop != nil })
+			if n := h.fake.GatewayStats().Identifies; n != 0 {
+				t.Fatalf("%d identifies sent past the budget", n)
+			}
+		},
+		wantStatus: http.StatusOK, wantContains: []string{`data-state="stopped"`, `data-testid="discord-start-budget"`,
+			"session start budget is nearly spent (50 of 1000 left, resets at", "stopped reconnecting until then",
+			"50 of 1000 left, resets at", "(in 2h "}},
 	{name: "discord: the overview shows the state", method: "GET", url: "/", signedIn: true,
 		setup: func(t *testing.T, h *harness) {
 			startBot(withToken(""))(t, h)

@@ -72,10 +72,42 @@ func newMetrics(st *store.Store, dc discordStatus) *metrics {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "kimi_discord_gateway_frames_dropped_total",
 			Help: "Malformed gateway dispatches dropped before the Discord library handled them.",
-		}, func() float64 { return float64(dc.Status().FramesDropped) }))
+		}, func() float64 { return float64(dc.Status().FramesDropped) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "kimi_discord_identifies_total",
+				Help: "Gateway Identifies (session starts) sent since start.",
+			}, func() float64 { return float64(dc.Status().Identifies) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "kimi_discord_session_starts_remaining",
+				Help: "Session starts Discord allows before its window resets (gateway/bot, less the Identifies sent since the reading); -1 before the first reading.",
+			}, func() float64 {
+				return startLimitValue(dc, func(l discord.SessionStartLimit) float64 { return float64(l.Remaining) })
+			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "kimi_discord_session_starts_total",
+				Help: "Session starts Discord allows per window (gateway/bot); -1 before the first reading.",
+			}, func() float64 {
+				return startLimitValue(dc, func(l discord.SessionStartLimit) float64 { return float64(l.Total) })
+			}),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "kimi_discord_session_starts_reset_timestamp_seconds",
+				Help: "When Discord's session start window resets (Unix time); -1 before the first reading.",
+			}, func() float64 {
+				return startLimitValue(dc, func(l discord.SessionStartLimit) float64 { return float64(l.ResetAt.Unix()) })
+			}))
 	}
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	return m
+}
+
+// startLimitValue is f of the bot's session start limit, -1 before
+// gateway/bot was read.
+func startLimitValue(dc discordStatus, f func(discord.SessionStartLimit) float64) float64 {
+	l := dc.Status().SessionStartLimit
+	if l.Total == 0 {
+		return -1
+	}
+	return f(l)
 }
 
 // moduleGoroutines exports each running module's goroutine count at the

@@ -87,6 +87,8 @@ type Bot struct {
 	watch signal.Watchers
 
 	backoffBase  time.Duration // backoffBase; tests shorten it
+	clock        clock         // the reconnect loop's time (realClock; tests drive it)
+	invalidated  atomic.Int32  // invalidNone, or what the last Invalid Session asked for
 	openTimeout  time.Duration // openTimeout; tests shorten it
 	guildArrival time.Duration // guildArrivalWait; tests shorten it
 	wake         chan wakeup   // Reconnect
@@ -118,6 +120,8 @@ type Bot struct {
 	botName     string
 	shards      int
 	startLimit  SessionStartLimit
+	budget      *StartLimitStop // the loop is stopped for the session start budget
+	identifies  int             // Identifies written since start
 	botID       atomic.Uint64
 	appID       atomic.Uint64
 	ownerID     atomic.Uint64
@@ -158,7 +162,7 @@ func New(opts Options) (*Bot, error) {
 		opts.Logger = slog.Default()
 	}
 	b := &Bot{opts: opts, log: opts.Logger.With("component", "discord"),
-		backoffBase: backoffBase, openTimeout: openTimeout, guildArrival: guildArrivalWait, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
+		backoffBase: backoffBase, clock: realClock{}, openTimeout: openTimeout, guildArrival: guildArrivalWait, wake: make(chan wakeup, 1), disconnected: make(chan struct{}, 1),
 		done: make(chan struct{}), state: StateNotConfigured, guilds: map[string]*GuildStatus{}}
 	b.stopREST, b.endREST = context.WithCancel(context.Background())
 	bridgeLogger(opts.Logger)
@@ -335,7 +339,7 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	if base == nil {
 		base = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}
 	}
-	s.Dialer = filterDialer(b.trackingDialer(base), b.frameDropped)
+	s.Dialer = filterDialer(b.trackingDialer(base), frameHooks{dropped: b.frameDropped, invalidated: b.onInvalidated, identified: b.onIdentify})
 	s.SyncEvents = true
 	s.ShouldReconnectOnError = false
 	s.ShouldRetryOnRateLimit = false
@@ -385,13 +389,14 @@ func (b *Bot) closeSession(sess *discordgo.Session) {
 }
 
 // connected records a successful Open and, after an identify, reads the
-// application (owner) and gateway/bot (shards, session start limit).
+// application (owner); gateway/bot (shards, session start limit) was read
+// before the identify (startAllowed).
 func (b *Bot) connected(ctx context.Context, sess *discordgo.Session) {
 	defer b.watch.Notify()
 	b.mu.Lock()
 	resumed := !b.since.IsZero() && b.state == StateResuming
 	b.sess = sess
-	b.state, b.reason, b.fatal, b.retryAt, b.lastErr = StateConnected, "", nil, time.Time{}, ""
+	b.state, b.reason, b.fatal, b.retryAt, b.lastErr, b.budget = StateConnected, "", nil, time.Time{}, "", nil
 	if !resumed {
 		b.since = time.Now()
 	}
@@ -418,19 +423,6 @@ func (b *Bot) connected(ctx context.Context, sess *discordgo.Session) {
 		if id, err := strconv.ParseUint(owner, 10, 64); err == nil {
 			b.ownerID.Store(id)
 		}
-	}
-	gb, err := sess.GatewayBot(requestOptions(ictx)...)
-	if err != nil {
-		b.log.Warn("reading gateway/bot failed", "err", err)
-		return
-	}
-	b.mu.Lock()
-	b.shards = gb.Shards
-	b.startLimit = SessionStartLimit{Total: gb.SessionStartLimit.Total, Remaining: gb.SessionStartLimit.Remaining,
-		ResetAfter: time.Duration(gb.SessionStartLimit.ResetAfter) * time.Millisecond, MaxConcurrency: gb.SessionStartLimit.MaxConcurrency}
-	b.mu.Unlock()
-	if gb.Shards > 1 {
-		b.log.Warn("Discord recommends more shards than Kimi runs", "recommended", gb.Shards)
 	}
 }
 
@@ -546,7 +538,7 @@ func (b *Bot) setState(st State, reason string, retryAt time.Time) {
 	defer b.mu.Unlock()
 	b.state, b.reason, b.retryAt = st, reason, retryAt
 	if st != StateStopped {
-		b.fatal = nil
+		b.fatal, b.budget = nil, nil
 	}
 }
 
@@ -554,7 +546,7 @@ func (b *Bot) setStopped(reason string, fc *FatalClose) {
 	defer b.watch.Notify()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.state, b.reason, b.fatal, b.retryAt, b.sess, b.current = StateStopped, reason, fc, time.Time{}, nil, nil
+	b.state, b.reason, b.fatal, b.retryAt, b.sess, b.current, b.budget = StateStopped, reason, fc, time.Time{}, nil, nil, nil
 }
 
 // Status returns a snapshot of the connection.
@@ -564,6 +556,11 @@ func (b *Bot) Status() Status {
 		State: b.state, Reason: b.reason, RetryAt: b.retryAt, TokenSource: b.tokenSource, Intents: b.intents,
 		Cache: b.opts.Cache, BotName: b.botName, ConnectedSince: b.since, Reconnects: b.reconnects,
 		RateLimits: b.limits, Shards: b.shards, SessionStartLimit: b.startLimit, FramesDropped: b.dropped.Load(),
+		Identifies: b.identifies,
+	}
+	if b.budget != nil {
+		bs := *b.budget
+		st.StartLimitStop = &bs
 	}
 	if b.fatal != nil {
 		fc := *b.fatal

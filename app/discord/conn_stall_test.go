@@ -114,7 +114,16 @@ func TestConnStalledOpenIsRetried(t *testing.T) {
 // return.
 func TestConnCloseEndsAHungGatewayRequest(t *testing.T) {
 	srv, got := silentREST(t)
-	b := stallBot(t, srv)
+	// gateway/bot (read before each identify, with its own bound) is
+	// refused at once, so the loop goes on to Open and its GET /gateway.
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v9/gateway/bot", func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"message":"unavailable","code":0}`, http.StatusServiceUnavailable)
+	})
+	mux.Handle("/", srv.Config.Handler)
+	front := httptest.NewServer(mux)
+	t.Cleanup(front.Close)
+	b := stallBot(t, front)
 	b.Start(context.Background())
 	select {
 	case r := <-got:

@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"strconv"
+	"sync"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -139,15 +140,31 @@ type frameVerdict struct {
 // and checks a dispatch against frameChecks. A message discordgo cannot
 // decode passes: discordgo drops it itself.
 func inspectMessage(binaryMsg bool, payload []byte) frameVerdict {
-	msg := payload
-	if binaryMsg {
-		z, err := zlib.NewReader(bytes.NewReader(payload))
-		if err != nil {
-			return frameVerdict{}
-		}
-		msg, _ = io.ReadAll(z) // discordgo decodes what inflates, too
-		_ = z.Close()
+	msg, ok := inflate(binaryMsg, payload)
+	if !ok {
+		return frameVerdict{}
 	}
+	return inspectPayload(msg)
+}
+
+// inflate is a message's JSON as discordgo's onEvent reads it: a binary
+// message zlib-inflated (as far as it inflates, as discordgo decodes it);
+// false for one that is no zlib stream (discordgo drops it).
+func inflate(binaryMsg bool, payload []byte) ([]byte, bool) {
+	if !binaryMsg {
+		return payload, true
+	}
+	z, err := zlib.NewReader(bytes.NewReader(payload))
+	if err != nil {
+		return nil, false
+	}
+	msg, _ := io.ReadAll(z)
+	_ = z.Close()
+	return msg, true
+}
+
+// inspectPayload is inspectMessage of an inflated message.
+func inspectPayload(msg []byte) frameVerdict {
 	if !mayBeChecked(msg) {
 		return frameVerdict{}
 	}
@@ -217,25 +234,41 @@ func wsFrame(op byte, payload []byte) []byte {
 	return append(hdr, payload...)
 }
 
+// frameHooks are what a frameConn reports to the bot.
+type frameHooks struct {
+	// dropped is called for each malformed dispatch replaced.
+	dropped func(frameVerdict)
+	// invalidated is called for each Invalid Session (op 9) the filter
+	// turned into the end of the connection (frames_session.go), with the
+	// frame's d: whether the session may be resumed.
+	invalidated func(resumable bool)
+	// identified is called for each Identify (op 2) written.
+	identified func()
+}
+
 // frameConn is a client connection whose incoming websocket messages pass
 // inspectMessage: the HTTP upgrade response and every frame are handed on
 // byte for byte, except a malformed dispatch, which is replaced by
-// droppedFrame. Writes are untouched.
+// droppedFrame, and an Invalid Session, which ends the stream
+// (errInvalidSession). Writes are handed on untouched and watched for
+// Identify (outScan).
 type frameConn struct {
 	net.Conn
 	r       *bufio.Reader
-	dropped func(frameVerdict) // called for each replaced message
-	out     []byte             // bytes ready for Read
-	err     error              // the read error to return once out is empty
-	upgrade bool               // the upgrade response has been passed
-	raw     bool               // not a websocket (a refused upgrade): pass everything
-	held    []byte             // the raw frames of a fragmented message
-	heldMsg []byte             // its payload so far
+	hooks   frameHooks
+	wmu     sync.Mutex
+	scan    outScan // the outgoing frames (under wmu)
+	out     []byte  // bytes ready for Read
+	err     error   // the read error to return once out is empty
+	upgrade bool    // the upgrade response has been passed
+	raw     bool    // not a websocket (a refused upgrade): pass everything
+	held    []byte  // the raw frames of a fragmented message
+	heldMsg []byte  // its payload so far
 	heldBin bool
 }
 
-func newFrameConn(c net.Conn, dropped func(frameVerdict)) *frameConn {
-	return &frameConn{Conn: c, r: bufio.NewReader(c), dropped: dropped}
+func newFrameConn(c net.Conn, hooks frameHooks) *frameConn {
+	return &frameConn{Conn: c, r: bufio.NewReader(c), hooks: hooks}
 }
 
 // Read hands on the next bytes of the (filtered) stream.
@@ -286,30 +319,41 @@ func (c *frameConn) next() ([]byte, error) {
 			c.held, c.heldMsg, c.heldBin = raw, payload, op == wsOpBinary
 			return nil, nil
 		}
-		return c.judge(op == wsOpBinary, payload, raw), nil
+		return c.judge(op == wsOpBinary, payload, raw)
 	case op == wsOpContinuation && c.held != nil:
 		c.held = append(c.held, raw...)
 		c.heldMsg = append(c.heldMsg, payload...)
 		if !fin {
 			return nil, nil
 		}
-		out := c.judge(c.heldBin, c.heldMsg, c.held)
+		out, err := c.judge(c.heldBin, c.heldMsg, c.held)
 		c.held, c.heldMsg = nil, nil
-		return out, nil
+		return out, err
 	}
 	return raw, nil
 }
 
-// judge returns raw, or droppedFrame for a malformed dispatch.
-func (c *frameConn) judge(binaryMsg bool, payload, raw []byte) []byte {
-	v := inspectMessage(binaryMsg, payload)
+// judge returns raw, or droppedFrame for a malformed dispatch, or
+// errInvalidSession for an Invalid Session.
+func (c *frameConn) judge(binaryMsg bool, payload, raw []byte) ([]byte, error) {
+	msg, ok := inflate(binaryMsg, payload)
+	if !ok {
+		return raw, nil
+	}
+	if invalid, resumable := invalidSession(msg); invalid {
+		if c.hooks.invalidated != nil {
+			c.hooks.invalidated(resumable)
+		}
+		return nil, errInvalidSession
+	}
+	v := inspectPayload(msg)
 	if v.reason == "" {
-		return raw
+		return raw, nil
 	}
-	if c.dropped != nil {
-		c.dropped(v)
+	if c.hooks.dropped != nil {
+		c.hooks.dropped(v)
 	}
-	return droppedFrame(v.seq)
+	return droppedFrame(v.seq), nil
 }
 
 // readFrame reads one frame: its raw bytes, opcode, FIN bit and payload
@@ -364,6 +408,15 @@ func (c *frameConn) readFrame() (raw []byte, op byte, fin bool, payload []byte, 
 		return body, op, fin, nil, nil
 	}
 	return body, op, fin, body[start:], nil
+}
+
+// Write hands p on and reports each Identify in it.
+func (c *frameConn) Write(p []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	n, err := c.Conn.Write(p)
+	c.scan.feed(p[:n], c.hooks.identified)
+	return n, err
 }
 
 // frameDropped logs and counts one dispatch the filter replaced.

@@ -16,12 +16,12 @@ import (
 )
 
 // filterDialer is d whose gateway connections pass the frame filter
-// (frameConn, frames.go), dropped called for each replaced message. The
+// (frameConn, frames.go), reporting to hooks. The
 // filter must see the plaintext stream, so the dialer does the TLS
 // handshake of a wss:// gateway itself (NetDialTLSContext) and, for the
 // same reason, the proxy hop d.Proxy picks (an HTTP(S) CONNECT or SOCKS5),
 // which gorilla would otherwise dial through the TLS function.
-func filterDialer(d *websocket.Dialer, dropped func(frameVerdict)) *websocket.Dialer {
+func filterDialer(d *websocket.Dialer, hooks frameHooks) *websocket.Dialer {
 	f := *d
 	dial := f.NetDialContext
 	if dial == nil {
@@ -37,7 +37,7 @@ func filterDialer(d *websocket.Dialer, dropped func(frameVerdict)) *websocket.Di
 		if err != nil {
 			return nil, err
 		}
-		return newFrameConn(c, dropped), nil
+		return newFrameConn(c, hooks), nil
 	}
 	f.NetDialTLSContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialVia(ctx, dial, pick, "https", network, addr)
@@ -48,7 +48,7 @@ func filterDialer(d *websocket.Dialer, dropped func(frameVerdict)) *websocket.Di
 		if err != nil {
 			return nil, err
 		}
-		return newFrameConn(tc, dropped), nil
+		return newFrameConn(tc, hooks), nil
 	}
 	return &f
 }

@@ -144,7 +144,7 @@ func TestFramesFilteredOverTLS(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var dropped []frameVerdict
-			d := filterDialer(&websocket.Dialer{TLSClientConfig: tc.tls, HandshakeTimeout: connWait}, func(v frameVerdict) { dropped = append(dropped, v) })
+			d := filterDialer(&websocket.Dialer{TLSClientConfig: tc.tls, HandshakeTimeout: connWait}, frameHooks{dropped: func(v frameVerdict) { dropped = append(dropped, v) }})
 			c, _, err := d.Dial("wss"+strings.TrimPrefix(srv.URL, "https"), nil)
 			if tc.wantErr {
 				if err == nil || !strings.Contains(err.Error(), "discord: gateway TLS handshake") {

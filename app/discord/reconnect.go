@@ -16,9 +16,15 @@ import (
 
 // Backoff bounds of Kimi's reconnect loop: the wait doubles from
 // backoffBase to backoffMax, each wait drawn from its upper half (jitter).
+// The attempt count starts again only after a connection stayed up for
+// stableAfter: a gateway that closes every connection right after READY
+// (a flapping gateway) is re-dialled ever more slowly, not every second.
+// At the cap a flapping gateway costs at most 288 session starts a day,
+// well inside Discord's usual 1,000 (startbudget.go keeps the rest).
 const (
 	backoffBase = time.Second
-	backoffMax  = 2 * time.Minute
+	backoffMax  = 5 * time.Minute
+	stableAfter = time.Minute
 	// openTimeout bounds one Open: the dial, Hello and READY or RESUMED.
 	openTimeout = time.Minute
 )
@@ -93,14 +99,20 @@ func (b *Bot) Reconnect() {
 // 600 s forever. Here a drop resumes on the same Session (discordgo's Open
 // resumes while it holds a session id and sequence); a fatal close code
 // stops until the operator acts (Reconnect); any other failure waits
-// (backoff with jitter) and tries again. A connection that closes before
-// READY or RESUMED is retried on a fresh Session, so a fatal code Discord
-// sends after an identify in mid-session (discordgo hides it: the read loop
-// only reports a Disconnect) arrives as Open's *websocket.CloseError.
+// (backoff with jitter, reset only by a connection that stayed up for
+// stableAfter) and tries again. A connection that closes before READY or
+// RESUMED is retried on a fresh Session, so a fatal code Discord sends
+// after an identify in mid-session (discordgo hides it: the read loop only
+// reports a Disconnect) arrives as Open's *websocket.CloseError. An
+// Invalid Session ends the connection (frames_session.go) and is answered
+// here: a resume, or an identify on a fresh Session. Every Identify waits
+// for the session start budget (startbudget.go).
 func (b *Bot) run(ctx context.Context) {
 	defer close(b.done)
 	var sess *discordgo.Session
 	fresh, attempt := true, 0
+	manual := false  // the next attempt follows the operator's Reconnect
+	started := false // sess has had a READY: its Open resumes
 	for ctx.Err() == nil {
 		tok, src, err := b.currentToken(ctx)
 		if err != nil || tok == "" {
@@ -116,7 +128,7 @@ func (b *Bot) run(ctx context.Context) {
 			if !b.waitWake(ctx) {
 				return
 			}
-			fresh = true
+			fresh, manual = true, true
 			continue
 		}
 		b.mu.Lock()
@@ -130,16 +142,34 @@ func (b *Bot) run(ctx context.Context) {
 			if err != nil {
 				b.log.Warn("reading the intents failed; connecting without privileged intents", "err", err)
 			}
-			sess = b.newSession(tok, in)
+			sess, started = b.newSession(tok, in), false
 			b.setState(StateConnecting, "", time.Time{})
 		} else {
 			b.setState(StateResuming, "", time.Time{})
 		}
 		fresh = false
+		if !started {
+			if stop := b.startAllowed(ctx, sess, manual); stop != nil {
+				b.stopForBudget(stop)
+				w, ok := b.waitBudget(ctx, stop)
+				if !ok {
+					b.closeSession(sess)
+					return
+				}
+				if w != nil {
+					fresh, attempt, manual = w.fresh, 0, true
+				}
+				continue
+			}
+		}
+		manual = false
 		b.drainDisconnect()
+		b.invalidated.Store(invalidNone)
 		b.ready.Store(false)
 		err = b.open(ctx, sess)
 		if err == nil {
+			started = true
+			up := b.clock.Now()
 			b.connected(ctx, sess)
 			select {
 			case <-ctx.Done():
@@ -147,7 +177,7 @@ func (b *Bot) run(ctx context.Context) {
 				return
 			case w := <-b.wake:
 				b.closeSession(sess)
-				fresh, attempt = w.fresh, 0
+				fresh, attempt, manual = w.fresh, 0, true
 				continue
 			case <-b.disconnected:
 			}
@@ -156,10 +186,16 @@ func (b *Bot) run(ctx context.Context) {
 			b.reconnects++
 			b.mu.Unlock()
 			b.watch.Notify()
-			if b.ready.Load() {
-				attempt = 0 // it worked: the next drop starts the backoff again
+			switch {
+			case b.invalidated.Load() == invalidFresh:
+				fresh = true
+				b.log.Warn("gateway invalidated the session; identifying again")
+			case b.ready.Load():
+				if b.clock.Now().Sub(up) >= stableAfter {
+					attempt = 0 // it stayed up: the next drop starts the backoff again
+				}
 				b.log.Warn("gateway connection lost; resuming")
-			} else {
+			default:
 				fresh = true
 				b.log.Warn("gateway connection closed before READY; identifying again")
 			}
@@ -171,8 +207,11 @@ func (b *Bot) run(ctx context.Context) {
 				if !b.waitWake(ctx) {
 					return
 				}
-				fresh, attempt = true, 0
+				fresh, attempt, manual = true, 0, true
 				continue
+			}
+			if b.invalidated.Load() == invalidFresh {
+				fresh = true // the resume was refused: identify (within the budget)
 			}
 			b.log.Warn("gateway connect failed", "err", redact(err.Error(), tok), "close_code", code)
 			b.mu.Lock()
@@ -181,19 +220,19 @@ func (b *Bot) run(ctx context.Context) {
 		}
 		attempt++
 		wait := backoff(b.backoffBase, attempt)
-		b.setState(StateReconnecting, "", time.Now().Add(wait))
-		t := time.NewTimer(wait)
+		b.setState(StateReconnecting, "", b.clock.Now().Add(wait))
+		c, stop := b.clock.After(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			stop()
 			if sess != nil {
 				b.closeSession(sess)
 			}
 			return
 		case w := <-b.wake:
-			t.Stop()
-			fresh, attempt = w.fresh, 0
-		case <-t.C:
+			stop()
+			fresh, attempt, manual = w.fresh, 0, true
+		case <-c:
 		}
 	}
 }

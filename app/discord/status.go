@@ -18,7 +18,7 @@ const (
 	StateConnected     State = "connected"
 	StateResuming      State = "resuming"     // resuming the session after a drop
 	StateReconnecting  State = "reconnecting" // waiting (RetryAt) before the next attempt
-	StateStopped       State = "stopped"      // a fatal close or a closed bot: Reason says why
+	StateStopped       State = "stopped"      // a fatal close, the session start budget or a closed bot: Reason says why
 )
 
 // FatalClose is a gateway close Kimi does not reconnect after.
@@ -41,11 +41,14 @@ type GuildStatus struct {
 	Active      bool // Kimi is active there (guild configuration)
 }
 
-// SessionStartLimit is gateway/bot's session_start_limit.
+// SessionStartLimit is gateway/bot's session_start_limit, as last read
+// (before each Identify), less the Identifies written since.
 type SessionStartLimit struct {
 	Total, Remaining int
-	ResetAfter       time.Duration
-	MaxConcurrency   int
+	// ResetAfter is reset_after as read; ResetAt the moment it names.
+	ResetAfter     time.Duration
+	ResetAt        time.Time
+	MaxConcurrency int
 }
 
 // Status is a snapshot of the connection for /discord and the overview.
@@ -82,6 +85,12 @@ type Status struct {
 	// one, so more than one is a warning.
 	Shards            int
 	SessionStartLimit SessionStartLimit
+	// Identifies counts the Identifies (session starts) written since
+	// start, discordgo's own included.
+	Identifies int
+	// StartLimitStop is set while the loop is stopped for the session
+	// start budget (State is StateStopped, RetryAt its reset).
+	StartLimitStop *StartLimitStop
 }
 
 // RetryIn is how long until the next attempt, rounded up to a second.

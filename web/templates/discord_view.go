@@ -46,12 +46,14 @@ type DiscordStatusView struct {
 	// WithoutMembers and WithoutMessageContent are the intents the
 	// "reconnect without" form keeps.
 	WithoutMembers, WithoutMessageContent bool
-	Reason                                string
-	Stats                                 []Stat
-	ShardWarning                          string
-	RateLimits                            int
-	RecentLimits                          []DiscordLimitRow
-	Guilds                                []DiscordGuildRow
+	// StartBudget explains a stop for Discord's session start budget.
+	StartBudget  string
+	Reason       string
+	Stats        []Stat
+	ShardWarning string
+	RateLimits   int
+	RecentLimits []DiscordLimitRow
+	Guilds       []DiscordGuildRow
 }
 
 // DiscordLimitRow is one rate limit met.

@@ -61,7 +61,22 @@ type gatewayState struct {
 	identifies int
 	resumes    int
 	heartbeats int
+	flap       int // close code sent right after each READY and RESUMED (0: none)
+	starts     startLimit
 }
+
+// startLimit is the session start limit gateway/bot reports: each
+// Identify spends one, and the window resets (on the fake's clock)
+// ResetAfter after it began.
+type startLimit struct {
+	total, remaining int
+	window           time.Duration
+	resetAt          time.Time
+}
+
+// DefaultSessionStarts is the session start limit a fake starts with
+// (Discord's usual): 1,000 a day.
+const DefaultSessionStarts = 1000
 
 type gwSession struct {
 	id       string
@@ -235,9 +250,17 @@ func (s *Server) tokenOK(t string) bool {
 
 const privileged = discordgo.IntentGuildMembers | discordgo.IntentGuildPresences | discordgo.IntentMessageContent
 
-// identify answers an Identify: READY, then one GUILD_CREATE per guild of the shard. s.mu held.
+// identify answers an Identify: READY, then one GUILD_CREATE per guild of the shard. Each
+// spends a session start; with none left Discord refuses the token (4004, as after the reset
+// it does past the limit). s.mu held.
 func (s *Server) identify(c *gwConn, id *identifyData) bool {
 	s.gw.identifies++
+	st := s.sessionStarts()
+	if st.remaining == 0 {
+		c.closeWith(CloseAuthenticationFailed)
+		return false
+	}
+	st.remaining--
 	if !s.tokenOK(id.Token) {
 		c.closeWith(CloseAuthenticationFailed)
 		return false
@@ -278,7 +301,63 @@ func (s *Server) identify(c *gwConn, id *identifyData) bool {
 			s.send(sess, "GUILD_CREATE", s.guildCreate(s.guilds[gid], sess.intents))
 		}
 	}
-	return true
+	return s.flapAfter(c)
+}
+
+// flapAfter closes c with the flap code, if one is set, right after its READY or RESUMED
+// (false: the connection ends). s.mu held.
+func (s *Server) flapAfter(c *gwConn) bool {
+	if s.gw.flap == 0 {
+		return true
+	}
+	if !resumable(s.gw.flap) && c.sess != nil {
+		delete(s.gw.sessions, c.sess.id)
+	}
+	c.closeWith(s.gw.flap)
+	return false
+}
+
+// sessionStarts is the session start limit now, its window renewed once it ran out. s.mu held.
+func (s *Server) sessionStarts() *startLimit {
+	st := &s.gw.starts
+	if st.window == 0 {
+		st.total, st.remaining, st.window = DefaultSessionStarts, DefaultSessionStarts, 24*time.Hour
+	}
+	if now := s.opts.Now(); st.resetAt.IsZero() || !now.Before(st.resetAt) {
+		st.remaining, st.resetAt = st.total, now.Add(st.window)
+	}
+	return st
+}
+
+// SetSessionStartLimit sets the session start limit gateway/bot reports: remaining of total
+// left, the window resetting after resetAfter (on the fake's clock, Options.Now) and then every
+// window (24 h if resetAfter is not positive). Each Identify spends one; with none left an
+// Identify is closed with 4004.
+func (s *Server) SetSessionStartLimit(total, remaining int, resetAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	window := resetAfter
+	if window <= 0 {
+		window = 24 * time.Hour
+	}
+	s.gw.starts = startLimit{total: total, remaining: min(max(remaining, 0), total), window: window, resetAt: s.opts.Now().Add(window)}
+}
+
+// SessionStarts returns the session start limit as gateway/bot would report it now.
+func (s *Server) SessionStarts() (total, remaining int, resetAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.sessionStarts()
+	return st.total, st.remaining, st.resetAt.Sub(s.opts.Now())
+}
+
+// FlapGateway makes the gateway close every connection with code right after its READY or
+// RESUMED (a flapping gateway); with a code that is not resumable the session is forgotten too,
+// so the next Resume gets Invalid Session. 0 stops it.
+func (s *Server) FlapGateway(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gw.flap = code
 }
 
 // resume answers a Resume: the missed frames, then RESUMED; or Invalid Session (op 9, d false).
@@ -308,7 +387,7 @@ func (s *Server) resume(c *gwConn, r *resumeData) bool {
 		}
 	}
 	s.send(sess, "RESUMED", map[string]any{})
-	return true
+	return s.flapAfter(c)
 }
 
 // covers says whether guildID belongs to the session's shard: (guild_id >> 22) % num_shards.

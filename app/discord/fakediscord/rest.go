@@ -77,9 +77,12 @@ func (s *Server) getGateway(*call) (int, any, *apiError) {
 	return 200, map[string]string{"url": s.GatewayURL()}, nil
 }
 
+// getGatewayBot reports the session start limit (SetSessionStartLimit; each Identify spends one).
 func (s *Server) getGatewayBot(*call) (int, any, *apiError) {
+	st := s.sessionStarts()
 	return 200, map[string]any{"url": s.GatewayURL(), "shards": 1,
-		"session_start_limit": map[string]int{"total": 1000, "remaining": 999, "reset_after": 86400000, "max_concurrency": 1}}, nil
+		"session_start_limit": map[string]int64{"total": int64(st.total), "remaining": int64(st.remaining),
+			"reset_after": st.resetAt.Sub(s.opts.Now()).Milliseconds(), "max_concurrency": 1}}, nil
 }
 
 func (s *Server) getUser(c *call) (int, any, *apiError) {
