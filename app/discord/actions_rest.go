@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -41,7 +42,14 @@ func restJSON(ctx context.Context, s *discordgo.Session, method, endpoint string
 func restBody(ctx context.Context, s *discordgo.Session, method, endpoint, contentType string, b []byte, out any, extra ...discordgo.RequestOption) error {
 	bucket := &discordgo.Bucket{Key: endpoint, Remaining: 1}
 	bucket.Lock() // released by RequestWithLockedBucket
+	note := &limitNote{}
+	ctx = context.WithValue(ctx, limitNoteKey{}, note)
 	resp, err := s.RequestWithLockedBucket(method, endpoint, contentType, b, bucket, 0, requestOptions(ctx, extra...)...)
+	var rl *discordgo.RateLimitError
+	if errors.As(err, &rl) {
+		retry, global := note.get()
+		return &rateLimited{retryAfter: retry, global: global, Err: err}
+	}
 	if err != nil {
 		return err
 	}
