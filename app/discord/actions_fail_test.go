@@ -27,7 +27,8 @@ const (
 // session state.
 func failWorld(t *testing.T) *actWorld {
 	t.Helper()
-	w := newActWorld(t, fakediscord.Options{})
+	// A short route window: a 429 is waited out to the bucket's reset.
+	w := newActWorld(t, fakediscord.Options{RouteWindow: 20 * time.Millisecond})
 	seen := make(chan struct{}, 1)
 	remove := w.s.AddHandler(func(_ *discordgo.Session, c *discordgo.ChannelCreate) {
 		if c.ID == limitedNoSend {
