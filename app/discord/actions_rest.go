@@ -23,7 +23,9 @@ import (
 // accumulates, no lock is shared, and every wait is the request's own in
 // Kimi's transport, under its ctx. The transport strips the X-RateLimit-*
 // headers, so Release learns nothing and the bucket's zero global pointer
-// is never touched. out (may be nil) receives the JSON answer.
+// is never touched. out (may be nil) receives the JSON answer. A 429 the
+// transport gave up on comes back as a *rateLimited over discordgo's
+// RateLimitError, with the transport's view of it (global or not).
 func restJSON(ctx context.Context, s *discordgo.Session, method, endpoint string, body, out any, extra ...discordgo.RequestOption) error {
 	var b []byte
 	if body != nil {
