@@ -23,8 +23,11 @@ import (
 // here runs for a declared one.
 
 // ActionError is a Discord action's failure. Error is the message safe for
-// staff (the original's DiscordActionError); Unwrap exposes the cause (a
-// ctx error, an *UncertainError, discordgo's error) for errors.Is/As.
+// staff (the original's DiscordActionError); Unwrap exposes the cause for
+// errors.Is/As: the SDK's typed cause where Discord said why
+// (discordCause: *sdk.RateLimitError, *sdk.MissingPermissionError,
+// *sdk.UncertainDeliveryError, the sdk.ErrUnknown* sentinels), and under it
+// a ctx error, an *UncertainError, discordgo's error.
 type ActionError struct {
 	Message string
 	Err     error
@@ -41,7 +44,13 @@ func actionError(cause error, format string, args ...any) *ActionError {
 	if len(args) > 0 {
 		msg = fmt.Sprintf(format, args...)
 	}
-	return &ActionError{Message: msg, Err: cause}
+	return &ActionError{Message: msg, Err: discordCause(cause, nil)}
+}
+
+// requestError is the ActionError of a request Discord refused or failed:
+// msg over the typed cause, perm naming a 50013's permission.
+func requestError(cause error, perm func() string, msg string) *ActionError {
+	return &ActionError{Message: msg, Err: discordCause(cause, perm)}
 }
 
 type actions struct {
@@ -186,7 +195,7 @@ func (m *moduleActions) SendMessage(ctx context.Context, channelID uint64, msg s
 	var sent discordgo.Message
 	if err := restJSON(ctx, s, http.MethodPost, discordgo.EndpointChannelMessages(idString(channelID)), data, &sent); err != nil {
 		m.log.Warn("send message failed", "channel", channelID, "err", err)
-		return sdk.MessageRef{}, actionError(err, "sending the message failed")
+		return sdk.MessageRef{}, requestError(sendOutcome(err), m.missingPermission(s, guildID, c, sendNeeds(c, msg)...), "sending the message failed")
 	}
 	return sdk.MessageRef{GuildID: guildID, ChannelID: channelID, MessageID: parseID(sent.ID), ParentChannelID: parentOf(c)}, nil
 }
@@ -218,7 +227,7 @@ func (m *moduleActions) SendDM(ctx context.Context, userID uint64, content strin
 }
 
 func (m *moduleActions) EditMessage(ctx context.Context, ref sdk.MessageRef, content string, embed *sdk.OutgoingEmbed) error {
-	s, _, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
+	s, c, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
 	if err != nil {
 		return err
 	}
@@ -233,13 +242,17 @@ func (m *moduleActions) EditMessage(ctx context.Context, ref sdk.MessageRef, con
 	edit := &discordgo.MessageEdit{Content: &content, Embeds: &embeds, AllowedMentions: noMentions()}
 	if err := restJSON(ctx, s, http.MethodPatch, discordgo.EndpointChannelMessage(idString(ref.ChannelID), idString(ref.MessageID)), edit, nil); err != nil {
 		m.log.Warn("edit message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
-		return actionError(err, "editing the message failed")
+		needs := []int64{discordgo.PermissionViewChannel}
+		if e != nil {
+			needs = append(needs, discordgo.PermissionEmbedLinks)
+		}
+		return requestError(err, m.missingPermission(s, ref.GuildID, c, needs...), "editing the message failed")
 	}
 	return nil
 }
 
 func (m *moduleActions) DeleteMessage(ctx context.Context, ref sdk.MessageRef, reason string) error {
-	s, _, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
+	s, c, err := m.refChannel(ctx, ref.GuildID, ref.ChannelID)
 	if err != nil {
 		return err
 	}
@@ -251,7 +264,7 @@ func (m *moduleActions) DeleteMessage(ctx context.Context, ref sdk.MessageRef, r
 		m.log.Info("message to delete was already gone", "channel", ref.ChannelID, "message", ref.MessageID, "reason", reason)
 	default:
 		m.log.Warn("delete message failed", "channel", ref.ChannelID, "message", ref.MessageID, "err", err)
-		return actionError(err, "deleting the message failed")
+		return requestError(err, m.missingPermission(s, ref.GuildID, c, discordgo.PermissionManageMessages, discordgo.PermissionViewChannel), "deleting the message failed")
 	}
 	return nil
 }
@@ -371,7 +384,7 @@ func (m *moduleActions) FetchMessages(ctx context.Context, guildID, channelID ui
 	}
 	if err != nil {
 		m.log.Warn("fetch messages failed", "channel", channelID, "err", err)
-		return sdk.MessagePage{}, actionError(err, "fetching the message history failed")
+		return sdk.MessagePage{}, requestError(err, m.missingPermission(s, guildID, c, discordgo.PermissionReadMessageHistory, discordgo.PermissionViewChannel), "fetching the message history failed")
 	}
 	slices.SortFunc(msgs, byID)
 	page := sdk.MessagePage{HasMore: len(msgs) > limit}
@@ -411,7 +424,7 @@ func (m *moduleActions) FetchPins(ctx context.Context, guildID, channelID uint64
 	var pins []*discordgo.Message
 	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointChannelMessagesPins(idString(channelID)), nil, &pins); err != nil {
 		m.log.Warn("fetch pins failed", "channel", channelID, "err", err)
-		return nil, actionError(err, "fetching the pinned messages failed")
+		return nil, requestError(err, m.missingPermission(s, guildID, c, discordgo.PermissionReadMessageHistory, discordgo.PermissionViewChannel), "fetching the pinned messages failed")
 	}
 	out := make([]sdk.MessageSnapshot, 0, len(pins))
 	for _, p := range pins {
@@ -496,7 +509,7 @@ func (m *moduleActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk
 	var invites []*discordgo.Invite
 	if err := restJSON(ctx, s, http.MethodGet, discordgo.EndpointGuildInvites(idString(guildID)), nil, &invites); err != nil {
 		m.log.Warn("fetch invites failed", "guild", guildID, "err", err)
-		return nil, actionError(err, "fetching the invites failed")
+		return nil, requestError(err, m.missingPermission(s, guildID, nil, discordgo.PermissionManageGuild), "fetching the invites failed")
 	}
 	out := make([]sdk.InviteSnapshot, 0, len(invites)+1)
 	for _, in := range invites {

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -22,7 +23,9 @@ import (
 // accumulates, no lock is shared, and every wait is the request's own in
 // Kimi's transport, under its ctx. The transport strips the X-RateLimit-*
 // headers, so Release learns nothing and the bucket's zero global pointer
-// is never touched. out (may be nil) receives the JSON answer.
+// is never touched. out (may be nil) receives the JSON answer. A 429 the
+// transport gave up on comes back as a *rateLimited over discordgo's
+// RateLimitError, with the transport's view of it (global or not).
 func restJSON(ctx context.Context, s *discordgo.Session, method, endpoint string, body, out any, extra ...discordgo.RequestOption) error {
 	var b []byte
 	if body != nil {
@@ -41,7 +44,14 @@ func restJSON(ctx context.Context, s *discordgo.Session, method, endpoint string
 func restBody(ctx context.Context, s *discordgo.Session, method, endpoint, contentType string, b []byte, out any, extra ...discordgo.RequestOption) error {
 	bucket := &discordgo.Bucket{Key: endpoint, Remaining: 1}
 	bucket.Lock() // released by RequestWithLockedBucket
+	note := &limitNote{}
+	ctx = context.WithValue(ctx, limitNoteKey{}, note)
 	resp, err := s.RequestWithLockedBucket(method, endpoint, contentType, b, bucket, 0, requestOptions(ctx, extra...)...)
+	var rl *discordgo.RateLimitError
+	if errors.As(err, &rl) {
+		retry, global := note.get()
+		return &rateLimited{retryAfter: retry, global: global, Err: err}
+	}
 	if err != nil {
 		return err
 	}

@@ -83,11 +83,11 @@ func (m *moduleActions) target(ctx context.Context, guildID, userID uint64, mod 
 	return s, nil
 }
 
-func (m *moduleActions) moderated(action string, guildID, userID uint64, mod sdk.Moderation, err error, failed string) error {
+func (m *moduleActions) moderated(s *discordgo.Session, action string, guildID, userID uint64, mod sdk.Moderation, err error, need int64, failed string) error {
 	attrs := []any{"action", action, "guild", guildID, "user", userID, "actor", mod.ActorID}
 	if err != nil {
 		m.log.Warn("moderation failed", append(attrs, "err", err)...)
-		return &ActionError{Message: failed, Err: err}
+		return requestError(err, m.missingPermission(s, guildID, nil, need), failed)
 	}
 	m.log.LogAttrs(context.Background(), slog.LevelInfo, "moderation done", slog.String("action", action),
 		slog.Uint64("guild", guildID), slog.Uint64("user", userID), slog.Uint64("actor", mod.ActorID))
@@ -104,7 +104,7 @@ func (m *moduleActions) Ban(ctx context.Context, guildID, userID uint64, mod sdk
 	// delete_message_days: Kimi sends its own request.
 	endpoint := discordgo.EndpointGuildBan(idString(guildID), idString(userID))
 	err = restJSON(ctx, s, http.MethodPut, endpoint, map[string]int{"delete_message_seconds": secs}, nil, auditReason(m.module, mod.Reason))
-	return m.moderated("ban", guildID, userID, mod, err, "banning the member failed")
+	return m.moderated(s, "ban", guildID, userID, mod, err, discordgo.PermissionBanMembers, "banning the member failed")
 }
 
 func (m *moduleActions) Kick(ctx context.Context, guildID, userID uint64, mod sdk.Moderation) error {
@@ -113,7 +113,7 @@ func (m *moduleActions) Kick(ctx context.Context, guildID, userID uint64, mod sd
 		return err
 	}
 	err = restJSON(ctx, s, http.MethodDelete, discordgo.EndpointGuildMember(idString(guildID), idString(userID)), nil, nil, auditReason(m.module, mod.Reason))
-	return m.moderated("kick", guildID, userID, mod, err, "kicking the member failed")
+	return m.moderated(s, "kick", guildID, userID, mod, err, discordgo.PermissionKickMembers, "kicking the member failed")
 }
 
 func (m *moduleActions) Timeout(ctx context.Context, guildID, userID uint64, mod sdk.Moderation, duration time.Duration) error {
@@ -129,5 +129,5 @@ func (m *moduleActions) Timeout(ctx context.Context, guildID, userID uint64, mod
 	until := m.a.now().Add(duration).UTC()
 	err = restJSON(ctx, s, http.MethodPatch, discordgo.EndpointGuildMember(idString(guildID), idString(userID)),
 		&discordgo.GuildMemberParams{CommunicationDisabledUntil: &until}, nil, auditReason(m.module, mod.Reason))
-	return m.moderated("timeout", guildID, userID, mod, err, "timing the member out failed")
+	return m.moderated(s, "timeout", guildID, userID, mod, err, discordgo.PermissionModerateMembers, "timing the member out failed")
 }

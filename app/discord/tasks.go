@@ -98,7 +98,7 @@ func (p *Poster) Post(ctx context.Context, guildID, channelID uint64, c tasks.Po
 	return id, embed, nil
 }
 
-// postError maps a send's error to the deliverer's classification:
+// postError maps a send's error (classify) to the deliverer's classification:
 //   - a 429 Kimi's transport gave up on (maxAttempts sends, each a 429:
 //     discordgo's RateLimitError) is Status 429 with Discord's wait;
 //   - an uncertain send (IsUncertain: a 5xx or a broken connection after
@@ -113,31 +113,12 @@ func (p *Poster) Post(ctx context.Context, guildID, channelID uint64, c tasks.Po
 //     and a cause that lasts (the channel gone, the guild inactive) is
 //     not retried for ever.
 func postError(err error) *tasks.PostError {
-	var rl *discordgo.RateLimitError
-	if errors.As(err, &rl) {
-		pe := &tasks.PostError{Status: http.StatusTooManyRequests, Err: err}
-		if rl.RateLimit != nil && rl.TooManyRequests != nil {
-			pe.RetryAfter = rl.RetryAfter
-		}
-		return pe
+	f := classify(err)
+	pe := &tasks.PostError{Status: f.status, Started: f.uncertain, Err: err}
+	if f.rateLimited {
+		pe.RetryAfter = f.retryAfter
 	}
-	if IsUncertain(err) {
-		pe := &tasks.PostError{Started: true, Err: err}
-		var u *UncertainError
-		var rest *discordgo.RESTError
-		switch {
-		case errors.As(err, &u):
-			pe.Status = u.Status
-		case errors.As(err, &rest) && rest.Response != nil:
-			pe.Status = rest.Response.StatusCode
-		}
-		return pe
-	}
-	var rest *discordgo.RESTError
-	if errors.As(err, &rest) && rest.Response != nil {
-		return &tasks.PostError{Status: rest.Response.StatusCode, Err: err}
-	}
-	return &tasks.PostError{Err: err}
+	return pe
 }
 
 // taskEmbed converts a chunk's embed (nil: none).

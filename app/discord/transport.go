@@ -99,6 +99,43 @@ func IsUncertain(err error) bool {
 	return false
 }
 
+// limitNote hears the last 429 a request met (restBody's ctx carries one):
+// discordgo's RateLimitError keeps the wait but drops Discord's "global".
+type limitNote struct {
+	mu     sync.Mutex
+	retry  time.Duration
+	global bool
+}
+
+type limitNoteKey struct{}
+
+func (n *limitNote) set(retry time.Duration, global bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.retry, n.global = retry, global
+}
+
+func (n *limitNote) get() (time.Duration, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.retry, n.global
+}
+
+// rateLimited is a request Kimi's transport gave up on after maxAttempts
+// 429s: discordgo's RateLimitError (Err) with what the transport learnt of
+// the last one.
+type rateLimited struct {
+	retryAfter time.Duration
+	global     bool
+	Err        error
+}
+
+// Error returns discordgo's description.
+func (e *rateLimited) Error() string { return e.Err.Error() }
+
+// Unwrap returns discordgo's RateLimitError.
+func (e *rateLimited) Unwrap() error { return e.Err }
+
 type rlState struct {
 	remaining int // -1 unknown
 	reset     time.Time
@@ -279,6 +316,9 @@ func (t *transport) roundTrip(ctx context.Context, r *http.Request) (*http.Respo
 		retry, global := t.learn(route, major, resp)
 		if resp.StatusCode == http.StatusTooManyRequests {
 			t.emit(RateLimitEvent{Route: route, Bucket: resp.Header.Get("X-RateLimit-Bucket"), RetryAfter: retry, Global: global, At: t.now()})
+			if n, ok := ctx.Value(limitNoteKey{}).(*limitNote); ok {
+				n.set(retry, global)
+			}
 			if attempt < maxAttempts {
 				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 				_ = resp.Body.Close()

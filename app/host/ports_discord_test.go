@@ -97,3 +97,21 @@ func TestDiscordPortForwards(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscordPortKeepsTheFailureCause: a failed action's typed cause stays
+// reachable through the host's port (it forwards the connection's error
+// as it is: no wrapping hides it).
+func TestDiscordPortKeepsTheFailureCause(t *testing.T) {
+	rec := &recDiscord{fake: sdktest.NewFakeDiscordActions("m", nil)}
+	mod := &testModule{}
+	r := newRig(t, []sdk.Spec{spec("m", mod, func(s *sdk.Spec) {
+		s.Permissions.DiscordActions = []sdk.DiscordAction{sdk.ActionSendMessage}
+	})}, func(o *Options) { o.Discord = recDiscordPerms{rec} })
+	r.start(t)
+	rec.fake.FailNext(sdk.ActionSendMessage, &sdk.MissingPermissionError{Permission: "SEND_MESSAGES"})
+	_, err := mod.runtime().Discord.SendMessage(context.Background(), 7, sdk.OutgoingMessage{Content: "hi"})
+	var mp *sdk.MissingPermissionError
+	if err == nil || err.Error() != "sending the message failed" || !errors.Is(err, sdk.ErrMissingPermission) || !errors.As(err, &mp) || mp.Permission != "SEND_MESSAGES" {
+		t.Fatalf("err = %v, want the host's message over the missing SEND_MESSAGES", err)
+	}
+}

@@ -35,6 +35,18 @@
 //     conditions have their own types (ServiceUnavailableError, ProposalError,
 //     CommandSyncError, FileAccessError). Messages are the reference's,
 //     byte for byte, so operators and tests can rely on them.
+//   - A failed Discord action keeps the reference's message ("sending the
+//     message failed") and wraps why, when Discord said: errors.Is with a
+//     sentinel tests the category (ErrRateLimited, ErrMissingPermission,
+//     ErrUnknownChannel, ErrUnknownMessage, ErrUnknownGuild,
+//     ErrUnknownMember, ErrUnknownUser, ErrUncertainDelivery), errors.As
+//     with a type reads the detail (*RateLimitError's RetryAfter and
+//     Global, *MissingPermissionError's Permission,
+//     *UncertainDeliveryError's Status); each type also matches its
+//     sentinel. Sentinels are for the categories with nothing more to say;
+//     a type never needs its sentinel compared by hand. An uncertain
+//     delivery may have been posted: Kimi never re-sends it. sdktest's
+//     FakeDiscordActions.FailNext injects the same causes.
 //   - The host's checks live in sdk/hostkit, which the host and sdktest
 //     share (a module never imports it), so a module that passes its
 //     sdktest tests passes preflight. Every pattern is anchored \A…\z.

@@ -68,3 +68,35 @@ func ExampleSpec_Validate() {
 	// Kimi module 'reference_kudos' has an invalid declaration: module 'reference_kudos' overrides the target policy without a targeted action
 	// true
 }
+
+// A module reads why a Discord action failed: errors.Is for the category,
+// errors.As for the detail. The error's text stays the host's safe message.
+func Example_discordFailures() {
+	// What the host returns, for instance, when Discord answered a send
+	// with 429s until Kimi gave up, or with 403 50013, or a 502.
+	failures := []error{
+		fmt.Errorf("sending the message failed: %w", &sdk.RateLimitError{RetryAfter: 2 * time.Second}),
+		fmt.Errorf("sending the message failed: %w", &sdk.MissingPermissionError{Permission: "EMBED_LINKS"}),
+		fmt.Errorf("channel 5 is not in an active guild: %w", sdk.ErrUnknownChannel),
+		fmt.Errorf("sending the message failed: %w", &sdk.UncertainDeliveryError{Status: 502}),
+	}
+	for _, err := range failures {
+		var rl *sdk.RateLimitError
+		var mp *sdk.MissingPermissionError
+		switch {
+		case errors.As(err, &rl):
+			fmt.Println("retry after", rl.RetryAfter)
+		case errors.As(err, &mp):
+			fmt.Println("tell staff: the bot needs", mp.Permission)
+		case errors.Is(err, sdk.ErrUnknownChannel):
+			fmt.Println("forget the channel")
+		case errors.Is(err, sdk.ErrUncertainDelivery):
+			fmt.Println("it may have been posted: do not re-send blindly")
+		}
+	}
+	// Output:
+	// retry after 2s
+	// tell staff: the bot needs EMBED_LINKS
+	// forget the channel
+	// it may have been posted: do not re-send blindly
+}

@@ -14,7 +14,8 @@
 //     responses (Interaction, Interactions), or waits for the model to change (Watch: a
 //     notification after every REST write and gateway dispatch, no polling);
 //   - injects failures: per-route and global rate limits with Discord's X-RateLimit-* headers and
-//     429 bodies, one-off 429 and 5xx answers (including a 5xx after the message was created),
+//     429 bodies, one-off 429, 5xx and coded 4xx answers (a 5xx after the message was created;
+//     403 50013 or 404 10003/10008 where the model would have let the request through),
 //     gateway close codes, Invalid Session, Reconnect, and heartbeats left unacknowledged.
 //
 // The gateway speaks JSON, with Identify's per-payload zlib compression or, with

@@ -118,8 +118,13 @@ type retryBody struct {
 type Fault struct {
 	// Route is the route to fail ("POST /channels/{channel}/messages"); "" fails any route.
 	Route string
-	// Status is the status to answer: 429 (with a rate-limit body) or a 5xx.
+	// Status is the status to answer: 429 (with a rate-limit body), a 5xx, or a 4xx with
+	// Code (403 CodeMissingPermissions, 404 CodeUnknownChannel / CodeUnknownMessage, …).
 	Status int
+	// Code and Message are a 4xx's JSON error body (Discord's code; Message defaults to
+	// Discord's text for the codes the fake knows, else the status text).
+	Code    int
+	Message string
 	// RetryAfter and Global shape a 429 body. RetryAfter defaults to 1 ms.
 	RetryAfter time.Duration
 	Global     bool
@@ -178,6 +183,24 @@ func (f *Fault) answer(w http.ResponseWriter) (int, any, *apiError) {
 		e := rateLimited(f.RetryAfter, f.Global)
 		return e.status, nil, e
 	}
-	e := &apiError{status: f.Status, Message: strconv.Itoa(f.Status) + ": " + http.StatusText(f.Status)}
+	msg := f.Message
+	if msg == "" {
+		msg = faultMessages[f.Code]
+	}
+	if msg == "" {
+		msg = strconv.Itoa(f.Status) + ": " + http.StatusText(f.Status)
+	}
+	e := &apiError{status: f.Status, Code: f.Code, Message: msg}
 	return e.status, nil, e
+}
+
+// faultMessages are Discord's texts for the codes a Fault may carry.
+var faultMessages = map[int]string{
+	CodeUnknownChannel:     "Unknown Channel",
+	CodeUnknownGuild:       "Unknown Guild",
+	CodeUnknownMember:      "Unknown Member",
+	CodeUnknownMessage:     "Unknown Message",
+	CodeUnknownUser:        "Unknown User",
+	CodeMissingAccess:      "Missing Access",
+	CodeMissingPermissions: "Missing Permissions",
 }

@@ -175,3 +175,31 @@ func TestFaults5xx(t *testing.T) {
 		})
 	}
 }
+
+// TestCodedFaults: a 4xx fault answers Discord's JSON error body, its code and Discord's text
+// for it (or the one given), before the handler runs: nothing is created.
+func TestCodedFaults(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, Options{})
+	route := "POST /channels/{channel}/messages"
+	s := w.rest()
+	for _, tc := range []struct {
+		fault   Fault
+		message string
+	}{
+		{Fault{Route: route, Status: 403, Code: CodeMissingPermissions}, "Missing Permissions"},
+		{Fault{Route: route, Status: 404, Code: CodeUnknownChannel}, "Unknown Channel"},
+		{Fault{Route: route, Status: 404, Code: CodeUnknownMessage, Message: "Unknown Message (reply)"}, "Unknown Message (reply)"},
+	} {
+		w.fake.InjectFault(tc.fault)
+		_, err := s.ChannelMessageSend(w.text, "x")
+		var rest *discordgo.RESTError
+		if !errors.As(err, &rest) || rest.Response.StatusCode != tc.fault.Status || rest.Message == nil ||
+			rest.Message.Code != tc.fault.Code || rest.Message.Message != tc.message {
+			t.Fatalf("err = %v, want %d with code %d %q", err, tc.fault.Status, tc.fault.Code, tc.message)
+		}
+	}
+	if n := len(w.fake.Messages(w.text)); n != 0 {
+		t.Fatalf("%d messages created, want none", n)
+	}
+}

@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -42,6 +43,7 @@ type FakeDiscordActions struct {
 	declared      map[sdk.DiscordAction]bool
 	calls         []DiscordCall
 	nextMessageID uint64
+	failures      map[sdk.DiscordAction][]error // FailNext's causes
 
 	Messages      map[sdk.MessageRef]sdk.MessageSnapshot
 	Members       map[GuildUser]sdk.MemberSnapshot
@@ -173,6 +175,9 @@ func (f *FakeDiscordActions) SendMessage(ctx context.Context, channelID uint64, 
 		return sdk.MessageRef{}, err // refused: not sent, so not recorded
 	}
 	f.calls = append(f.calls, DiscordCall{Action: sdk.ActionSendMessage, Args: []any{channelID, cloneOutgoing(msg)}})
+	if cause := f.failure(sdk.ActionSendMessage); cause != nil {
+		return sdk.MessageRef{}, failed(sdk.ActionSendMessage, cause, channelID)
+	}
 	f.nextMessageID++
 	return sdk.MessageRef{GuildID: guildID, ChannelID: channelID, MessageID: f.nextMessageID}, nil
 }
@@ -184,7 +189,7 @@ func (f *FakeDiscordActions) SendDM(ctx context.Context, userID uint64, content 
 	if err := f.record(sdk.ActionSendDM, userID, content, cloneEmbed(embed)); err != nil {
 		return false, err
 	}
-	return true, nil
+	return f.failure(sdk.ActionSendDM) == nil, nil
 }
 
 // EditMessage records the call; a ref without a guild is refused as in the
@@ -198,7 +203,13 @@ func (f *FakeDiscordActions) EditMessage(ctx context.Context, ref sdk.MessageRef
 	if err := refRefused(ref); err != nil {
 		return err
 	}
-	return f.record(sdk.ActionEditMessage, ref, content, cloneEmbed(embed))
+	if err := f.record(sdk.ActionEditMessage, ref, content, cloneEmbed(embed)); err != nil {
+		return err
+	}
+	if cause := f.failure(sdk.ActionEditMessage); cause != nil {
+		return failed(sdk.ActionEditMessage, cause, ref.ChannelID)
+	}
+	return nil
 }
 
 // DeleteMessage records the call and forgets the message; a ref without a
@@ -215,6 +226,9 @@ func (f *FakeDiscordActions) DeleteMessage(ctx context.Context, ref sdk.MessageR
 	if err := f.record(sdk.ActionDeleteMessage, ref, reason); err != nil {
 		return err
 	}
+	if cause := f.failure(sdk.ActionDeleteMessage); cause != nil && !errors.Is(cause, sdk.ErrUnknownMessage) {
+		return failed(sdk.ActionDeleteMessage, cause, ref.ChannelID)
+	}
 	delete(f.Messages, ref)
 	return nil
 }
@@ -223,14 +237,14 @@ func (f *FakeDiscordActions) DeleteMessage(ctx context.Context, ref sdk.MessageR
 func (f *FakeDiscordActions) Ban(ctx context.Context, guildID, userID uint64, mod sdk.Moderation, deleteMessages time.Duration) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	return f.record(sdk.ActionBan, guildID, userID, mod, deleteMessages)
+	return f.fail(sdk.ActionBan, 0, f.record(sdk.ActionBan, guildID, userID, mod, deleteMessages))
 }
 
 // Kick records the call.
 func (f *FakeDiscordActions) Kick(ctx context.Context, guildID, userID uint64, mod sdk.Moderation) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	return f.record(sdk.ActionKick, guildID, userID, mod)
+	return f.fail(sdk.ActionKick, 0, f.record(sdk.ActionKick, guildID, userID, mod))
 }
 
 // Timeout records the call; a non-positive duration fails as in the host
@@ -244,7 +258,7 @@ func (f *FakeDiscordActions) Timeout(ctx context.Context, guildID, userID uint64
 	if duration <= 0 {
 		return &sdk.ModuleContractError{Message: "timeout duration must be positive"}
 	}
-	return nil
+	return f.fail(sdk.ActionTimeout, 0, nil)
 }
 
 // FetchMessage returns Messages[ref] or nil; a ref without a guild is
@@ -261,6 +275,9 @@ func (f *FakeDiscordActions) FetchMessage(ctx context.Context, ref sdk.MessageRe
 	if err := f.record(sdk.ActionFetchMessage, ref); err != nil {
 		return nil, err
 	}
+	if f.failure(sdk.ActionFetchMessage) != nil {
+		return nil, nil
+	}
 	if m, ok := f.Messages[ref]; ok {
 		m = cloneMessage(m)
 		return &m, nil
@@ -272,7 +289,7 @@ func (f *FakeDiscordActions) FetchMessage(ctx context.Context, ref sdk.MessageRe
 func (f *FakeDiscordActions) FetchMember(ctx context.Context, guildID, userID uint64) (*sdk.MemberSnapshot, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionFetchMember, guildID, userID); err != nil {
+	if err := f.record(sdk.ActionFetchMember, guildID, userID); err != nil || f.failure(sdk.ActionFetchMember) != nil {
 		return nil, err
 	}
 	if m, ok := f.Members[GuildUser{guildID, userID}]; ok {
@@ -286,7 +303,7 @@ func (f *FakeDiscordActions) FetchMember(ctx context.Context, guildID, userID ui
 func (f *FakeDiscordActions) FetchChannel(ctx context.Context, guildID, channelID uint64) (*sdk.ChannelSnapshot, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionFetchChannel, guildID, channelID); err != nil {
+	if err := f.record(sdk.ActionFetchChannel, guildID, channelID); err != nil || f.failure(sdk.ActionFetchChannel) != nil {
 		return nil, err
 	}
 	if c, ok := f.Channels[GuildChannel{guildID, channelID}]; ok {
@@ -310,6 +327,9 @@ func (f *FakeDiscordActions) FetchMessages(ctx context.Context, guildID, channel
 		return sdk.MessagePage{}, err
 	}
 	if err := q.Validate(); err != nil {
+		return sdk.MessagePage{}, err
+	}
+	if err := f.fail(sdk.ActionFetchMessages, channelID, nil); err != nil {
 		return sdk.MessagePage{}, err
 	}
 	limit := q.ClampedLimit()
@@ -353,7 +373,7 @@ func (f *FakeDiscordActions) FetchMessages(ctx context.Context, guildID, channel
 func (f *FakeDiscordActions) FetchPins(ctx context.Context, guildID, channelID uint64) ([]sdk.MessageSnapshot, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionFetchPins, guildID, channelID); err != nil {
+	if err := f.fail(sdk.ActionFetchPins, channelID, f.record(sdk.ActionFetchPins, guildID, channelID)); err != nil {
 		return nil, err
 	}
 	return cloneMessages(f.Pins[GuildChannel{guildID, channelID}]), nil
@@ -366,6 +386,9 @@ func (f *FakeDiscordActions) FetchPublicThreads(ctx context.Context, guildID, pa
 	if err := f.record(sdk.ActionFetchPublicThreads, guildID, parentChannelID); err != nil {
 		return nil, err
 	}
+	if cause := f.failure(sdk.ActionFetchPublicThreads); errors.Is(cause, sdk.ErrUnknownChannel) {
+		return nil, failed(sdk.ActionFetchPublicThreads, cause, parentChannelID)
+	}
 	return cloneChannels(f.PublicThreads[GuildChannel{guildID, parentChannelID}]), nil
 }
 
@@ -373,7 +396,7 @@ func (f *FakeDiscordActions) FetchPublicThreads(ctx context.Context, guildID, pa
 func (f *FakeDiscordActions) FetchRoles(ctx context.Context, guildID uint64) ([]sdk.RoleSnapshot, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionFetchRoles, guildID); err != nil {
+	if err := f.fail(sdk.ActionFetchRoles, 0, f.record(sdk.ActionFetchRoles, guildID)); err != nil {
 		return nil, err
 	}
 	return slices.Clone(f.Roles[guildID]), nil
@@ -383,7 +406,7 @@ func (f *FakeDiscordActions) FetchRoles(ctx context.Context, guildID uint64) ([]
 func (f *FakeDiscordActions) FetchInvites(ctx context.Context, guildID uint64) ([]sdk.InviteSnapshot, error) {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
-	if err := f.record(sdk.ActionFetchInvites, guildID); err != nil {
+	if err := f.fail(sdk.ActionFetchInvites, 0, f.record(sdk.ActionFetchInvites, guildID)); err != nil {
 		return nil, err
 	}
 	return cloneInvites(f.Invites[guildID]), nil
@@ -396,6 +419,12 @@ func (f *FakeDiscordActions) CanViewChannel(ctx context.Context, guildID, userID
 	defer f.Mu.Unlock()
 	if err := f.record(sdk.ActionCanViewChannel, guildID, userID, channelID); err != nil {
 		return false, err
+	}
+	if cause := f.failure(sdk.ActionCanViewChannel); cause != nil {
+		if errors.Is(cause, sdk.ErrUnknownChannel) {
+			return false, failed(sdk.ActionCanViewChannel, cause, channelID)
+		}
+		return false, &ActionError{Message: fmt.Sprintf("the member %d of guild %d could not be fetched", userID, guildID), Err: cause}
 	}
 	return f.ChannelAccess[MemberChannel{guildID, userID, channelID}], nil
 }
