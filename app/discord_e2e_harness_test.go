@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -72,6 +73,7 @@ type e2eOptions struct {
 	docs    map[guildcfg.Target]string  // written before the start
 	seed    func(f *fakediscord.Server) // nil: e2eSeed
 	dataDir string                      // "": a fresh one, seeded; else a stopped run's (a restart)
+	env     map[string]string           // more of serve's environment
 }
 
 // e2eApp is a running appliance and its fake Discord.
@@ -94,10 +96,12 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 		dataDir = filepath.Join(t.TempDir(), "data")
 		seedDatabase(t, dataDir, o.specs, o.docs)
 	}
-	c, _, stderr := testCLI(map[string]string{
+	env := map[string]string{
 		"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
 		"KIMI_ADMIN_PASSWORD": e2eAdminPass, "KIMI_MODULES": o.modules, "KIMI_LOG_LEVEL": "debug",
-	}, "")
+	}
+	maps.Copy(env, o.env)
+	c, _, stderr := testCLI(env, "")
 	c.specs = o.specs
 	a := &e2eApp{t: t, stderr: stderr, dataDir: dataDir}
 	seed := o.seed

@@ -40,8 +40,9 @@ type frameCheck func(d json.RawMessage) string
 // frameChecks are the dispatch types whose payloads discordgo dereferences
 // unchecked, each checked on discordgo's own type for exactly the pointers
 // discordgo's handling (setGuildIds, State.GuildAdd, createMemberMap,
-// RoleAdd, onVoiceStateUpdate) follows.
+// RoleAdd, onVoiceStateUpdate, State.onReady) follows.
 var frameChecks = map[string]frameCheck{
+	"READY":                decoded(checkReady),
 	"GUILD_CREATE":         decoded(func(ev *discordgo.GuildCreate) string { return checkGuild(ev.Guild) }),
 	"GUILD_UPDATE":         decoded(func(ev *discordgo.GuildUpdate) string { return checkGuild(ev.Guild) }),
 	"GUILD_DELETE":         decoded(func(ev *discordgo.GuildDelete) string { return present(ev.Guild, "no guild object") }),
@@ -117,6 +118,40 @@ func checkGuild(g *discordgo.Guild) string {
 	for _, v := range g.VoiceStates {
 		if v == nil {
 			return "null voice state"
+		}
+	}
+	return ""
+}
+
+// checkReady refuses a READY whose guilds or private channels discordgo
+// dereferences through nil: setGuildIds walks each guild's channels,
+// members and voice states, State.onReady each guild's id, members' users
+// and channels, and each private channel. A guild without id, "user":null
+// and "guilds":null pass: discordgo v0.29.0 handles them.
+func checkReady(r *discordgo.Ready) string {
+	for _, g := range r.Guilds {
+		if g == nil {
+			return "null guild"
+		}
+		for _, c := range g.Channels {
+			if c == nil {
+				return "null channel"
+			}
+		}
+		for _, m := range g.Members {
+			if m == nil || m.User == nil {
+				return "member without user"
+			}
+		}
+		for _, v := range g.VoiceStates {
+			if v == nil {
+				return "null voice state"
+			}
+		}
+	}
+	for _, c := range r.PrivateChannels {
+		if c == nil {
+			return "null private channel"
 		}
 	}
 	return ""

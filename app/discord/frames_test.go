@@ -37,6 +37,20 @@ var frameCases = []struct {
 	{"thread update null", "THREAD_UPDATE", `null`},
 	{"thread delete null", "THREAD_DELETE", `null`},
 	{"thread member update null", "THREAD_MEMBER_UPDATE", `null`},
+	{"ready null guild", "READY", `{"guilds":[null]}`},
+	{"ready guild null channel", "READY", `{"guilds":[{"id":"` + evGuild + `","channels":[null]}]}`},
+	{"ready guild member null user", "READY", `{"guilds":[{"id":"` + evGuild + `","members":[{"user":null}]}]}`},
+	{"ready guild null voice state", "READY", `{"guilds":[{"id":"` + evGuild + `","voice_states":[null]}]}`},
+	{"ready null private channel", "READY", `{"private_channels":[null]}`},
+}
+
+// readySurvived are READY payloads discordgo v0.29.0 handles without a
+// panic (checked against the real bot): the filter passes them on.
+var readySurvived = []string{
+	`{"guilds":[{}]}`,
+	`{"guilds":[{"unavailable":true}]}`,
+	`{"user":null}`,
+	`{"guilds":null}`,
 }
 
 // TestMemberFramesWithoutAMemberAreDropped: member dispatches without the
@@ -161,12 +175,18 @@ func TestMalformedGatewayFramesAreDropped(t *testing.T) {
 	}
 }
 
+// TestWellFormedFramesPass: well-formed dispatches, and the READY payloads
+// discordgo survives (readySurvived), pass the filter uncounted and reach
+// discordgo's state.
 func TestWellFormedFramesPass(t *testing.T) {
 	r := newFramesRig(t)
 	cases := []struct{ event, d string }{
 		{"GUILD_UPDATE", `{"id":"` + evGuild + `","name":"renamed","channels":[],"members":[{"user":{"id":"` + evUser + `"}}],"roles":[]}`},
 		{"GUILD_ROLE_UPDATE", `{"guild_id":"` + evGuild + `","role":{"id":"400000000000000009","name":"r"}}`},
 		{"VOICE_STATE_UPDATE", `{"guild_id":"` + evGuild + `","user_id":"` + evUser + `","channel_id":null,"session_id":"s"}`},
+	}
+	for _, d := range readySurvived {
+		cases = append(cases, struct{ event, d string }{"READY", d})
 	}
 	for _, tc := range cases {
 		if err := r.f.DispatchRaw(evGuild, tc.event, json.RawMessage(tc.d)); err != nil {
@@ -208,6 +228,9 @@ func FuzzGatewayFrames(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"id":"`+evGuild+`","channels":[{"id":"1"}],"threads":[null]}`))
 	f.Add(uint8(0), []byte(`{"id":"`+evGuild+`","voice_states":[null],"roles":[null]}`))
 	f.Add(uint8(0), []byte(`{"id":5}`))
+	for _, d := range readySurvived {
+		f.Add(uint8(slices.Index(types, "READY")), []byte(d))
+	}
 	r := newFramesRig(f)
 	f.Fuzz(func(t *testing.T, k uint8, d []byte) {
 		if !json.Valid(d) {

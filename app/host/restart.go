@@ -35,17 +35,21 @@ func (h *Host) Restart(ctx context.Context, name, actor string) error {
 		h.closeAll(context.Background())
 		return h.boot(ctx, nil)
 	}
-	set := h.dependents(name)
-	h.closeSet(set)
+	// The selection is read before anything closes: when it cannot be
+	// read, nothing is closed (and no closed module is left shown running).
 	sel, err := h.selectionNow(ctx)
 	if err != nil {
 		return err
 	}
+	set := h.dependents(name)
+	h.closeSet(set)
 	h.relaunch(ctx, set, preflight(h.specs, sel, h.caps, h.opts.HasFileReader))
 	return nil
 }
 
-// closeSet closes the running modules in set, newest first.
+// closeSet closes the running modules in set, newest first, each shown
+// stopped once closed: until relaunch judges it again, and for good if it
+// is not started again (a start that fails, a restart cut short).
 func (h *Host) closeSet(set map[string]bool) {
 	h.mu.Lock()
 	var closing []*instance
@@ -57,6 +61,7 @@ func (h *Host) closeSet(set map[string]bool) {
 	h.mu.Unlock()
 	for _, inst := range slices.Backward(closing) {
 		h.closeModule(context.Background(), inst, 0)
+		h.mark(inst.name, StateStopped, "")
 	}
 }
 

@@ -140,18 +140,15 @@ func (b *toolBook) info(e *toolEntry) ToolInfo {
 	return info
 }
 
-// visible reports whether e is available in guildID (0: DM / personal chat).
-func (e *toolEntry) visible(guildID uint64) bool {
-	if !e.inst.running() {
-		return false
+// gate is what the host knows about e's module when it decides whether a
+// call or a listing of e is allowed: the same hostkit.ToolGate sdktest's
+// CallGated is given, so the two decide alike (hostkit.CheckToolCall).
+func (h *Host) gate(e *toolEntry) hostkit.ToolGate {
+	g := hostkit.ToolGate{Running: e.inst.running(), GuildActive: e.inst.guildActive}
+	if h.guilds != nil {
+		g.IsOwner = h.guilds.IsOwner
 	}
-	if guildID == 0 {
-		return e.tool.AllowOutsideGuilds
-	}
-	if e.tool.RestrictGuilds && !slices.Contains(e.tool.GuildIDs, guildID) {
-		return false
-	}
-	return e.inst.guildActive(guildID)
+	return g
 }
 
 // moduleTools lists the tools module registered (visible or not), by name.
@@ -174,7 +171,7 @@ func (h *Host) Tools(guildID uint64) []ToolInfo {
 	defer b.mu.RUnlock()
 	var out []ToolInfo
 	for _, name := range slices.Sorted(maps.Keys(b.tools)) {
-		if e := b.tools[name]; e.visible(guildID) {
+		if e := b.tools[name]; hostkit.ToolVisible(e.tool, guildID, h.gate(e)) {
 			out = append(out, b.info(e))
 		}
 	}
@@ -182,8 +179,9 @@ func (h *Host) Tools(guildID uint64) []ToolInfo {
 }
 
 // ErrToolUnavailable is returned by RunTool for a tool that is unknown,
-// masked (its module is not running) or not available to this caller here.
-var ErrToolUnavailable = fmt.Errorf("host: this tool is not available in this server")
+// masked (its module is not running) or not available to this caller here
+// (hostkit.ErrToolUnavailable, which it wraps).
+var ErrToolUnavailable = fmt.Errorf("host: %w", hostkit.ErrToolUnavailable)
 
 // RunTool runs a tool for a caller, contained: a panic, an error or a
 // hang (past the callback timeout) is logged with the module's logger,
@@ -192,13 +190,9 @@ func (h *Host) RunTool(ctx context.Context, name string, tc sdk.ToolContext, arg
 	h.tools.mu.RLock()
 	e := h.tools.tools[name]
 	h.tools.mu.RUnlock()
-	if e == nil || !e.visible(tc.GuildID) {
-		return "", ErrToolUnavailable
-	}
-	if tc.TrustTier.Or(sdk.TierMember) < e.tool.EffectiveMinTier() {
-		return "", ErrToolUnavailable
-	}
-	if e.tool.OwnerOnly && (h.guilds == nil || !h.guilds.IsOwner(tc.UserID)) {
+	// One gate for the host and sdktest's CallGated: visibility, tier,
+	// owner-only.
+	if e == nil || hostkit.CheckToolCall(e.tool, tc, h.gate(e)) != nil {
 		return "", ErrToolUnavailable
 	}
 	var out string

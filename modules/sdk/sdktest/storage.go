@@ -28,6 +28,10 @@ type Storage struct {
 	path   string
 	writer *sql.DB
 	reader *sql.DB
+	// names is the schema's tables and views as of the last snapshot
+	// (taken at open and after Migrate, as the host takes it), for the
+	// reader's confinement.
+	names atomic.Pointer[map[string]bool]
 }
 
 var _ sdk.Storage = (*Storage)(nil)
@@ -75,13 +79,59 @@ func openStorage(path, module string) (*Storage, error) {
 		_ = writer.Close()
 		return nil, fmt.Errorf("sdktest: create migration ledger: %w", err)
 	}
-	reader, err := sql.Open("sqlite", dsn("query_only(1)"))
+	s := &Storage{module: module, path: path, writer: writer}
+	if err := s.refreshNames(context.Background()); err != nil {
+		_ = writer.Close()
+		return nil, err
+	}
+	base, err := sqlite.NewConnector(dsn("query_only(1)"))
 	if err != nil {
 		_ = writer.Close()
 		return nil, fmt.Errorf("sdktest: open reader: %w", err)
 	}
-	reader.SetMaxOpenConns(4)
-	return &Storage{module: module, path: path, writer: writer, reader: reader}, nil
+	// Every reader connection is confined from its first statement, as
+	// the host's reader pool is (app/modstore): the same Confinement,
+	// read-only.
+	c := hostkit.NewConfinement(hostkit.TablePrefix(module), false, s.existing, nil)
+	s.reader = sql.OpenDB(confinedConnector{Connector: base, c: c})
+	s.reader.SetMaxOpenConns(4)
+	return s, nil
+}
+
+// confinedConnector installs c on each connection it opens and hands out
+// the driver's own connection (no wrapper hides its optional interfaces).
+type confinedConnector struct {
+	driver.Connector
+	c *hostkit.Confinement
+}
+
+// Connect implements driver.Connector.
+func (cc confinedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := cc.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := registerAuthorizer(conn, cc.c); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// refreshNames rereads the schema's table and view names.
+func (s *Storage) refreshNames(ctx context.Context) error {
+	names, err := schemaNames(ctx, s.writer)
+	if err != nil {
+		return err
+	}
+	s.names.Store(&names)
+	return nil
+}
+
+// existing reports whether name is a table or view of the last snapshot.
+func (s *Storage) existing(name string) bool {
+	names := s.names.Load()
+	return names != nil && (*names)[strings.ToLower(name)]
 }
 
 // Path returns the database file.
@@ -94,7 +144,9 @@ func (s *Storage) Module() string { return s.module }
 // *sdk.ModuleContractError on an invalid name, like the host.
 func (s *Storage) Table(name string) string { return hostkit.MustTableName(s.module, name) }
 
-// Reader returns the query-only pool.
+// Reader returns the query-only pool, confined like the host's reader:
+// only the module's own `<prefix>_…` tables and views (no kimi_… table,
+// no other module's, no sqlite_* table, no dbstat).
 func (s *Storage) Reader() *sql.DB { return s.reader }
 
 // Writer returns the single-connection writer pool, for test fixtures that
@@ -171,9 +223,15 @@ func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Contex
 	return nil
 }
 
+// querier is what schemaNames reads through: the writer pool or its
+// transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // schemaNames are the database's tables and views, lower-cased.
-func schemaNames(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')`)
+func schemaNames(ctx context.Context, q querier) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type IN ('table', 'view')`)
 	if err != nil {
 		return nil, fmt.Errorf("sdktest: read table names: %w", err)
 	}
@@ -196,28 +254,32 @@ func schemaNames(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
 // physical connection. A failure to remove marks the connection bad, so
 // database/sql discards it instead of keeping a confined writer.
 func setAuthorizer(conn *sql.Conn, c *hostkit.Confinement) error {
-	return conn.Raw(func(dc any) error {
-		r, ok := dc.(sqlite.AuthorizerRegisterer)
-		if !ok {
-			return errors.New("sdktest: the SQLite driver offers no authorizer")
-		}
-		if c == nil {
-			if err := r.RegisterAuthorizer(nil); err != nil {
-				return fmt.Errorf("sdktest: remove authorizer: %w: %w", err, driver.ErrBadConn)
-			}
-			return nil
-		}
-		err := r.RegisterAuthorizer(func(action sqlite.AuthorizerActionCode, a1, a2, dbName, trigger string) sqlite.AuthorizerReturnCode {
-			if c.Allow(hostkit.SQLiteAction(action), a1, a2, dbName, trigger) {
-				return sqlite.AuthorizerOK
-			}
-			return sqlite.AuthorizerDeny
-		})
-		if err != nil {
-			return fmt.Errorf("sdktest: install authorizer: %w", err)
+	return conn.Raw(func(dc any) error { return registerAuthorizer(dc, c) })
+}
+
+// registerAuthorizer installs c's decisions (nil removes them) on the
+// driver connection dc.
+func registerAuthorizer(dc any, c *hostkit.Confinement) error {
+	r, ok := dc.(sqlite.AuthorizerRegisterer)
+	if !ok {
+		return errors.New("sdktest: the SQLite driver offers no authorizer")
+	}
+	if c == nil {
+		if err := r.RegisterAuthorizer(nil); err != nil {
+			return fmt.Errorf("sdktest: remove authorizer: %w: %w", err, driver.ErrBadConn)
 		}
 		return nil
+	}
+	err := r.RegisterAuthorizer(func(action sqlite.AuthorizerActionCode, a1, a2, dbName, trigger string) sqlite.AuthorizerReturnCode {
+		if c.Allow(hostkit.SQLiteAction(action), a1, a2, dbName, trigger) {
+			return sqlite.AuthorizerOK
+		}
+		return sqlite.AuthorizerDeny
 	})
+	if err != nil {
+		return fmt.Errorf("sdktest: install authorizer: %w", err)
+	}
+	return nil
 }
 
 // Migrate applies, in order, the migrations not yet recorded for the
@@ -229,6 +291,9 @@ func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error
 	if err := hostkit.ValidateMigrations(s.module, migrations); err != nil {
 		return err
 	}
+	// The reader's snapshot of the schema, as the host's, is retaken
+	// once the migrations ran.
+	defer func() { _ = s.refreshNames(context.WithoutCancel(ctx)) }()
 	applied := map[int]string{}
 	rows, err := s.writer.QueryContext(ctx, `SELECT position, name FROM `+migrationLedger+` WHERE module = ?`, s.module)
 	if err != nil {

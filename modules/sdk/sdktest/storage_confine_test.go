@@ -3,6 +3,7 @@ package sdktest
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -83,4 +84,77 @@ func TestStorageIsConfinedLikeTheHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReaderIsConfinedLikeTheHost: the read-only pool a module reads
+// through carries the host reader's confinement (hostkit.Confinement,
+// read-only) on every connection, so a module's unit test can read its own
+// tables and nothing else: not the core's kimi_…, not another module's,
+// not SQLite's own tables, as on the host. (app/modstore's
+// TestReaderRefusalsMatchSdktest compares the two refusals' text.)
+func TestReaderIsConfinedLikeTheHost(t *testing.T) {
+	ctx := context.Background()
+	s := OpenStorage(t, "my-mod")
+	if err := s.Migrate(ctx, []sdk.Migration{{Name: "001_items", Up: createItems}}); err != nil {
+		t.Fatal(err)
+	}
+	// The objects a module must not read exist (a fixture write, on the
+	// unconfined writer), so a refusal is the authorizer's and not
+	// "no such table".
+	for _, q := range []string{`CREATE TABLE kimi_x (v)`, `CREATE TABLE other_x (v)`, `INSERT INTO kimi_x VALUES ('secret')`, `INSERT INTO my_mod_items (name) VALUES ('a')`} {
+		if _, err := s.Writer().Exec(q); err != nil {
+			t.Fatalf("fixture %s: %v", q, err)
+		}
+	}
+	// The pool's four connections, each held at once: every one is
+	// confined, not only the first.
+	conns := make([]*sql.Conn, 4)
+	for i := range conns {
+		c, err := s.Reader().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		conns[i] = c
+	}
+	for _, tt := range []struct {
+		name, query string
+		ok          bool
+	}{
+		{"own table", `SELECT name FROM my_mod_items`, true},
+		{"own table counted", `SELECT count(*) FROM my_mod_items`, true},
+		{"own table's columns", `PRAGMA table_info(my_mod_items)`, true},
+		{"a core table", `SELECT v FROM kimi_x`, false},
+		{"a core table counted", `SELECT count(*) FROM kimi_x`, false},
+		{"another module's table", `SELECT v FROM other_x`, false},
+		{"another module's table counted", `SELECT count(*) FROM other_x`, false},
+		{"the fake's ledger", `SELECT count(*) FROM sdktest_module_migrations`, false},
+		{"the schema", `SELECT sql FROM sqlite_master`, false},
+		{"raw pages", `SELECT data FROM sqlite_dbpage`, false},
+		{"page statistics", `SELECT count(*) FROM dbstat`, false},
+		{"a core table's columns", `PRAGMA table_info(kimi_x)`, false},
+	} {
+		for i, conn := range conns {
+			t.Run(fmt.Sprintf("%s/conn %d", tt.name, i), func(t *testing.T) {
+				err := drain(conn.QueryContext(ctx, tt.query))
+				if tt.ok && err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if !tt.ok && (err == nil || !strings.Contains(err.Error(), "authorization denied")) {
+					t.Fatalf("allowed, or refused for another reason than the authorizer: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// drain reads rows to the end and returns the first error.
+func drain(rows *sql.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+	}
+	return rows.Err()
 }

@@ -22,7 +22,7 @@ func TestStorageIsARealWALFileWithScopedTables(t *testing.T) {
 		t.Fatalf("database file: %v", err)
 	}
 	var mode string
-	if err := s.Reader().QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
+	if err := s.Writer().QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal mode = %q, %v", mode, err)
 	}
 	if got := s.Table("items"); got != `"my_mod_items"` {
@@ -154,11 +154,11 @@ func TestStorageFailedMigrationStepRollsBack(t *testing.T) {
 		t.Fatalf("migrate = %v", err)
 	}
 	var n int
-	_ = s.Reader().QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'mod_half'`).Scan(&n)
+	_ = s.Writer().QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name = 'mod_half'`).Scan(&n)
 	if n != 0 {
 		t.Error("the failed step's table survived its rollback")
 	}
-	_ = s.Reader().QueryRow(`SELECT COUNT(*) FROM ` + migrationLedger).Scan(&n)
+	_ = s.Writer().QueryRow(`SELECT COUNT(*) FROM ` + migrationLedger).Scan(&n)
 	if n != 1 {
 		t.Errorf("ledger rows = %d, want only the first step", n)
 	}
