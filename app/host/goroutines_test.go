@@ -37,23 +37,54 @@ func leaker(release <-chan struct{}) {
 	}()
 }
 
+// stepLeaker is a leaking module the test drives: each grow() starts 5
+// more goroutines, from a goroutine of the module's (so they carry its
+// labels), and returns once they are started — the count rises between
+// any two samples however loaded the machine is.
+type stepLeaker struct{ more chan chan struct{} }
+
+func newStepLeaker() *stepLeaker { return &stepLeaker{more: make(chan chan struct{})} }
+
+func (l *stepLeaker) start(release <-chan struct{}) {
+	go func() {
+		for {
+			select {
+			case <-release:
+				return
+			case done := <-l.more:
+				parked(5, release)
+				close(done)
+			}
+		}
+	}()
+}
+
+func (l *stepLeaker) grow() {
+	done := make(chan struct{})
+	l.more <- done
+	<-done
+}
+
 // TestGoroutinesAreCountedPerModule starts modules whose Start leaves
 // goroutines behind and counts them: each module's count is its own, a
 // module above the limit or growing over the window is degraded with the
 // figures, and a steady one is not.
 func TestGoroutinesAreCountedPerModule(t *testing.T) {
+	leaky := newStepLeaker()
 	cases := []struct {
 		name       string
 		start      func(release <-chan struct{})
 		limit      int
 		wantCount  int // -1: growing, not exact
 		wantDetail string
+		// grow, when set, runs before each sample.
+		grow func()
 	}{
 		{name: "steady", start: func(r <-chan struct{}) { parked(50, r) }, wantCount: 50},
 		{name: "none", start: func(<-chan struct{}) {}, wantCount: 0},
 		{name: "over", start: func(r <-chan struct{}) { parked(60, r) }, limit: 50, wantCount: 60,
 			wantDetail: "running 60 goroutines, above the limit of 50"},
-		{name: "leaky", start: leaker, wantCount: -1, wantDetail: "goroutines keep growing: "},
+		{name: "leaky", start: leaky.start, grow: leaky.grow, wantCount: -1, wantDetail: "goroutines keep growing: "},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -70,8 +101,14 @@ func TestGoroutinesAreCountedPerModule(t *testing.T) {
 			// leak keeps growing between them).
 			began := time.Now()
 			for time.Since(began) < 150*time.Millisecond {
+				if c.grow != nil {
+					c.grow()
+				}
 				w.sample()
 				time.Sleep(10 * time.Millisecond)
+			}
+			if c.grow != nil {
+				c.grow()
 			}
 			w.sample()
 			st := r.status(t, "m")
