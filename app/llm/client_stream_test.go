@@ -77,7 +77,7 @@ func TestCompleteReassemblesEveryStreamShape(t *testing.T) {
 		{name: "the final usage chunk with cached and reasoning tokens",
 			plan:    llmfake.Plan{Content: []string{"x"}, Usage: llmfake.Usage{Prompt: 100, Completion: 20, Cached: 64, Reasoning: 7}},
 			content: "x", finish: "stop",
-			usage:   llm.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64, ReasoningTokens: 7, Present: true}},
+			usage: llm.Usage{PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120, CachedTokens: 64, ReasoningTokens: 7, Present: true}},
 		{name: "no usage chunk", plan: llmfake.Plan{Content: []string{"x"}, NoUsage: true}, content: "x", finish: "stop", usage: llm.Usage{}},
 		{name: "finish_reason length", plan: llmfake.Plan{Content: []string{"cut"}, FinishReason: "length"}, content: "cut", finish: "length"},
 		{name: "a stream without [DONE] after its finish reason", plan: llmfake.Plan{Content: []string{"x"}, NoDone: true}, content: "x", finish: "stop"},
