@@ -248,7 +248,10 @@ func setAuthorizer(conn *sql.Conn, c *hostkit.Confinement) error {
 
 // Migrate applies, in order, the migrations not yet recorded for the
 // module, each in its own write transaction together with its ledger row,
-// as the host does, and confined as WriteTx's fn is. The list must pass hostkit.ValidateMigrations, and
+// as the host does, and confined as WriteTx's fn is, except that, as on
+// the host, a migration may ALTER TABLE its own tables (its statements run
+// one at a time, and a step that changed a schema object not its own, a
+// table renamed out of its prefix, is rolled back). The list must pass hostkit.ValidateMigrations, and
 // released steps may not change: a recorded position whose name differs,
 // or a recorded step missing from the list, is refused.
 func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error {
