@@ -90,6 +90,42 @@ func TestModuleMigrationsAlterOwnTables(t *testing.T) {
 			t.Fatalf("other's view is now %q", got)
 		}
 	})
+	t.Run("a runtime WriteTx drops its own index and trigger, and no more", func(t *testing.T) {
+		// DROP INDEX and DROP TRIGGER open the drop window, unarmed too:
+		// the next statement's first action closes it.
+		write := func(q string) error {
+			return bounded(t, "WriteTx", func() error {
+				return f.kudos.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					rows, err := tx.QueryContext(ctx, q)
+					if err != nil {
+						return err
+					}
+					defer rows.Close()
+					for rows.Next() {
+					}
+					return rows.Err()
+				})
+			})
+		}
+		if err := write(`CREATE INDEX kudos_points_v ON kudos_points (v); CREATE TRIGGER kudos_points_t AFTER INSERT ON kudos_points BEGIN SELECT 1; END`); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{
+			`DROP INDEX kudos_points_v; SELECT sql FROM sqlite_master`,
+			`DROP TRIGGER kudos_points_t; SELECT sql FROM sqlite_master`,
+			`DROP INDEX kudos_points_v; DELETE FROM sqlite_sequence`,
+		} {
+			if err := write(q); err == nil || !strings.Contains(err.Error(), "authorization denied") {
+				t.Errorf("%s = %v, want authorization denied", q, err)
+			}
+		}
+		if err := write(`DROP INDEX kudos_points_v; DROP TRIGGER kudos_points_t`); err != nil {
+			t.Fatalf("dropping its own index and trigger: %v", err)
+		}
+		if n := value(t, `SELECT count(*) FROM sqlite_master WHERE name IN ('kudos_points_v', 'kudos_points_t')`); n != "0" {
+			t.Fatalf("%s of the dropped objects remain", n)
+		}
+	})
 	t.Run("a runtime WriteTx still cannot alter", func(t *testing.T) {
 		err := bounded(t, "WriteTx", func() error {
 			return f.kudos.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {

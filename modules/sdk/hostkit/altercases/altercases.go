@@ -162,6 +162,7 @@ var Refused = []Refusal{
 		return rows.Err()
 	}, "authorization denied"},
 	{"writable_schema", Exec(`PRAGMA writable_schema = ON`), "authorization denied"},
+	{"update sqlite_master", Exec(`UPDATE sqlite_master SET sql = 'x' WHERE name = 'kimi_settings'`), "sqlite_master may not be modified"},
 	{"update sqlite_master right after an own ALTER", Exec(`ALTER TABLE P_a ADD COLUMN z; UPDATE sqlite_master SET sql = 'x' WHERE name = 'kimi_settings'`), "sqlite_master may not be modified"},
 	{"alter a core table", Exec(`ALTER TABLE kimi_settings ADD COLUMN z`), "authorization denied"},
 	{"alter another module's table", Exec(`ALTER TABLE other_data ADD COLUMN z`), "authorization denied"},
