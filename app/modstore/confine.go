@@ -17,7 +17,7 @@ import (
 // instead of handing a fail-closed authorizer to core writes.
 func setAuthorizer(conn *sql.Conn, fn sqlite.AuthorizerFn) error {
 	return conn.Raw(func(dc any) error {
-		r, ok := dc.(sqlite.AuthorizerRegisterer)
+		r, ok := hostkit.DriverConn(dc).(sqlite.AuthorizerRegisterer)
 		if !ok {
 			return errors.New("the SQLite driver offers no authorizer")
 		}
@@ -36,11 +36,21 @@ func setAuthorizer(conn *sql.Conn, fn sqlite.AuthorizerFn) error {
 // to the driver's callback. hostRollback, once set, lets the host's own
 // ROLLBACK through on the writer.
 func confined(prefix string, write bool, existing func(string) bool, hostRollback *atomic.Bool) sqlite.AuthorizerFn {
+	return authorizer(newConfinement(prefix, write, existing, hostRollback))
+}
+
+// newConfinement is confined's Confinement, for a caller that also arms
+// it as the connection's statement hook (a migration).
+func newConfinement(prefix string, write bool, existing func(string) bool, hostRollback *atomic.Bool) *hostkit.Confinement {
 	var rolling func() bool
 	if hostRollback != nil {
 		rolling = hostRollback.Load
 	}
-	c := hostkit.NewConfinement(prefix, write, existing, rolling)
+	return hostkit.NewConfinement(prefix, write, existing, rolling)
+}
+
+// authorizer adapts c to the driver's callback.
+func authorizer(c *hostkit.Confinement) sqlite.AuthorizerFn {
 	return func(action sqlite.AuthorizerActionCode, a1, a2, dbName, trigger string) sqlite.AuthorizerReturnCode {
 		if c.Allow(hostkit.SQLiteAction(action), a1, a2, dbName, trigger) {
 			return sqlite.AuthorizerOK

@@ -124,7 +124,20 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 	}
 	var hostRollback atomic.Bool
 	defer func() { hostRollback.Store(true); _ = tx.Rollback() }() // no-op after Commit
-	if err := setAuthorizer(conn, confined(hostkit.TablePrefix(module), true, m.existing, &hostRollback)); err != nil {
+	prefix := hostkit.TablePrefix(module)
+	// What is not the module's own must be as it was after Up (a RENAME
+	// TO's new name never reaches the authorizer).
+	foreign, err := hostkit.ForeignSchema(stepCtx, tx, prefix)
+	if err != nil {
+		return fmt.Errorf("modstore: migrate %s: %w", module, err)
+	}
+	// The confinement is also the connection's statement hook: its ALTER
+	// TABLE window needs each statement's exact boundaries.
+	c := newConfinement(prefix, true, m.existing, &hostRollback)
+	if err := setAuthorizer(conn, authorizer(c)); err != nil {
+		return fmt.Errorf("modstore: migrate %s: %w", module, err)
+	}
+	if err := hostkit.ArmStatements(conn, c); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	done := make(chan error, 1)
@@ -139,7 +152,7 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 		hostRollback.Store(true)
 		_ = tx.Rollback()
 		why := context.Cause(stepCtx)
-		if err := setAuthorizer(conn, nil); err != nil {
+		if err := errors.Join(hostkit.ArmStatements(conn, nil), setAuthorizer(conn, nil)); err != nil {
 			why = errors.Join(why, err)
 		}
 		go func() {
@@ -154,11 +167,18 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 		return fmt.Errorf("modstore: module %s migration %s stopped; rolled back: %w",
 			hostkit.Repr(module), hostkit.Repr(mg.Name), why)
 	}
-	if err := setAuthorizer(conn, nil); err != nil {
+	if err := errors.Join(hostkit.ArmStatements(conn, nil), setAuthorizer(conn, nil)); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	if stepErr != nil {
 		return fmt.Errorf("modstore: module %s migration %s failed: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), stepErr)
+	}
+	after, err := hostkit.ForeignSchema(stepCtx, tx, prefix)
+	if err != nil {
+		return fmt.Errorf("modstore: migrate %s: %w", module, err)
+	}
+	if err := foreign.Changed(after); err != nil {
+		return fmt.Errorf("modstore: module %s migration %s failed; rolled back: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), err)
 	}
 	if _, err := tx.ExecContext(stepCtx,
 		`INSERT INTO kimi_module_migrations (module, position, name, applied_ms) VALUES (?, ?, ?, ?)`,

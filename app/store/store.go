@@ -19,7 +19,9 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Sentinel errors callers may test with errors.Is.
@@ -106,10 +108,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if readConns <= 0 {
 		readConns = 4
 	}
-	writer, err := sql.Open("sqlite", DSN(abs, false))
+	// The writer's connections are hostkit.StatementConns: they pass
+	// everything through unless a module migration arms its statement
+	// boundaries (app/modstore), which its ALTER TABLE needs.
+	base, err := sqlite.NewConnector(DSN(abs, false))
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
+	writer := sql.OpenDB(hostkit.NewStatementConnector(base))
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxIdleTime(0)

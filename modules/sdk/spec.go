@@ -87,6 +87,14 @@ type Migration struct {
 // MigrationContext is what a migration step receives.
 type MigrationContext struct {
 	// Tx is the step's transaction; the host commits it with the ledger row.
+	// It reaches only the module's own tables. Unlike WriteTx's, it may
+	// ALTER TABLE them (add, rename or drop a column, rename a table within
+	// the module's prefix), one statement at a time as SQLite would run a
+	// multi-statement string; a Prepare takes one statement. Reading
+	// sqlite_master, writable_schema, altering another module's or the
+	// core's tables stay refused, and the step is rolled back when it
+	// changed a schema object that is not the module's own (a table renamed
+	// out of its prefix).
 	Tx *sql.Tx
 	// Module is the migrating module's name.
 	Module string

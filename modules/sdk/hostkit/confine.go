@@ -70,7 +70,8 @@ var introspection = map[string]bool{
 // connection (its drop window is that connection's); create one per
 // transaction with NewConfinement.
 //
-// Dropping a table or view: SQLite's sqlite3DropTable asks for
+// Dropping a table or view (an index or a trigger likewise: its window
+// has no counter or stat deletes): SQLite's sqlite3DropTable asks for
 // SQLITE_DROP_TABLE (or _VIEW) of the object, then, in the same prepare
 // and in this order, compiles nested statements of its own: the drop of
 // the table's triggers (reads of sqlite_master.name and .type), for an
@@ -85,7 +86,26 @@ var introspection = map[string]bool{
 // connection a statement's first action cannot be part of a drop's window
 // unless that drop's prepare ended in its window, which SQLite's order
 // rules out (its last actions are the sqlite_master reads, after which the
-// sequence delete is closed).
+// sequence delete is closed). BeginStatement and EndStatement close it too.
+//
+// Altering a table: SQLite's ALTER TABLE asks for SQLITE_ALTER_TABLE of
+// the table (DROP COLUMN with the column as the third argument, the slot
+// of the database name elsewhere) and then, in the same prepare, compiles
+// nested statements that read and rewrite the schema: SELECTs, functions
+// (printf, like, sqlite_rename_column, sqlite_drop_column, …), reads of
+// every column of sqlite_master and updates of its sql, tbl_name and
+// name, the same of sqlite_temp_master in "temp", and for RENAME TO the
+// update of sqlite_sequence.name. Those are indistinguishable from a
+// statement of the module's own that reads sqlite_master, so the window
+// for them needs exact statement boundaries: it opens only when the ALTER
+// of an own table in main is the first action of a statement an armed
+// StatementConn delimits (BeginStatement … EndStatement; this type is its
+// StatementHook) and closes at EndStatement. Without boundaries (a
+// runtime WriteTx, or SQL a connection runs outside them, such as a
+// prepared statement re-prepared later) ALTER TABLE is refused. The new
+// name of RENAME TO is not shown to the authorizer: the host checks after
+// the migration that nothing but the module's own objects changed
+// (ForeignSchema).
 type Confinement struct {
 	prefix       string
 	write        bool
@@ -97,6 +117,34 @@ type Confinement struct {
 	// tbl_name (the stat and counter deletes come first); seqOK: the
 	// counter delete not yet seen.
 	inDrop, early, seqOK bool
+	// The statement boundaries: delimited between BeginStatement and
+	// EndStatement, fresh until the statement's first action; inAlter:
+	// the ALTER window, open until EndStatement.
+	delimited, fresh, inAlter bool
+}
+
+var _ StatementHook = (*Confinement)(nil)
+
+// BeginStatement implements StatementHook: a single statement's prepare
+// begins; every window closes.
+func (c *Confinement) BeginStatement() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeWindows()
+	c.delimited, c.fresh = true, true
+}
+
+// EndStatement implements StatementHook: the statement is prepared (and
+// run); every window closes.
+func (c *Confinement) EndStatement() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closeWindows()
+	c.delimited, c.fresh = false, false
+}
+
+func (c *Confinement) closeWindows() {
+	c.inDrop, c.early, c.seqOK, c.inAlter = false, false, false, false
 }
 
 // NewConfinement returns the confinement of the module whose table prefix
@@ -156,15 +204,56 @@ func (c *Confinement) dropStep(action SQLiteAction, a1, a2 string) bool {
 	return false
 }
 
+// alterStep reports the actions of SQLite's own inside an ALTER TABLE's
+// prepare (SELECTs and functions pass the ordinary rules): the schema
+// tables' reads and updates, sqlite_sequence's name for RENAME TO, and
+// the quick_check of the module's table for ADD COLUMN … CHECK.
+func (c *Confinement) alterStep(action SQLiteAction, a1, a2, dbName string) bool {
+	schema := a1 == "sqlite_master" && dbName == "main" || a1 == "sqlite_temp_master" && dbName == "temp"
+	switch action {
+	case ActionRead:
+		// ADD COLUMN with a CHECK constraint checks the table's rows
+		// with pragma_quick_check(table).
+		return schema || a1 == "sqlite_sequence" && a2 == "name" && dbName == "main" ||
+			a1 == "pragma_quick_check" && a2 == "quick_check" && dbName == "main"
+	case ActionPragma:
+		return strings.EqualFold(a1, "quick_check") && c.own(a2) && dbName == "main"
+	case ActionUpdate:
+		switch {
+		case schema:
+			return a2 == "sql" || a2 == "tbl_name" || a2 == "name" && a1 == "sqlite_master"
+		case a1 == "sqlite_sequence" && dbName == "main":
+			return a2 == "name"
+		}
+	}
+	return false
+}
+
 // Allow reports whether the action may be compiled; the arguments are the
 // authorizer callback's (SQLite's NULLs as "").
 func (c *Confinement) Allow(action SQLiteAction, a1, a2, dbName, _ string) bool {
+	if c.write {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		first := c.fresh
+		c.fresh = false
+		if c.inAlter && c.alterStep(action, a1, a2, dbName) {
+			return true
+		}
+		if action == ActionAlterTable {
+			// a1 is the database, a2 the table; dbName is DROP COLUMN's
+			// column.
+			if first && c.delimited && a1 == "main" && c.own(a2) {
+				c.inAlter = true
+				return true
+			}
+			return false
+		}
+	}
 	if dbName != "" && dbName != "main" {
 		return false
 	}
 	if c.write {
-		c.mu.Lock()
-		defer c.mu.Unlock()
 		if c.inDrop {
 			if c.dropStep(action, a1, a2) {
 				return true
@@ -215,11 +304,17 @@ func (c *Confinement) Allow(action SQLiteAction, a1, a2, dbName, _ string) bool 
 	case ActionCreateIndex, ActionDropIndex:
 		// A PRIMARY KEY or UNIQUE constraint on a non-integer column
 		// makes SQLite create "sqlite_autoindex_<table>_<n>" itself.
-		return write && c.own(a2) && (c.own(a1) || strings.HasPrefix(a1, "sqlite_autoindex_"+a2+"_"))
+		ok := write && c.own(a2) && (c.own(a1) || strings.HasPrefix(a1, "sqlite_autoindex_"+a2+"_"))
+		if ok && action == ActionDropIndex {
+			c.inDrop, c.early, c.seqOK = true, false, false
+		}
+		return ok
 	case ActionCreateTrigger, ActionDropTrigger:
-		return write && c.own(a1) && c.own(a2)
-	case ActionAlterTable:
-		return write && c.own(a2)
+		ok := write && c.own(a1) && c.own(a2)
+		if ok && action == ActionDropTrigger {
+			c.inDrop, c.early, c.seqOK = true, false, false
+		}
+		return ok
 	case ActionReindex, ActionAnalyze:
 		return write && c.own(a1)
 	case ActionPragma:

@@ -66,10 +66,13 @@ func openStorage(path, module string) (*Storage, error) {
 		q.Set("_time_format", "sqlite")
 		return "file:" + path + "?" + q.Encode()
 	}
-	writer, err := sql.Open("sqlite", dsn(""))
+	// Like the host's writer, its connections are hostkit.StatementConns,
+	// armed during migrations.
+	base, err := sqlite.NewConnector(dsn(""))
 	if err != nil {
 		return nil, fmt.Errorf("sdktest: open writer: %w", err)
 	}
+	writer := sql.OpenDB(hostkit.NewStatementConnector(base))
 	writer.SetMaxOpenConns(1)
 	// Create the file (and switch it to WAL) before readers open it
 	// query-only.
@@ -84,7 +87,7 @@ func openStorage(path, module string) (*Storage, error) {
 		_ = writer.Close()
 		return nil, err
 	}
-	base, err := sqlite.NewConnector(dsn("query_only(1)"))
+	readBase, err := sqlite.NewConnector(dsn("query_only(1)"))
 	if err != nil {
 		_ = writer.Close()
 		return nil, fmt.Errorf("sdktest: open reader: %w", err)
@@ -93,7 +96,7 @@ func openStorage(path, module string) (*Storage, error) {
 	// the host's reader pool is (app/modstore): the same Confinement,
 	// read-only.
 	c := hostkit.NewConfinement(hostkit.TablePrefix(module), false, s.existing, nil)
-	s.reader = sql.OpenDB(confinedConnector{Connector: base, c: c})
+	s.reader = sql.OpenDB(confinedConnector{Connector: readBase, c: c})
 	s.reader.SetMaxOpenConns(4)
 	return s, nil
 }
@@ -168,7 +171,10 @@ func (s *Storage) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *
 }
 
 // writeTx is WriteTx with after, run unconfined once fn succeeded, in the
-// same transaction (the migration ledger's row).
+// same transaction (the migration ledger's row). A migration (after not
+// nil) runs as the host runs it: with statement boundaries armed, so its
+// ALTER TABLE works, and refused when it changed a schema object that is
+// not the module's own.
 func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Context, tx *sql.Tx) error) (err error) {
 	if ctx.Value(inWriteTx{}) != nil {
 		return errors.New("sdktest: WriteTx called inside WriteTx; a writer must never start another writer")
@@ -192,6 +198,7 @@ func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Contex
 			_ = tx.Rollback()
 		}
 		if confined {
+			_ = hostkit.ArmStatements(conn, nil)
 			_ = setAuthorizer(conn, nil)
 		}
 	}()
@@ -199,19 +206,38 @@ func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Contex
 	if err != nil {
 		return err
 	}
-	c := hostkit.NewConfinement(hostkit.TablePrefix(s.module), true, func(name string) bool { return existing[strings.ToLower(name)] }, rolling.Load)
+	prefix := hostkit.TablePrefix(s.module)
+	var foreign hostkit.ForeignObjects
+	if after != nil {
+		if foreign, err = hostkit.ForeignSchema(ctx, tx, prefix); err != nil {
+			return fmt.Errorf("sdktest: %w", err)
+		}
+	}
+	c := hostkit.NewConfinement(prefix, true, func(name string) bool { return existing[strings.ToLower(name)] }, rolling.Load)
 	if err := setAuthorizer(conn, c); err != nil {
 		return err
 	}
 	confined = true
+	if after != nil {
+		if err := hostkit.ArmStatements(conn, c); err != nil {
+			return fmt.Errorf("sdktest: %w", err)
+		}
+	}
 	if err := fn(context.WithValue(ctx, inWriteTx{}, true), tx); err != nil {
 		return err
 	}
-	if err := setAuthorizer(conn, nil); err != nil {
+	if err := errors.Join(hostkit.ArmStatements(conn, nil), setAuthorizer(conn, nil)); err != nil {
 		return err
 	}
 	confined = false
 	if after != nil {
+		changed, err := hostkit.ForeignSchema(ctx, tx, prefix)
+		if err != nil {
+			return fmt.Errorf("sdktest: %w", err)
+		}
+		if err := foreign.Changed(changed); err != nil {
+			return fmt.Errorf("rolled back: %w", err)
+		}
 		if err := after(ctx, tx); err != nil {
 			return err
 		}
@@ -260,7 +286,7 @@ func setAuthorizer(conn *sql.Conn, c *hostkit.Confinement) error {
 // registerAuthorizer installs c's decisions (nil removes them) on the
 // driver connection dc.
 func registerAuthorizer(dc any, c *hostkit.Confinement) error {
-	r, ok := dc.(sqlite.AuthorizerRegisterer)
+	r, ok := hostkit.DriverConn(dc).(sqlite.AuthorizerRegisterer)
 	if !ok {
 		return errors.New("sdktest: the SQLite driver offers no authorizer")
 	}
@@ -284,7 +310,10 @@ func registerAuthorizer(dc any, c *hostkit.Confinement) error {
 
 // Migrate applies, in order, the migrations not yet recorded for the
 // module, each in its own write transaction together with its ledger row,
-// as the host does, and confined as WriteTx's fn is. The list must pass hostkit.ValidateMigrations, and
+// as the host does, and confined as WriteTx's fn is, except that, as on
+// the host, a migration may ALTER TABLE its own tables (its statements run
+// one at a time, and a step that changed a schema object not its own, a
+// table renamed out of its prefix, is rolled back). The list must pass hostkit.ValidateMigrations, and
 // released steps may not change: a recorded position whose name differs,
 // or a recorded step missing from the list, is refused.
 func (s *Storage) Migrate(ctx context.Context, migrations []sdk.Migration) error {
