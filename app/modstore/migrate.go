@@ -2,11 +2,14 @@ package modstore
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"modernc.org/sqlite"
 
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -127,8 +130,11 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 	prefix := hostkit.TablePrefix(module)
 	// What is not the module's own must be as it was after Up (a RENAME
 	// TO's new name never reaches the authorizer).
-	foreign, err := hostkit.ForeignSchema(stepCtx, tx, prefix)
-	if err != nil {
+	var foreign hostkit.ForeignObjects
+	if err := conn.Raw(func(dc any) (err error) {
+		foreign, err = foreignSchema(stepCtx, dc, prefix)
+		return err
+	}); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	// The confinement is also the connection's statement hook: its ALTER
@@ -137,6 +143,13 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 	if err := setAuthorizer(conn, authorizer(c)); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
+	// The authorizer stays installed until the transaction has ended: a
+	// goroutine Up started may still run statements on tx.
+	defer func() {
+		hostRollback.Store(true)
+		_ = tx.Rollback()
+		_ = setAuthorizer(conn, nil) // a failure discards the connection
+	}()
 	if err := hostkit.ArmStatements(conn, c); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
@@ -167,24 +180,48 @@ func (m *Manager) applyStep(ctx context.Context, module string, position int, mg
 		return fmt.Errorf("modstore: module %s migration %s stopped; rolled back: %w",
 			hostkit.Repr(module), hostkit.Repr(mg.Name), why)
 	}
-	if err := errors.Join(hostkit.ArmStatements(conn, nil), setAuthorizer(conn, nil)); err != nil {
+	if err := hostkit.ArmStatements(conn, nil); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
 	if stepErr != nil {
 		return fmt.Errorf("modstore: module %s migration %s failed: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), stepErr)
 	}
-	after, err := hostkit.ForeignSchema(stepCtx, tx, prefix)
-	if err != nil {
+	// The host's check and ledger row run on the driver's connection
+	// under Raw, with the authorizer lifted only there: no statement of
+	// tx's (a goroutine of Up's) can run in between.
+	var changed error
+	if err := conn.Raw(func(dc any) error {
+		r, ok := hostkit.DriverConn(dc).(sqlite.AuthorizerRegisterer)
+		e, eok := hostkit.DriverConn(dc).(driver.ExecerContext)
+		if !ok || !eok {
+			return errors.New("the SQLite driver offers no authorizer or Exec")
+		}
+		if err := r.RegisterAuthorizer(nil); err != nil {
+			return fmt.Errorf("remove authorizer: %w", err)
+		}
+		after, err := foreignSchema(stepCtx, dc, prefix)
+		if err == nil {
+			if changed = foreign.Changed(after); changed == nil {
+				_, err = e.ExecContext(stepCtx,
+					`INSERT INTO kimi_module_migrations (module, position, name, applied_ms) VALUES (?, ?, ?, ?)`,
+					[]driver.NamedValue{{Ordinal: 1, Value: module}, {Ordinal: 2, Value: int64(position)}, {Ordinal: 3, Value: mg.Name}, {Ordinal: 4, Value: time.Now().UnixMilli()}})
+				if err != nil {
+					err = fmt.Errorf("ledger row for %s: %w", mg.Name, err)
+				}
+			}
+		}
+		if rerr := r.RegisterAuthorizer(authorizer(c)); rerr != nil {
+			// Never hand tx back unconfined: discard the connection.
+			return errors.Join(err, fmt.Errorf("reinstall authorizer: %w: %w", rerr, driver.ErrBadConn))
+		}
+		return err
+	}); err != nil {
 		return fmt.Errorf("modstore: migrate %s: %w", module, err)
 	}
-	if err := foreign.Changed(after); err != nil {
-		return fmt.Errorf("modstore: module %s migration %s failed; rolled back: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), err)
+	if changed != nil {
+		return fmt.Errorf("modstore: module %s migration %s failed; rolled back: %w", hostkit.Repr(module), hostkit.Repr(mg.Name), changed)
 	}
-	if _, err := tx.ExecContext(stepCtx,
-		`INSERT INTO kimi_module_migrations (module, position, name, applied_ms) VALUES (?, ?, ?, ?)`,
-		module, position, mg.Name, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("modstore: migrate %s: ledger row for %s: %w", module, mg.Name, err)
-	}
+	c.EndTransaction("COMMIT")
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("modstore: migrate %s: commit %s: %w", module, mg.Name, err)
 	}
@@ -199,4 +236,13 @@ func runStep(ctx context.Context, mg sdk.Migration, mc sdk.MigrationContext) (er
 		}
 	}()
 	return mg.Up(ctx, mc)
+}
+
+// foreignSchema is hostkit.ForeignSchema on dc, a sql.Conn.Raw argument.
+func foreignSchema(ctx context.Context, dc any, prefix string) (hostkit.ForeignObjects, error) {
+	q, ok := hostkit.DriverConn(dc).(driver.QueryerContext)
+	if !ok {
+		return nil, errors.New("the SQLite driver offers no Query")
+	}
+	return hostkit.ForeignSchema(ctx, q, prefix)
 }

@@ -81,7 +81,8 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	begun := time.Now()
 	var hostRollback atomic.Bool
 	rollback := func() { hostRollback.Store(true); _ = tx.Rollback() }
-	if err := setAuthorizer(conn, confined(p.prefix, true, p.m.existing, &hostRollback)); err != nil {
+	c := newConfinement(p.prefix, true, p.m.existing, &hostRollback)
+	if err := setAuthorizer(conn, authorizer(c)); err != nil {
 		rollback()
 		conn.Close()
 		return fmt.Errorf("modstore: %s write: %w", p.module, err)
@@ -151,11 +152,16 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 			out = errors.Join(r.err, err)
 		}
 	default:
-		if err := finish(); err != nil {
-			out = err
+		// The authorizer stays installed through COMMIT, and then lets
+		// nothing else through: a goroutine fn started may still run
+		// statements on tx.
+		c.EndTransaction("COMMIT")
+		err := tx.Commit()
+		if ferr := finish(); ferr != nil {
+			out = ferr
 			break
 		}
-		if err := tx.Commit(); err != nil {
+		if err != nil {
 			if errors.Is(context.Cause(txCtx), ErrWriteHeldTooLong) {
 				overlong = true
 				out = fmt.Errorf("%w: module %s held the writer past %s; rolled back", ErrWriteHeldTooLong, hostkit.Repr(p.module), hold)

@@ -62,8 +62,9 @@ var introspection = map[string]bool{
 // Confinement is the authorizer's decision for a module whose table prefix
 // is Prefix: only objects named `<prefix>_…` in the main database, writes
 // only when Write (the writer's transaction, a migration), no transaction
-// control on the writer but the host's own ROLLBACK, once HostRollback
-// reports true. Existing reports the database's other tables and views,
+// control on the writer but the host's own COMMIT or ROLLBACK, once
+// EndTransaction was called or HostRollback reports true (and then
+// nothing else). Existing reports the database's other tables and views,
 // for the one read SQLite presents without a column. The host
 // (app/modstore) and the storage fake (sdktest) install the same one, so a
 // module's SQL is refused alike by both. A write Confinement belongs to one
@@ -113,6 +114,9 @@ type Confinement struct {
 	hostRollback func() bool
 
 	mu sync.Mutex
+	// ending is the statement the host ends the transaction with
+	// (EndTransaction).
+	ending string
 	// The drop window. early: before the sqlite_master delete by
 	// tbl_name (the stat and counter deletes come first); seqOK: the
 	// counter delete not yet seen.
@@ -141,6 +145,29 @@ func (c *Confinement) EndStatement() {
 	defer c.mu.Unlock()
 	c.closeWindows()
 	c.delimited, c.fresh = false, false
+}
+
+// EndTransaction tells c that the host is about to end the transaction
+// with stmt ("COMMIT"): from now on that statement is all c lets
+// through, whatever else a goroutine of the module's still runs on the
+// transaction. Once hostRollback reports true, the same holds for
+// "ROLLBACK". The host keeps c installed until the transaction has
+// ended.
+func (c *Confinement) EndTransaction(stmt string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ending = stmt
+}
+
+// endingWith is the statement the host ends the transaction with, or "".
+func (c *Confinement) endingWith() string {
+	if c.ending != "" {
+		return c.ending
+	}
+	if c.hostRollback != nil && c.hostRollback() {
+		return "ROLLBACK"
+	}
+	return ""
 }
 
 func (c *Confinement) closeWindows() {
@@ -235,6 +262,9 @@ func (c *Confinement) Allow(action SQLiteAction, a1, a2, dbName, _ string) bool 
 	if c.write {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if end := c.endingWith(); end != "" {
+			return action == ActionTransaction && strings.EqualFold(a1, end)
+		}
 		first := c.fresh
 		c.fresh = false
 		if c.inAlter && c.alterStep(action, a1, a2, dbName) {
@@ -321,11 +351,13 @@ func (c *Confinement) Allow(action SQLiteAction, a1, a2, dbName, _ string) bool 
 		return introspection[strings.ToLower(a1)] && c.own(a2)
 	case ActionTransaction:
 		// The reader's own read transactions; on the writer none: the
-		// host begins, commits and rolls back (hostRollback reports true
-		// just before its own ROLLBACK while the authorizer is still
-		// installed — fn may still be running). A module's ROLLBACK
-		// would leave it running statements outside the transaction.
-		return !write || c.hostRollback != nil && c.hostRollback() && strings.EqualFold(a1, "ROLLBACK")
+		// host begins, commits and rolls back (EndTransaction, or
+		// hostRollback reporting true, just before its own COMMIT or
+		// ROLLBACK while the authorizer is still installed — fn, or a
+		// goroutine of its, may still be running; see above). A
+		// module's ROLLBACK would leave it running statements outside
+		// the transaction.
+		return !write
 	case ActionSavepoint:
 		return write
 	}

@@ -2,18 +2,12 @@ package hostkit
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
-
-// SchemaQuerier is what ForeignSchema reads through (a *sql.Tx).
-type SchemaQuerier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
-var _ SchemaQuerier = (*sql.Tx)(nil)
 
 // ForeignObjects are the schema rows (sqlite_master and
 // sqlite_temp_master) that are not a module's own, by database, type and
@@ -34,36 +28,49 @@ var sqliteCreated = map[string]bool{
 // TO never reaches the authorizer, so a host compares this before and
 // after a migration (Changed): a table renamed out of the prefix, into
 // another module's, or an object of another's rewritten (a view or trigger
-// naming the renamed table) shows as a difference. Run it unconfined.
-func ForeignSchema(ctx context.Context, q SchemaQuerier, prefix string) (ForeignObjects, error) {
+// naming the renamed table) shows as a difference. q is the driver's
+// connection (DriverConn under sql.Conn.Raw, with no authorizer), so no
+// statement of a goroutine still using the module's transaction runs
+// between the host's reads and its decision.
+func ForeignSchema(ctx context.Context, q driver.QueryerContext, prefix string) (ForeignObjects, error) {
 	c := Confinement{prefix: prefix}
 	out := ForeignObjects{}
 	for _, db := range []struct{ name, table string }{{"main", "sqlite_master"}, {"temp", "sqlite_temp_master"}} {
-		rows, err := q.QueryContext(ctx, `SELECT type, name, tbl_name, coalesce(sql, '') FROM `+db.table)
+		rows, err := q.QueryContext(ctx, `SELECT type, name, tbl_name, coalesce(sql, '') FROM `+db.table, nil)
 		if err != nil {
 			return nil, fmt.Errorf("hostkit: read the schema: %w", err)
 		}
-		for rows.Next() {
-			var typ, name, table, text string
-			if err := rows.Scan(&typ, &name, &table, &text); err != nil {
+		row := make([]driver.Value, 4)
+		for {
+			if err := rows.Next(row); err == io.EOF {
+				break
+			} else if err != nil {
 				_ = rows.Close()
 				return nil, fmt.Errorf("hostkit: read the schema: %w", err)
 			}
+			typ, name, table, text := schemaText(row[0]), schemaText(row[1]), schemaText(row[2]), schemaText(row[3])
 			own := c.own(table) && (c.own(name) || strings.HasPrefix(name, "sqlite_autoindex_"+table+"_"))
 			if own || typ == "table" && sqliteCreated[name] {
 				continue
 			}
 			out[db.name+"\x00"+typ+"\x00"+name] = table + "\x00" + text
 		}
-		if err := rows.Err(); err != nil {
-			_ = rows.Close()
-			return nil, fmt.Errorf("hostkit: read the schema: %w", err)
-		}
 		if err := rows.Close(); err != nil {
 			return nil, fmt.Errorf("hostkit: read the schema: %w", err)
 		}
 	}
 	return out, nil
+}
+
+// schemaText is a schema column's value as text.
+func schemaText(v driver.Value) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return fmt.Sprint(v)
 }
 
 // Changed returns nil when after holds exactly before's objects, else an

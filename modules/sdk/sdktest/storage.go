@@ -209,7 +209,7 @@ func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Contex
 	prefix := hostkit.TablePrefix(s.module)
 	var foreign hostkit.ForeignObjects
 	if after != nil {
-		if foreign, err = hostkit.ForeignSchema(ctx, tx, prefix); err != nil {
+		if foreign, err = foreignSchema(ctx, conn, prefix); err != nil {
 			return fmt.Errorf("sdktest: %w", err)
 		}
 	}
@@ -231,7 +231,7 @@ func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Contex
 	}
 	confined = false
 	if after != nil {
-		changed, err := hostkit.ForeignSchema(ctx, tx, prefix)
+		changed, err := foreignSchema(ctx, conn, prefix)
 		if err != nil {
 			return fmt.Errorf("sdktest: %w", err)
 		}
@@ -247,6 +247,19 @@ func (s *Storage) writeTx(ctx context.Context, fn, after func(ctx context.Contex
 	}
 	committed = true
 	return nil
+}
+
+// foreignSchema is hostkit.ForeignSchema on conn's driver connection.
+func foreignSchema(ctx context.Context, conn *sql.Conn, prefix string) (out hostkit.ForeignObjects, err error) {
+	err = conn.Raw(func(dc any) error {
+		q, ok := hostkit.DriverConn(dc).(driver.QueryerContext)
+		if !ok {
+			return errors.New("the SQLite driver offers no Query")
+		}
+		out, err = hostkit.ForeignSchema(ctx, q, prefix)
+		return err
+	})
+	return out, err
 }
 
 // querier is what schemaNames reads through: the writer pool or its
