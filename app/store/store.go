@@ -17,8 +17,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
+	"time"
 
+	"github.com/kimiapp/kimi/app/internal/ratelog"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -39,6 +42,12 @@ type Options struct {
 	// ReadConns bounds the read-only pool (default 4). Each SQLite connection
 	// has its own page cache, so a small appliance wants few.
 	ReadConns int
+	// WriteWait bounds how long Write waits for the write lock, queueing
+	// for the single writer included (default DefaultWriteWait); past it
+	// Write fails with ErrBusy.
+	WriteWait time.Duration
+	// Now is the clock of the write health (nil: time.Now).
+	Now func() time.Time
 }
 
 // Store is an open Kimi database. It is safe for concurrent use.
@@ -49,12 +58,17 @@ type Store struct {
 	log      *slog.Logger
 	migrated atomic.Bool
 	closed   atomic.Bool
+
+	writeWait time.Duration
+	now       func() time.Time
+	health    health
+	limit     *ratelog.Limiter // disk-full lines: one a minute
 }
 
 // pragmas are applied to every connection through the DSN, never with Exec,
 // so no pooled connection can miss them. busy_timeout must come first.
 var pragmas = []string{
-	"busy_timeout(10000)",
+	"busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")",
 	"journal_mode(WAL)",
 	"synchronous(NORMAL)",
 	"foreign_keys(ON)",
@@ -132,7 +146,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("store: open reader %s: %w", abs, err)
 	}
-	return &Store{path: abs, writer: writer, reader: reader, log: logger}, nil
+	st := &Store{path: abs, writer: writer, reader: reader, log: logger, writeWait: opts.WriteWait, now: opts.Now}
+	if st.writeWait <= 0 {
+		st.writeWait = DefaultWriteWait
+	}
+	if st.now == nil {
+		st.now = time.Now
+	}
+	st.limit = ratelog.New(time.Minute, st.now)
+	return st, nil
 }
 
 // Path returns the absolute path of the database file.
@@ -150,16 +172,21 @@ func (s *Store) Reader() *sql.DB { return s.reader }
 // A panic in fn rolls back and re-panics. Writes are serialized, so fn should
 // be short: do slow work (network, bcrypt) before calling Write.
 //
+// Waiting for the write lock is bounded by Options.WriteWait from the call
+// on (ErrBusy past it); a full disk fails with ErrDiskFull. Both update
+// WriteHealth, as does every commit.
+//
 // A ctx marked by a module's running write transaction (MarkWrite) is
 // refused at once with ErrNestedWrite: that transaction holds the writer.
 func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	if module, ok := WriteMark(ctx); ok {
 		return fmt.Errorf("%w (module %q)", ErrNestedWrite, module)
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, release, err := s.beginBounded(ctx)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return s.noteWrite(fmt.Errorf("store: begin: %w", err))
 	}
+	defer release()
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
@@ -168,12 +195,12 @@ func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error
 	}()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.noteWrite(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return s.noteWrite(fmt.Errorf("store: commit: %w", err))
 	}
-	return nil
+	return s.noteWrite(nil)
 }
 
 // Ready reports whether the database answers, has exactly Kimi's schema and
