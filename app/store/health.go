@@ -137,15 +137,12 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	deadline, _ := acq.Deadline()
 	conn, err := s.writer.Conn(acq)
 	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, nil, fmt.Errorf("%w: waited %s for the writer", ErrBusy, s.writeWait)
-		}
-		return nil, nil, err
+		return nil, nil, s.waitEnded(ctx, acq, err, "for the writer")
 	}
 	left := time.Until(deadline).Milliseconds()
 	if left < 1 {
 		conn.Close()
-		return nil, nil, fmt.Errorf("%w: waited %s for the writer", ErrBusy, s.writeWait)
+		return nil, nil, s.waitEnded(ctx, acq, context.DeadlineExceeded, "for the writer")
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(left, 10)); err != nil {
 		conn.Close()
@@ -155,7 +152,7 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	if err != nil {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS))
 		conn.Close()
-		return nil, nil, err
+		return nil, nil, s.waitEnded(ctx, acq, err, "for the write lock")
 	}
 	// The lock is held: statements inside wait as the DSN says again.
 	if _, err := tx.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS)); err != nil {
@@ -164,4 +161,17 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 		return nil, nil, err
 	}
 	return tx, func() { conn.Close() }, nil
+}
+
+// waitEnded names why waiting for the writer or its lock stopped: the
+// budget or ctx's deadline running out is ErrBusy (a request's own timeout
+// may be shorter than the budget), the caller giving up is err as it is.
+func (s *Store) waitEnded(ctx, acq context.Context, err error, what string) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return err
+	}
+	if errors.Is(acq.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBusy) {
+		return fmt.Errorf("%w: waited %s %s: %w", ErrBusy, s.writeWait, what, err)
+	}
+	return err
 }
