@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kimiapp/kimi/app/internal/ratelog"
 	"github.com/kimiapp/kimi/app/internal/stmtcache"
 	"github.com/kimiapp/kimi/app/internal/wake"
 
@@ -127,6 +128,10 @@ type Scheduler struct {
 
 	// stmts: see stx (runner goroutine only).
 	stmts *stmtcache.Cache
+	// failures counts the steps failed in a row (runner goroutine only);
+	// stepLog rate-limits their log lines.
+	failures int
+	stepLog  *ratelog.Limiter
 
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
@@ -180,6 +185,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.holder = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	s.token = newToken()
+	s.stepLog = ratelog.New(time.Minute, s.now)
 	s.stmts = stmtcache.New(s.st.Writer(), s.log)
 	s.runCtx, s.runStop = context.WithCancel(context.Background())
 	return s, nil
@@ -379,15 +385,16 @@ func (s *Scheduler) step() time.Time {
 	}
 	if err != nil {
 		if s.runCtx.Err() == nil {
-			s.log.Error("scheduler step failed", "err", err)
+			delay := s.stepFailed(err)
 			// The completions are not lost: retry them on the next step.
 			s.mu.Lock()
 			s.pending = append(settles, s.pending...)
 			s.mu.Unlock()
-			return now.Add(time.Second)
+			return now.Add(delay)
 		}
 		return time.Time{}
 	}
+	s.stepSucceeded()
 	s.mu.Lock()
 	for _, c := range settles {
 		s.forget(c.ex)

@@ -142,7 +142,7 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	left := time.Until(deadline).Milliseconds()
 	if left < 1 {
 		conn.Close()
-		return nil, nil, s.waitEnded(ctx, acq, context.DeadlineExceeded, "for the writer")
+		return nil, nil, fmt.Errorf("%w: waited %s for the writer", ErrBusy, s.writeWait)
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(left, 10)); err != nil {
 		conn.Close()
