@@ -48,10 +48,13 @@ var writeRoutes = []struct {
 	{"task create", "/tasks", func() url.Values {
 		return taskForm(func(v url.Values) { v.Set(tasks.FieldContent, "Kept content 7341") })
 	}, []string{"Kept content 7341"}, http.StatusSeeOther},
+	{"guild module settings", "/guilds/42/modules/allkinds", func() url.Values {
+		return withRev(moduleForm("greeting", "Kept greeting 7341"), guildcfg.EmptyRevision)
+	}, []string{"Kept greeting 7341"}, http.StatusSeeOther},
 	{"guild add", "/guilds", func() url.Values { return url.Values{form.GuildID: {"7341"}} }, nil, http.StatusSeeOther},
 	{"proposal notifications", "/settings/proposals", func() url.Values {
-		return url.Values{form.ProposalNotifyMode: {form.ProposalNotifyWebhook}, form.ProposalNotifyWebhookURL: {"https://hooks.example.org/t/x"}}
-	}, nil, http.StatusSeeOther},
+		return url.Values{form.ProposalNotifyMode: {form.ProposalNotifyDM}}
+	}, []string{`value="` + form.ProposalNotifyDM + `" selected`}, http.StatusSeeOther},
 	{"revoke sessions", "/settings/sessions/revoke", func() url.Values { return url.Values{"confirm": {"yes"}} }, nil, http.StatusSeeOther},
 }
 
