@@ -64,8 +64,8 @@ func TestFailingStepsBackOffAndLogOneLinePerCauseAMinute(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.step()
-	if s.failures != 0 || !strings.Contains(logs.String(), "scheduler steps succeed again") {
-		t.Errorf("after the lock was released: failures = %d, log:\n%s", s.failures, logs.String())
+	if s.fails.Count() != 0 || !strings.Contains(logs.String(), "scheduler steps succeed again") {
+		t.Errorf("after the lock was released: failures = %d, log:\n%s", s.fails.Count(), logs.String())
 	}
 	// The backoff starts over at the next failure.
 	held, err = other.Begin()

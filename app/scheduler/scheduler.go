@@ -32,7 +32,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kimiapp/kimi/app/internal/ratelog"
 	"github.com/kimiapp/kimi/app/internal/stmtcache"
 	"github.com/kimiapp/kimi/app/internal/wake"
 
@@ -128,10 +127,8 @@ type Scheduler struct {
 
 	// stmts: see stx (runner goroutine only).
 	stmts *stmtcache.Cache
-	// failures counts the steps failed in a row (runner goroutine only);
-	// stepLog rate-limits their log lines.
-	failures int
-	stepLog  *ratelog.Limiter
+	// fails is the run of failed steps (runner goroutine only).
+	fails *wake.Failures
 
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
@@ -185,7 +182,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.holder = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	s.token = newToken()
-	s.stepLog = ratelog.New(time.Minute, s.now)
+	s.fails = wake.NewFailures(s.now)
 	s.stmts = stmtcache.New(s.st.Writer(), s.log)
 	s.runCtx, s.runStop = context.WithCancel(context.Background())
 	return s, nil
@@ -385,7 +382,7 @@ func (s *Scheduler) step() time.Time {
 	}
 	if err != nil {
 		if s.runCtx.Err() == nil {
-			delay := s.stepFailed(err)
+			delay := s.fails.Failed(s.runCtx, s.log, "scheduler step failed", store.Cause(err), err)
 			// The completions are not lost: retry them on the next step.
 			s.mu.Lock()
 			s.pending = append(settles, s.pending...)
@@ -394,7 +391,7 @@ func (s *Scheduler) step() time.Time {
 		}
 		return time.Time{}
 	}
-	s.stepSucceeded()
+	s.fails.Succeeded(s.log, "scheduler steps succeed again")
 	s.mu.Lock()
 	for _, c := range settles {
 		s.forget(c.ex)

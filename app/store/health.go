@@ -60,6 +60,19 @@ func Classify(err error) error {
 	return err
 }
 
+// Cause names err's class for rate-limited logging: "disk_full", "busy",
+// or err's text for any other error.
+func Cause(err error) string {
+	switch err := Classify(err); {
+	case errors.Is(err, ErrDiskFull):
+		return "disk_full"
+	case errors.Is(err, ErrBusy):
+		return "busy"
+	default:
+		return err.Error()
+	}
+}
+
 // WriteHealth is what the last writes said about the database's ability to
 // save, updated by every write (never polled).
 type WriteHealth struct {
