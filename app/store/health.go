@@ -88,6 +88,8 @@ type WriteHealth struct {
 type health struct {
 	mu sync.Mutex
 	h  WriteHealth
+	// lockWarned and queueWarned: this episode's warnings went out.
+	lockWarned, queueWarned bool
 }
 
 // WriteHealth returns the current write health.
@@ -118,7 +120,7 @@ func (s *Store) noteWrite(err error) error {
 		if !h.BusySince.IsZero() {
 			s.log.Info("writes succeed again: the database lock was released", "busy_since", h.BusySince)
 		}
-		*h = WriteHealth{}
+		s.health.h, s.health.lockWarned, s.health.queueWarned = WriteHealth{}, false, false
 	case errors.Is(err, ErrDiskFull):
 		if h.DiskFullSince.IsZero() {
 			h.DiskFullSince = now
@@ -128,12 +130,24 @@ func (s *Store) noteWrite(err error) error {
 	case errors.Is(err, ErrBusy):
 		if h.BusySince.IsZero() {
 			h.BusySince = now
-			// Once per episode: the cause is outside Kimi, and naming it once
-			// is what helps; each refused request is answered 503 anyway.
+		}
+		// Once per episode each: naming the cause once is what helps; each
+		// refused request is answered 503 anyway. A wait that ended in
+		// BEGIN is another connection's lock; one that ended in the queue
+		// for the single writer is Kimi's own write holding it (usually one
+		// that waits on that lock).
+		queued := errors.Is(err, errQueueWait)
+		switch {
+		case !queued && !s.health.lockWarned:
+			s.health.lockWarned = true
 			s.log.Warn("the database is busy: another process holds a write lock on "+filepath.Base(s.path)+
 				"; likely another kimi on the same data directory (serve or an admin command), a sqlite3 shell with an open transaction, "+
 				"or a backup tool copying the file without SQLite's online backup API",
 				"path", s.path, "wait", s.writeWait, "err", err)
+		case queued && !s.health.queueWarned:
+			s.health.queueWarned = true
+			s.log.Warn("a write waited its whole budget for Kimi's single writer connection: another write held it that long "+
+				"(one waiting on another program's lock, or a long transaction)", "wait", s.writeWait, "err", err)
 		}
 	}
 	return err
@@ -150,12 +164,12 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	deadline, _ := acq.Deadline()
 	conn, err := s.writer.Conn(acq)
 	if err != nil {
-		return nil, nil, s.waitEnded(ctx, acq, err, "for the writer")
+		return nil, nil, s.waitEnded(ctx, acq, err, errQueueWait)
 	}
 	left := time.Until(deadline).Milliseconds()
 	if left < 1 {
 		conn.Close()
-		return nil, nil, fmt.Errorf("%w: waited %s for the writer", ErrBusy, s.writeWait)
+		return nil, nil, fmt.Errorf("%w (%w)", ErrBusy, errQueueWait)
 	}
 	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(left, 10)); err != nil {
 		conn.Close()
@@ -165,7 +179,7 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	if err != nil {
 		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS))
 		conn.Close()
-		return nil, nil, s.waitEnded(ctx, acq, err, "for the write lock")
+		return nil, nil, s.waitEnded(ctx, acq, err, errLockWait)
 	}
 	// The lock is held: statements inside wait as the DSN says again.
 	if _, err := tx.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS)); err != nil {
@@ -176,15 +190,22 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	return tx, func() { conn.Close() }, nil
 }
 
-// waitEnded names why waiting for the writer or its lock stopped: the
-// budget or ctx's deadline running out is ErrBusy (a request's own timeout
-// may be shorter than the budget), the caller giving up is err as it is.
-func (s *Store) waitEnded(ctx, acq context.Context, err error, what string) error {
+// The two places a bounded wait can end, wrapped beside ErrBusy.
+var (
+	errQueueWait = errors.New("waited for the single writer connection")
+	errLockWait  = errors.New("waited for the write lock")
+)
+
+// waitEnded names why waiting in phase (errQueueWait, errLockWait)
+// stopped: the budget or ctx's deadline running out, or SQLite's busy
+// wait giving up, is ErrBusy (a request's own timeout may be shorter than
+// the budget); the caller giving up is err as it is.
+func (s *Store) waitEnded(ctx, acq context.Context, err, phase error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return err
 	}
-	if errors.Is(acq.Err(), context.DeadlineExceeded) && !errors.Is(err, ErrBusy) {
-		return fmt.Errorf("%w: waited %s %s: %w", ErrBusy, s.writeWait, what, err)
+	if errors.Is(acq.Err(), context.DeadlineExceeded) || errors.Is(Classify(err), ErrBusy) {
+		return fmt.Errorf("%w (%w after %s): %w", ErrBusy, phase, s.writeWait, err)
 	}
 	return err
 }

@@ -272,3 +272,34 @@ func TestWriteUnderAnotherProcessLockIsErrBusyWithinOneBudget(t *testing.T) {
 		t.Errorf("%d lock warnings after a second episode, want 2", n)
 	}
 }
+
+func TestWriteQueuedBehindKimisOwnLongWriteIsErrBusyNamingTheQueue(t *testing.T) {
+	ctx := context.Background()
+	var logs syncBuffer
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), Options{
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), WriteWait: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	holding, release := make(chan struct{}), make(chan struct{})
+	long := make(chan error, 1)
+	go func() {
+		long <- st.Write(ctx, func(*sql.Tx) error { close(holding); <-release; return nil })
+	}()
+	<-holding
+	err = st.Write(ctx, func(*sql.Tx) error { return nil })
+	close(release)
+	if !errors.Is(err, ErrBusy) || !errors.Is(err, errQueueWait) {
+		t.Fatalf("write queued behind a long write = %v, want ErrBusy from the queue", err)
+	}
+	if err := <-long; err != nil {
+		t.Fatalf("the long write = %v", err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "waited its whole budget for Kimi's single writer connection") ||
+		strings.Contains(out, "another process holds a write lock") {
+		t.Errorf("the warning does not name the queue (or blames another process):\n%s", out)
+	}
+}
