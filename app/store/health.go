@@ -30,9 +30,15 @@ var (
 // DefaultWriteWait is the default Options.WriteWait.
 const DefaultWriteWait = 5 * time.Second
 
-// busyTimeoutMS is the busy_timeout of every connection's DSN (see pragmas),
-// restored on the writer after each bounded BEGIN.
+// busyTimeoutMS is the busy_timeout of DSN's connections (the readers'; the
+// writer's is its write budget).
 const busyTimeoutMS = 10000
+
+// narrowSlack is how far below the budget the time left must fall before a
+// bounded BEGIN narrows the writer's busy_timeout: a write that did not
+// queue (nearly all) begins without the two extra statements, overshooting
+// its budget by at most this much.
+const narrowSlack = 50 * time.Millisecond
 
 // SQLite primary result codes (the low byte of an extended code).
 const (
@@ -166,28 +172,42 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 	if err != nil {
 		return nil, nil, s.waitEnded(ctx, acq, err, errQueueWait)
 	}
-	left := time.Until(deadline).Milliseconds()
-	if left < 1 {
+	left := time.Until(deadline)
+	if left.Milliseconds() < 1 {
 		conn.Close()
 		return nil, nil, fmt.Errorf("%w (%w)", ErrBusy, errQueueWait)
 	}
-	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(left, 10)); err != nil {
-		conn.Close()
-		return nil, nil, err
+	// The writer's busy_timeout is the whole budget; a write that queued
+	// (or whose ctx ends sooner) gets only what is left, then the budget
+	// back.
+	narrow := left < s.writeWait-narrowSlack
+	if narrow {
+		if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.FormatInt(left.Milliseconds(), 10)); err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		_, _ = conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS))
+		if narrow {
+			_, _ = conn.ExecContext(context.WithoutCancel(ctx), s.budgetPragma())
+		}
 		conn.Close()
 		return nil, nil, s.waitEnded(ctx, acq, err, errLockWait)
 	}
-	// The lock is held: statements inside wait as the DSN says again.
-	if _, err := tx.ExecContext(ctx, "PRAGMA busy_timeout = "+strconv.Itoa(busyTimeoutMS)); err != nil {
-		_ = tx.Rollback()
-		conn.Close()
-		return nil, nil, err
+	if narrow {
+		if _, err := tx.ExecContext(ctx, s.budgetPragma()); err != nil {
+			_ = tx.Rollback()
+			conn.Close()
+			return nil, nil, err
+		}
 	}
 	return tx, func() { conn.Close() }, nil
+}
+
+// budgetPragma sets the writer's busy_timeout back to the whole budget.
+func (s *Store) budgetPragma() string {
+	return "PRAGMA busy_timeout = " + strconv.FormatInt(s.writeWait.Milliseconds(), 10)
 }
 
 // The two places a bounded wait can end, wrapped beside ErrBusy.

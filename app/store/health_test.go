@@ -303,3 +303,90 @@ func TestWriteQueuedBehindKimisOwnLongWriteIsErrBusyNamingTheQueue(t *testing.T)
 		t.Errorf("the warning does not name the queue (or blames another process):\n%s", out)
 	}
 }
+
+func TestWriteWhoseCtxEndsBeforeTheBudgetUnderALockIsErrBusy(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "kimi.db")
+	st := openTest(t, path) // the default budget, 5 s
+	if _, err := st.Writer().Exec("CREATE TABLE saved (v TEXT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", DSN(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	held, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback()
+	if _, err := held.Exec("INSERT INTO saved (v) VALUES ('other')"); err != nil {
+		t.Fatal(err)
+	}
+	// A request's own timeout, shorter than the budget: the busy wait gets
+	// what is left of it and the answer is still "busy", not a timeout.
+	reqCtx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = st.Write(reqCtx, func(tx *sql.Tx) error { _, err := tx.Exec("INSERT INTO saved (v) VALUES ('kimi')"); return err })
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("write under a lock with a 300 ms ctx = %v, want ErrBusy", err)
+	}
+	if took := time.Since(start); took >= DefaultWriteWait {
+		t.Errorf("the write waited %v: the ctx's deadline did not bound the busy wait", took)
+	}
+}
+
+// TestWriteThatQueuedGetsOnlyTheRestOfItsBudget: the time a write spends
+// queueing for the single writer is taken from its busy wait, so a write
+// that queued for most of its budget and then meets another program's
+// lock fails when the budget is spent, not a whole busy timeout later.
+func TestWriteThatQueuedGetsOnlyTheRestOfItsBudget(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "kimi.db")
+	const budget = time.Second
+	st, err := Open(ctx, path, Options{Logger: slog.New(slog.DiscardHandler), WriteWait: budget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if _, err := st.Writer().Exec("CREATE TABLE saved (v TEXT NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	// Kimi's single writer connection is taken (as a module's write holds
+	// it) while another program holds the database's write lock.
+	busyConn, err := st.Writer().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", DSN(path, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	held, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback()
+	if _, err := held.Exec("INSERT INTO saved (v) VALUES ('other')"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- st.Write(ctx, func(*sql.Tx) error { return nil }) }()
+	for st.Writer().Stats().WaitCount == 0 {
+		time.Sleep(time.Millisecond) // until the write queues for the connection
+	}
+	time.Sleep(budget * 6 / 10) // it queues for most of its budget
+	busyConn.Close()
+	err = <-done
+	took := time.Since(start)
+	if !errors.Is(err, ErrBusy) || !errors.Is(err, errLockWait) {
+		t.Fatalf("write = %v, want ErrBusy from the lock wait", err)
+	}
+	if limit := budget + 400*time.Millisecond; took >= limit {
+		t.Errorf("the write took %v, want under %v: its busy wait did not get only the rest of its %v budget", took, limit, budget)
+	}
+}

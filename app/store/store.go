@@ -44,7 +44,8 @@ type Options struct {
 	ReadConns int
 	// WriteWait bounds how long Write waits for the write lock, queueing
 	// for the single writer included (default DefaultWriteWait); past it
-	// Write fails with ErrBusy.
+	// Write fails with ErrBusy. It is also the writer connection's
+	// busy_timeout, so statements on Writer() wait as long.
 	WriteWait time.Duration
 	// Now is the clock of the write health (nil: time.Now).
 	Now func() time.Time
@@ -66,9 +67,9 @@ type Store struct {
 }
 
 // pragmas are applied to every connection through the DSN, never with Exec,
-// so no pooled connection can miss them. busy_timeout must come first.
+// so no pooled connection can miss them. busy_timeout (dsn adds it) must
+// come first.
 var pragmas = []string{
-	"busy_timeout(" + strconv.Itoa(busyTimeoutMS) + ")",
 	"journal_mode(WAL)",
 	"synchronous(NORMAL)",
 	"foreign_keys(ON)",
@@ -79,8 +80,12 @@ var pragmas = []string{
 
 // DSN returns the connection string for path. readOnly adds query_only;
 // the writer gets `_txlock=immediate`.
-func DSN(path string, readOnly bool) string {
+func DSN(path string, readOnly bool) string { return dsn(path, readOnly, busyTimeoutMS) }
+
+// dsn is DSN with busy_timeout busyMS (the writer's is its write budget).
+func dsn(path string, readOnly bool, busyMS int64) string {
 	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyMS, 10)+")")
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
@@ -120,7 +125,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if readConns <= 0 {
 		readConns = 4
 	}
-	writer, err := sql.Open("sqlite", DSN(abs, false))
+	writeWait := opts.WriteWait
+	if writeWait <= 0 {
+		writeWait = DefaultWriteWait
+	}
+	writer, err := sql.Open("sqlite", dsn(abs, false, writeWait.Milliseconds()))
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
@@ -146,10 +155,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("store: open reader %s: %w", abs, err)
 	}
-	st := &Store{path: abs, writer: writer, reader: reader, log: logger, writeWait: opts.WriteWait, now: opts.Now}
-	if st.writeWait <= 0 {
-		st.writeWait = DefaultWriteWait
-	}
+	st := &Store{path: abs, writer: writer, reader: reader, log: logger, writeWait: writeWait, now: opts.Now}
 	if st.now == nil {
 		st.now = time.Now
 	}
