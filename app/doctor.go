@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/store"
@@ -25,12 +24,19 @@ Check the installation and print one line per check:
                or view is refused), and the version is not newer than this
                binary
   libc         modernc.org/libc matches the version modernc.org/sqlite pins
-  disk         free space in the data directory
+  disk         free space in the data directory and the size of the
+               database's WAL (a WAL far past its limit means checkpoints
+               are blocked, often by a long-open reader)
 Accepts the same flags as 'kimi serve', so a start command can be checked
 before it is used. Exits 1 when any check fails; warnings alone exit 0.`
 
 // lowDiskBytes is the free space below which doctor warns.
 const lowDiskBytes = 256 << 20
+
+// bigWALBytes is the WAL size above which doctor warns: four times the
+// journal_size_limit the store sets (64 MiB), so only a WAL that
+// checkpoints cannot shrink.
+const bigWALBytes = 256 << 20
 
 type checkLevel int
 
@@ -73,7 +79,7 @@ func runDoctor(ctx context.Context, c *cli, args []string) error {
 	if cfg.DataDir != "" {
 		if checkDataDir(r, cfg.DataDir) {
 			checkDatabase(ctx, r, cfg.DBPath())
-			checkDisk(r, cfg.DataDir)
+			checkDisk(r, cfg.DataDir, cfg.DBPath())
 		}
 	}
 	checkLibc(r)
@@ -199,18 +205,38 @@ func checkDatabase(ctx context.Context, r *doctorReport, dbPath string) {
 	}
 }
 
-func checkDisk(r *doctorReport, dir string) {
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &fs); err != nil {
-		r.add(levelWarn, "disk", "cannot read free space: %v", err)
+func checkDisk(r *doctorReport, dir, dbPath string) {
+	wal := "no WAL"
+	var walSize int64
+	switch fi, err := os.Stat(dbPath + "-wal"); {
+	case err == nil:
+		walSize = fi.Size()
+		wal = "WAL " + mib(walSize)
+	case !errors.Is(err, os.ErrNotExist):
+		wal = fmt.Sprintf("WAL size unknown: %v", err)
+	}
+	free, err := store.FreeBytes(dir)
+	if err != nil {
+		r.add(levelWarn, "disk", "cannot read free space: %v; %s", err, wal)
 		return
 	}
-	free := int64(fs.Bavail) * int64(fs.Bsize)
 	if free < lowDiskBytes {
-		r.add(levelWarn, "disk", "only %d MiB free in %s; backups and migrations need room", free>>20, dir)
-		return
+		r.add(levelWarn, "disk", "only %s free in %s; backups and migrations need room, and saves fail once it is gone; %s", mib(free), dir, wal)
+	} else {
+		r.add(levelOK, "disk", "%s free in %s; %s", mib(free), dir, wal)
 	}
-	r.add(levelOK, "disk", "%d MiB free", free>>20)
+	if walSize > bigWALBytes {
+		r.add(levelWarn, "disk", "the WAL (%s) is %s: checkpoints are not shrinking it; stop programs that keep %s open (a sqlite3 shell, a backup tool), then restart Kimi",
+			dbPath+"-wal", mib(walSize), filepath.Base(dbPath))
+	}
+}
+
+// mib renders a size in whole MiB, or KiB below one MiB.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d MiB", n>>20)
 }
 
 func checkLibc(r *doctorReport) {

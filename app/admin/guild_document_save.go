@@ -26,6 +26,7 @@ func (s *Server) saveGuildDocument(c echo.Context) error {
 	f := form.ParseGuildDocument(c.Request())
 	raw := templates.GuildRawView{Text: f.Text}
 	errs := f.Validate()
+	status := http.StatusUnprocessableEntity
 	if errs.OK() {
 		saved, werr := s.opts.Guilds.Write(ctx, guildcfg.GuildTarget(id), f.Text, f.ExpectedRevision, guildActor(c))
 		if werr == nil {
@@ -35,7 +36,9 @@ func (s *Server) saveGuildDocument(c echo.Context) error {
 		if errors.As(werr, &conflict) {
 			return s.guildConflict(c, id, "server setup", f.Text)
 		}
-		if errs = form.GuildErrors(werr, form.GuildDocumentText); errs.OK() {
+		if refused, st, ok := s.refusedForm(c, werr); ok {
+			errs, status = refused, st
+		} else if errs = form.GuildErrors(werr, form.GuildDocumentText); errs.OK() {
 			return fmt.Errorf("admin: save guild document: %w", werr)
 		}
 		var verr *guildcfg.ValidationError
@@ -44,5 +47,5 @@ func (s *Server) saveGuildDocument(c echo.Context) error {
 		}
 	}
 	raw.Errors = errs
-	return s.renderGuild(c, http.StatusUnprocessableEntity, id, guildPageState{raw: &raw})
+	return s.renderGuild(c, status, id, guildPageState{raw: &raw})
 }

@@ -30,6 +30,7 @@ func (s *Server) saveGuildModuleSettings(c echo.Context) error {
 	defer cancel()
 	f := form.ParseGuildModuleSettings(c.Request(), schema)
 	errs := f.Validate()
+	status := http.StatusUnprocessableEntity
 	if errs.OK() {
 		text := f.Document()
 		saved, werr := s.opts.Guilds.Write(ctx, target, text, f.ExpectedRevision, guildActor(c))
@@ -40,9 +41,11 @@ func (s *Server) saveGuildModuleSettings(c echo.Context) error {
 		if errors.As(werr, &conflict) {
 			return s.guildConflict(c, id, module+" settings", text)
 		}
-		if errs = f.Errors(werr); errs.OK() {
+		if refused, st, ok := s.refusedForm(c, werr); ok {
+			errs, status = refused, st
+		} else if errs = f.Errors(werr); errs.OK() {
 			return fmt.Errorf("admin: save %s settings: %w", module, werr)
 		}
 	}
-	return s.renderGuild(c, http.StatusUnprocessableEntity, id, guildPageState{module: module, settings: &f, errors: errs})
+	return s.renderGuild(c, status, id, guildPageState{module: module, settings: &f, errors: errs})
 }

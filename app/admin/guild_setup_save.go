@@ -28,6 +28,7 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 	f := form.ParseGuildSetup(c.Request())
 	target := guildcfg.GuildTarget(id)
 	errs := f.Validate()
+	status := http.StatusUnprocessableEntity
 	if errs.OK() {
 		cur, err := s.opts.Guilds.Document(ctx, target)
 		if err != nil {
@@ -51,7 +52,9 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 			if errors.As(werr, &conflict) {
 				return s.guildConflict(c, id, "server setup", text)
 			}
-			if errs = form.GuildErrors(werr, form.FieldForm); errs.OK() {
+			if refused, st, ok := s.refusedForm(c, werr); ok {
+				errs, status = refused, st
+			} else if errs = form.GuildErrors(werr, form.FieldForm); errs.OK() {
 				return fmt.Errorf("admin: save guild setup: %w", werr)
 			}
 		}
@@ -62,7 +65,7 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 		TasksEnabled: f.TasksEnabled, TasksMinTier: f.TasksMinTier, TasksTimezone: f.TasksTimezone,
 		TasksDestinations: f.TasksDestinations, Errors: errs,
 	}
-	return s.renderGuild(c, http.StatusUnprocessableEntity, id, guildPageState{setup: &v})
+	return s.renderGuild(c, status, id, guildPageState{setup: &v})
 }
 
 // guildWritten ends a successful save: back to the page with a notice that

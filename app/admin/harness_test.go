@@ -120,11 +120,19 @@ type harness struct {
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
 	t.Helper()
+	return newHarnessStore(t, store.Options{}, mutate...)
+}
+
+// newHarnessStore is newHarness with the store opened on sopts (its Logger
+// is the harness's).
+func newHarnessStore(t testing.TB, sopts store.Options, mutate ...func(*Options)) *harness {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st, err := store.Open(ctx, filepath.Join(dir, "kimi.db"), store.Options{Logger: logger})
+	sopts.Logger = logger
+	st, err := store.Open(ctx, filepath.Join(dir, "kimi.db"), sopts)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -10,6 +10,10 @@ import (
 	"github.com/kimiapp/kimi/web/templates"
 )
 
+// msgSessionNotSaved precedes the store's refusal when the credentials were
+// right but the session could not be saved.
+const msgSessionNotSaved = "Your username and password are right, but you could not be signed in: "
+
 // loginSubmit checks the credentials (rate-limited per IP) and starts a new
 // session, replacing any session cookie the browser brought along.
 func (s *Server) loginSubmit(c echo.Context) error {
@@ -28,6 +32,12 @@ func (s *Server) loginSubmit(c echo.Context) error {
 	if errs := f.Refused(err); errs != nil {
 		view := templates.LoginForm{Username: f.Username, Next: nextField(next), Errors: errs}
 		return render(c, http.StatusUnauthorized, templates.LoginPage(s.chrome(c, "Sign in", ""), view))
+	}
+	if refused, status, ok := s.refusedForm(c, err); ok {
+		// The password was right: only saving the session failed. Say so.
+		refused[form.FieldForm] = msgSessionNotSaved + refused[form.FieldForm]
+		view := templates.LoginForm{Username: f.Username, Next: nextField(next), Errors: refused}
+		return render(c, status, templates.LoginPage(s.chrome(c, "Sign in", ""), view))
 	}
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ func (s *Server) saveModuleSettings(c echo.Context) error {
 	}
 	f := form.ParseModuleSettings(c.Request(), fields)
 	errs := f.Validate(fields)
+	status := http.StatusUnprocessableEntity
 	if errs.OK() {
 		ctx, cancel := withTimeout(c, 10*time.Second)
 		defer cancel()
@@ -33,9 +34,11 @@ func (s *Server) saveModuleSettings(c echo.Context) error {
 			s.setFlash(c, flashModuleSaved)
 			return c.Redirect(http.StatusSeeOther, modulePath(m.Name)+"#card-module-settings")
 		}
-		if errs = f.Errors(err); errs.OK() {
+		if refused, st, ok := s.refusedForm(c, err); ok {
+			errs, status = refused, st
+		} else if errs = f.Errors(err); errs.OK() {
 			return fmt.Errorf("admin: save module settings: %w", err)
 		}
 	}
-	return s.renderModule(c, http.StatusUnprocessableEntity, m, &f, errs)
+	return s.renderModule(c, status, m, &f, errs)
 }

@@ -32,7 +32,8 @@ type startupBody struct {
 // readyz answers 200 when every part of the appliance has started and the
 // database is reachable and fully migrated, else 503 with the reason
 // (readiness): {"starting": ["modules"]} while parts start,
-// {"stopping": true} once shutdown began. The probe is public, so the
+// {"stopping": true} once shutdown began, "the disk is full" while the
+// store's last write failed for lack of space. The probe is public, so the
 // reason is one of a fixed few; the underlying error goes to the log only.
 func (s *Server) readyz(c echo.Context) error {
 	if su := s.opts.Startup; su != nil {
@@ -52,6 +53,9 @@ func (s *Server) readyz(c echo.Context) error {
 			reason = "the database has pending migrations"
 		}
 		return c.String(http.StatusServiceUnavailable, "not ready: "+reason+"\n")
+	}
+	if !s.opts.Store.WriteHealth().DiskFullSince.IsZero() {
+		return c.String(http.StatusServiceUnavailable, "not ready: the last write failed: the disk is full\n")
 	}
 	if s.opts.Scheduler != nil {
 		st, err := s.opts.Scheduler.Status(ctx)

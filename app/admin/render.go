@@ -2,7 +2,10 @@ package admin
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +13,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -27,7 +32,73 @@ const (
 	msgUnavailable  = "The service is temporarily unavailable. Try again shortly."
 	msgNotAllowed   = "That action is not available at this address."
 	msgBackupFailed = "The backup could not be created. The error was logged."
+	// msgDiskFull takes the data directory.
+	msgDiskFull = "Kimi's disk is full: nothing was saved. Free space in %s and try again."
+	// msgBusy takes the database file's name.
+	msgBusy = "The database is busy (another program holds a lock on %s); nothing was saved."
 )
+
+// lockRetryAfter is the Retry-After (seconds) of a write refused on a lock.
+const lockRetryAfter = "10"
+
+// writeRefusal maps a write the store refused, for lack of space or on
+// another program's lock, to 503 and the sentence that says so; ok is false
+// for any other error. Handlers that re-render a form use it to keep the
+// form's values; handleError uses it for every other route.
+func (s *Server) writeRefusal(err error) (status int, message string, ok bool) {
+	switch {
+	case errors.Is(err, store.ErrDiskFull):
+		return http.StatusServiceUnavailable, fmt.Sprintf(msgDiskFull, s.opts.Store.DataDir()), true
+	case errors.Is(err, store.ErrBusy):
+		return http.StatusServiceUnavailable, fmt.Sprintf(msgBusy, filepath.Base(s.opts.Store.Path())), true
+	}
+	return 0, "", false
+}
+
+// refusedForm is the form-level message of a write the store refused (a
+// full disk, another program's lock) and its status, for a handler that
+// re-renders its form with what was typed; ok is false for other errors.
+func (s *Server) refusedForm(c echo.Context, err error) (errs form.Errors, status int, ok bool) {
+	status, msg, ok := s.writeRefusal(err)
+	if !ok {
+		return nil, 0, false
+	}
+	s.refuseWrite(c, err)
+	return form.Errors{form.FieldForm: msg}, status, true
+}
+
+// writeFailure is the banner sentence while the store's last writes failed
+// for lack of space or on a lock, "" while writes succeed. The free space is
+// read now (one statfs), never polled.
+func (s *Server) writeFailure(now time.Time) string {
+	h := s.opts.Store.WriteHealth()
+	dir := s.opts.Store.DataDir()
+	switch {
+	case !h.DiskFullSince.IsZero():
+		free := "free space unknown"
+		if n, err := store.FreeBytes(dir); err == nil {
+			free = humanBytes(n) + " free"
+		}
+		return fmt.Sprintf("Kimi's disk is full: writes have failed since %s (%s). %s in %s; free space there and try again.",
+			h.DiskFullSince.UTC().Format("2006-01-02 15:04:05 UTC"), relativeTime(h.DiskFullSince, now), free, dir)
+	case !h.BusySince.IsZero():
+		return fmt.Sprintf("The database is busy: another program has held a lock on %s since %s (%s). Close it, then try again.",
+			filepath.Base(s.opts.Store.Path()), h.BusySince.UTC().Format("2006-01-02 15:04:05 UTC"), relativeTime(h.BusySince, now))
+	}
+	return ""
+}
+
+// refuseWrite answers a refused write's headers (Retry-After on a lock) and
+// logs it at most once a minute per cause: the store has logged the cause.
+func (s *Server) refuseWrite(c echo.Context, err error) {
+	cause := "disk_full"
+	if errors.Is(err, store.ErrBusy) {
+		cause = "busy"
+		c.Response().Header().Set("Retry-After", lockRetryAfter)
+	}
+	s.writeLog.Log(c.Request().Context(), s.log, slog.LevelWarn, cause, "request refused: nothing was saved",
+		"err", err, "method", c.Request().Method, "path", c.Request().URL.Path, "request_id", requestIDOf(c))
+}
 
 // Flash codes carried across a redirect in a short-lived cookie. Only codes
 // travel, never text, so a cookie cannot inject content.
@@ -107,6 +178,7 @@ func (s *Server) chrome(c echo.Context, title, active string) templates.Chrome {
 	ch.Demo = s.opts.Demo != nil
 	if sess := sessionOf(c); sess != nil {
 		ch.User = sess.Username
+		ch.WriteFailure = s.writeFailure(time.Now())
 		if s.worldtreeConfigured(c.Request().Context()) {
 			ch.ShowOptional = []string{"worldtree"}
 		}
@@ -143,13 +215,18 @@ func (s *Server) handleError(err error, c echo.Context) {
 	status := http.StatusInternalServerError
 	message := ""
 	var he *echo.HTTPError
-	if errors.As(err, &he) {
+	refusedStatus, refused, isRefused := s.writeRefusal(err)
+	switch {
+	case isRefused:
+		status = refusedStatus
+		s.refuseWrite(c, err)
+	case errors.As(err, &he):
 		status = he.Code
 		if m, ok := he.Message.(string); ok && he.Internal == nil {
 			message = m
 		}
 	}
-	if status >= 500 && !overloaded(c) {
+	if status >= 500 && !overloaded(c) && !isRefused {
 		s.log.Error("request failed", "err", err, "method", c.Request().Method,
 			"path", c.Request().URL.Path, "request_id", requestIDOf(c))
 	}
@@ -163,6 +240,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	title, fallback := statusText(status)
 	if message == "" || status >= 500 || message == http.StatusText(status) {
 		message = fallback
+	}
+	if isRefused {
+		title, message = "Nothing was saved", refused
 	}
 	if status == http.StatusTooManyRequests {
 		c.Response().Header().Set("Retry-After", "60")

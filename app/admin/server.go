@@ -32,6 +32,7 @@ import (
 
 	kimi "github.com/kimiapp/kimi"
 	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/internal/ratelog"
 	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
@@ -131,6 +132,7 @@ type Server struct {
 	pageAssets  templates.Assets // the layout's asset URLs, fixed at start-up
 	limiter     *limiter         // per client address (clientKey)
 	userLimiter *limiter         // per account (spendAttempt)
+	writeLog    *ratelog.Limiter // refused writes: a line per cause a minute
 	devices     deviceKeys       // the device-cookie key (device.go)
 	proxies     trustedProxies
 	hosts       map[string]bool // AllowedHosts, lower-cased; nil: any
@@ -198,6 +200,7 @@ func New(opts Options) (*Server, error) {
 		opts:        opts,
 		log:         opts.Logger,
 		limiter:     newLimiter(opts.LoginEvery, opts.LoginBurst, maxBuckets),
+		writeLog:    ratelog.New(time.Minute, nil),
 		userLimiter: newLimiter(opts.UserEvery, opts.UserBurst, maxBuckets),
 		proxies:     trustedProxies(opts.TrustedProxies),
 		origin:      http.NewCrossOriginProtection(),

@@ -54,14 +54,18 @@ func (s *Server) saveProposalNotifications(c echo.Context) error {
 	}
 	f := form.ParseProposalNotifications(c.Request())
 	errs := f.Validate(stored.WebhookURL != "")
+	status := http.StatusUnprocessableEntity
 	if errs.OK() {
 		// A blank URL keeps the stored one (the settings' rule too).
 		err := settings.SaveProposalNotifications(ctx, s.opts.Store, f.Mode, f.WebhookURL, settings.Actor{Name: sessionOf(c).Username, IP: c.RealIP()})
 		var refused *settings.Error
+		formErrs, refusedStatus, writeRefused := s.refusedForm(c, err)
 		switch {
 		case err == nil:
 			s.setFlash(c, flashProposalNotifySaved)
 			return c.Redirect(http.StatusSeeOther, "/settings#proposal-notifications")
+		case writeRefused:
+			errs, status = formErrs, refusedStatus
 		case errors.As(err, &refused):
 			errs = form.ProposalNotifyErrors(refused.Fields)
 		default:
@@ -71,5 +75,5 @@ func (s *Server) saveProposalNotifications(c echo.Context) error {
 	v := storedProposalNotifyView(stored)
 	v.Mode, v.Errors = f.Mode, errs
 	c.Set(proposalNotifyFormKey, v)
-	return s.renderSettings(c, http.StatusUnprocessableEntity, nil)
+	return s.renderSettings(c, status, nil)
 }

@@ -20,10 +20,11 @@ func (s *Server) createTask(c echo.Context) error {
 	f, upErr := form.ParseTaskForm(c.Request())
 	ctx, cancel := withTimeout(c, tasksActionTimout)
 	defer cancel()
-	refuse := func(errs form.Errors) error {
+	refuseWith := func(status int, errs form.Errors) error {
 		v := s.taskFormView(ctx, f, errs, nil)
-		return render(c, http.StatusUnprocessableEntity, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
+		return render(c, status, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
 	}
+	refuse := func(errs form.Errors) error { return refuseWith(http.StatusUnprocessableEntity, errs) }
 	if upErr != nil {
 		var errs form.Errors
 		errs.Add(form.FieldForm, form.MsgTaskUpload)
@@ -37,6 +38,9 @@ func (s *Server) createTask(c echo.Context) error {
 	}
 	t, err := s.opts.Tasks.Create(ctx, actor(c), def)
 	if err != nil {
+		if errs, status, ok := s.refusedForm(c, err); ok {
+			return refuseWith(status, errs)
+		}
 		if errs, ok := taskSaveErrors(err); ok {
 			return refuse(errs)
 		}

@@ -28,10 +28,11 @@ func (s *Server) updateTask(c echo.Context) error {
 		return tasksNotFound(err, "task")
 	}
 	f.Guild = strconv.FormatUint(t.GuildID, 10)
-	refuse := func(errs form.Errors) error {
+	refuseWith := func(status int, errs form.Errors) error {
 		v := s.taskEditView(c, t.Name, id, f, errs, t.Definition.Attachments)
-		return render(c, http.StatusUnprocessableEntity, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
+		return render(c, status, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
 	}
+	refuse := func(errs form.Errors) error { return refuseWith(http.StatusUnprocessableEntity, errs) }
 	if upErr != nil {
 		var errs form.Errors
 		errs.Add(form.FieldForm, form.MsgTaskUpload)
@@ -53,6 +54,9 @@ func (s *Server) updateTask(c echo.Context) error {
 	}
 	saved, err := s.opts.Tasks.Update(ctx, actor(c), id, def)
 	if err != nil {
+		if errs, status, ok := s.refusedForm(c, err); ok {
+			return refuseWith(status, errs)
+		}
 		if errs, ok := taskSaveErrors(err); ok {
 			return refuse(errs)
 		}

@@ -56,6 +56,8 @@ type state struct {
 	// stmts are the dispatcher's prepared statements (only the loop
 	// goroutine uses them, and Close after it stopped).
 	stmts *stmtcache.Cache
+	// fails is the run of failed steps (loop goroutine only).
+	fails *wake.Failures
 	// readStmts are statements prepared on the read pool (database/sql
 	// prepares them again on each connection as needed).
 	readMu    sync.Mutex
@@ -85,6 +87,7 @@ type state struct {
 
 func (s *Service) initState() {
 	s.stmts = stmtcache.New(s.st.Writer(), s.log)
+	s.fails = wake.NewFailures(func() time.Time { return s.now() })
 	s.producer = s.opts.Producer
 	s.handlers = map[SubKey]*registration{}
 	s.latest = map[string]*Binding{}

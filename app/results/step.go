@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/kimiapp/kimi/app/store"
 )
 
 // prefetch is how many claims the dispatcher holds per handler slot:
@@ -191,7 +193,7 @@ func (s *Service) step() time.Time {
 	})
 	s.stmts.PrepareSeen(ctx)
 	if err != nil {
-		s.log.Error("dispatch step failed", "err", err)
+		delay := s.fails.Failed(ctx, s.log, "dispatch step failed", store.Cause(err), err)
 		s.mu.Lock()
 		// The outcomes are settled by a later step (their leases may
 		// expire meanwhile: the rows are then delivered again).
@@ -211,8 +213,9 @@ func (s *Service) step() time.Time {
 			maps.Copy(s.afterCommitHealth, announceHealth)
 		}
 		s.mu.Unlock()
-		return now.Add(time.Second)
+		return now.Add(delay)
 	}
+	s.fails.Succeeded(s.log, "dispatch steps succeed again")
 	s.commits.Add(1)
 	if len(claims) > 0 {
 		s.claimTxs.Add(1)

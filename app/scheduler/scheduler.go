@@ -127,6 +127,8 @@ type Scheduler struct {
 
 	// stmts: see stx (runner goroutine only).
 	stmts *stmtcache.Cache
+	// fails is the run of failed steps (runner goroutine only).
+	fails *wake.Failures
 
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
@@ -180,6 +182,7 @@ func New(opts Options) (*Scheduler, error) {
 		s.holder = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	s.token = newToken()
+	s.fails = wake.NewFailures(s.now)
 	s.stmts = stmtcache.New(s.st.Writer(), s.log)
 	s.runCtx, s.runStop = context.WithCancel(context.Background())
 	return s, nil
@@ -379,15 +382,16 @@ func (s *Scheduler) step() time.Time {
 	}
 	if err != nil {
 		if s.runCtx.Err() == nil {
-			s.log.Error("scheduler step failed", "err", err)
+			delay := s.fails.Failed(s.runCtx, s.log, "scheduler step failed", store.Cause(err), err)
 			// The completions are not lost: retry them on the next step.
 			s.mu.Lock()
 			s.pending = append(settles, s.pending...)
 			s.mu.Unlock()
-			return now.Add(time.Second)
+			return now.Add(delay)
 		}
 		return time.Time{}
 	}
+	s.fails.Succeeded(s.log, "scheduler steps succeed again")
 	s.mu.Lock()
 	for _, c := range settles {
 		s.forget(c.ex)

@@ -17,10 +17,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
+	"time"
 
 	"modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 
+	"github.com/kimiapp/kimi/app/internal/ratelog"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
@@ -41,6 +44,13 @@ type Options struct {
 	// ReadConns bounds the read-only pool (default 4). Each SQLite connection
 	// has its own page cache, so a small appliance wants few.
 	ReadConns int
+	// WriteWait bounds how long Write waits for the write lock, queueing
+	// for the single writer included (default DefaultWriteWait); past it
+	// Write fails with ErrBusy. It is also the writer connection's
+	// busy_timeout, so statements on Writer() wait as long.
+	WriteWait time.Duration
+	// Now is the clock of the write health (nil: time.Now).
+	Now func() time.Time
 }
 
 // Store is an open Kimi database. It is safe for concurrent use.
@@ -51,12 +61,17 @@ type Store struct {
 	log      *slog.Logger
 	migrated atomic.Bool
 	closed   atomic.Bool
+
+	writeWait time.Duration
+	now       func() time.Time
+	health    health
+	limit     *ratelog.Limiter // disk-full lines: one a minute
 }
 
 // pragmas are applied to every connection through the DSN, never with Exec,
-// so no pooled connection can miss them. busy_timeout must come first.
+// so no pooled connection can miss them. busy_timeout (dsn adds it) must
+// come first.
 var pragmas = []string{
-	"busy_timeout(10000)",
 	"journal_mode(WAL)",
 	"synchronous(NORMAL)",
 	"foreign_keys(ON)",
@@ -67,8 +82,12 @@ var pragmas = []string{
 
 // DSN returns the connection string for path. readOnly adds query_only;
 // the writer gets `_txlock=immediate`.
-func DSN(path string, readOnly bool) string {
+func DSN(path string, readOnly bool) string { return dsn(path, readOnly, busyTimeoutMS) }
+
+// dsn is DSN with busy_timeout busyMS (the writer's is its write budget).
+func dsn(path string, readOnly bool, busyMS int64) string {
 	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busyMS, 10)+")")
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
@@ -108,10 +127,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if readConns <= 0 {
 		readConns = 4
 	}
+	writeWait := opts.WriteWait
+	if writeWait <= 0 {
+		writeWait = DefaultWriteWait
+	}
 	// The writer's connections are hostkit.StatementConns: they pass
 	// everything through unless a module migration arms its statement
 	// boundaries (app/modstore), which its ALTER TABLE needs.
-	base, err := sqlite.NewConnector(DSN(abs, false))
+	base, err := sqlite.NewConnector(dsn(abs, false, writeWait.Milliseconds()))
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
@@ -138,7 +161,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		reader.Close()
 		return nil, fmt.Errorf("store: open reader %s: %w", abs, err)
 	}
-	return &Store{path: abs, writer: writer, reader: reader, log: logger}, nil
+	st := &Store{path: abs, writer: writer, reader: reader, log: logger, writeWait: writeWait, now: opts.Now}
+	if st.now == nil {
+		st.now = time.Now
+	}
+	st.limit = ratelog.New(time.Minute, st.now)
+	return st, nil
 }
 
 // Path returns the absolute path of the database file.
@@ -156,16 +184,21 @@ func (s *Store) Reader() *sql.DB { return s.reader }
 // A panic in fn rolls back and re-panics. Writes are serialized, so fn should
 // be short: do slow work (network, bcrypt) before calling Write.
 //
+// Waiting for the write lock is bounded by Options.WriteWait from the call
+// on (ErrBusy past it); a full disk fails with ErrDiskFull. Both update
+// WriteHealth, as does every commit.
+//
 // A ctx marked by a module's running write transaction (MarkWrite) is
 // refused at once with ErrNestedWrite: that transaction holds the writer.
 func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	if module, ok := WriteMark(ctx); ok {
 		return fmt.Errorf("%w (module %q)", ErrNestedWrite, module)
 	}
-	tx, err := s.writer.BeginTx(ctx, nil)
+	tx, release, err := s.beginBounded(ctx)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return s.noteWrite(fmt.Errorf("store: begin: %w", err))
 	}
+	defer release()
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
@@ -174,12 +207,12 @@ func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) (err error
 	}()
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return s.noteWrite(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return s.noteWrite(fmt.Errorf("store: commit: %w", err))
 	}
-	return nil
+	return s.noteWrite(nil)
 }
 
 // Ready reports whether the database answers, has exactly Kimi's schema and

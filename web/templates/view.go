@@ -29,6 +29,9 @@ type Chrome struct {
 	// Pending is the number of pending proposals, the badge on the
 	// navigation's Proposals entry (0: none shown).
 	Pending int
+	// WriteFailure, when not empty, is the banner shown on every page while
+	// the database refuses writes (a full disk, another program's lock).
+	WriteFailure string
 }
 
 // Assets holds content-hashed URLs of the static files.
