@@ -3,8 +3,8 @@
 // DeepSeek, Groq and local servers such as Ollama, vLLM and llama.cpp).
 //
 // It is storage-free, like app/worldtree: it imports no other Kimi package
-// but the egress layer's dialer interface (Options.Dial), reads no
-// environment variable, and holds no setting of its own — the caller builds
+// (the caller passes app/egress's guarded streaming transport as
+// Options.Transport), reads no environment variable, and holds no setting of its own — the caller builds
 // a Client from the operator's settings and replaces it when they change.
 //
 // A Client always streams (stream: true, stream_options.include_usage) and
@@ -111,6 +111,9 @@ const (
 	EventReasoning
 	// EventToolCall is the first fragment of a tool call (its name known).
 	EventToolCall
+	// EventReset: a Chain is retrying or failing over; what was streamed
+	// so far is void, the next attempt's events follow.
+	EventReset
 )
 
 // Event is one streamed fragment.
