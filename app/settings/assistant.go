@@ -91,9 +91,8 @@ type Backend struct {
 	Model   string
 }
 
-// Configured reports whether the backend can be called: a base URL, a key
-// and a model. (A keyless local server takes any key text.)
-func (b Backend) Configured() bool { return b.BaseURL != "" && b.APIKey != "" && b.Model != "" }
+// Configured reports whether the backend names an endpoint and a model.
+func (b Backend) Configured() bool { return b.BaseURL != "" && b.Model != "" }
 
 // Assistant is the stored model-provider configuration. Print it with %v
 // or slog and the keys show only as set or not set.
@@ -120,8 +119,12 @@ func DefaultAssistant() Assistant {
 		Timeout: DefaultAssistantTimeout, Thinking: ThinkingDefault}
 }
 
-// Configured reports whether the primary backend can be called.
-func (a Assistant) Configured() bool { return a.Primary.Configured() }
+// Configured reports whether the primary backend can be called: a base
+// URL, a model and a key — or, with the private-network switch on, no key
+// (a local server such as Ollama needs none).
+func (a Assistant) Configured() bool {
+	return a.Primary.Configured() && (a.Primary.APIKey != "" || a.AllowPrivateNetwork)
+}
 
 // HasFallback reports whether a fallback is set up.
 func (a Assistant) HasFallback() bool { return a.Fallback.BaseURL != "" }

@@ -222,3 +222,24 @@ func TestAssistantNeverPrintsKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestAssistantConfigured: a model and a key make it configured; without
+// a key only a private-network (local, keyless) endpoint is.
+func TestAssistantConfigured(t *testing.T) {
+	cases := []struct {
+		name string
+		a    Assistant
+		want bool
+	}{
+		{"defaults", DefaultAssistant(), false},
+		{"key without model", Assistant{Primary: Backend{BaseURL: DefaultAssistantBaseURL, APIKey: "k"}}, false},
+		{"model without key", Assistant{Primary: Backend{BaseURL: DefaultAssistantBaseURL, Model: "m"}}, false},
+		{"model and key", Assistant{Primary: Backend{BaseURL: DefaultAssistantBaseURL, APIKey: "k", Model: "m"}}, true},
+		{"keyless local endpoint", Assistant{Primary: Backend{BaseURL: "http://127.0.0.1:11434/v1", Model: "m"}, AllowPrivateNetwork: true}, true},
+	}
+	for _, tc := range cases {
+		if got := tc.a.Configured(); got != tc.want {
+			t.Errorf("%s: Configured() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
