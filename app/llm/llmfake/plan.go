@@ -30,6 +30,9 @@ const (
 	FailStallBeforeHeaders
 	// FailDrop: after the text, the connection drops (no final chunk).
 	FailDrop
+	// FailCut: after the text, the stream ends cleanly, without a finish
+	// reason or [DONE].
+	FailCut
 )
 
 // Usage is the token accounting the final chunk reports.
@@ -66,7 +69,8 @@ type Plan struct {
 	Fail Failure
 	// Status, when not 0 or 200, is an error answer before any chunk:
 	// RetryAfter is its header, ErrorType and ErrorMessage its OpenAI-shaped
-	// body (Body, when set, is sent verbatim instead).
+	// body (Body, when set, is sent verbatim instead). ErrorType and
+	// ErrorMessage are also FailMidStream's error event.
 	Status                  int
 	RetryAfter              string
 	ErrorType, ErrorMessage string
@@ -240,8 +244,18 @@ func (p Plan) serveStream(w http.ResponseWriter, r *http.Request, b Body, done <
 		return
 	case FailDrop:
 		panic(http.ErrAbortHandler)
+	case FailCut:
+		return
 	case FailMidStream:
-		s.raw(`{"error":{"message":"llmfake: the model failed mid-stream","type":"server_error"}}`)
+		typ, msg := p.ErrorType, p.ErrorMessage
+		if typ == "" {
+			typ = "server_error"
+		}
+		if msg == "" {
+			msg = "llmfake: the model failed mid-stream"
+		}
+		b, _ := json.Marshal(map[string]any{"error": map[string]string{"type": typ, "message": msg}})
+		s.raw(string(b))
 		return
 	}
 	p.streamCalls(s)
