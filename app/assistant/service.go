@@ -93,9 +93,9 @@ type Service struct {
 	lastTest  *Report
 }
 
-// New loads the settings and builds the provider. Missing settings are
-// not an error (the status says "not configured"); a store failure is.
-func New(ctx context.Context, o Options) (*Service, error) {
+// New returns the owner with no provider yet: Reload (the appliance's
+// "assistant" part, at start) loads the settings and builds it.
+func New(o Options) (*Service, error) {
 	if o.Store == nil {
 		return nil, errors.New("assistant: new: no store")
 	}
@@ -107,14 +107,12 @@ func New(ctx context.Context, o Options) (*Service, error) {
 	}
 	s := &Service{o: o, log: o.Logger}
 	s.rec = NewRecorder(o.Now, s.changed.Notify)
-	if err := s.Reload(ctx); err != nil {
-		return nil, err
-	}
 	return s, nil
 }
 
-// Reload reads the settings again and replaces the provider (the admin
-// calls it after a save). A turn already holding the old provider keeps
+// Reload reads the settings and replaces the provider (at start, and
+// after each save on /assistant). Missing settings are not an error: there
+// is no provider and the status says "not configured". A turn already holding the old provider keeps
 // it. Settings that cannot be built leave no provider and say why in the
 // status; only a store failure is an error.
 func (s *Service) Reload(ctx context.Context) error {

@@ -78,11 +78,14 @@ func newService(t *testing.T, o Options) (*Service, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
 	o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s, err := New(context.Background(), o)
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
+	if err := s.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return s, logs
 }
 
