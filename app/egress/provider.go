@@ -98,7 +98,7 @@ func NewProviderTransport(o ProviderOptions) *http.Transport {
 				return nil
 			}
 			if o.Logger != nil {
-				o.Logger.Debug("egress: provider address refused", "host", host, "addr", a.String(), "class", class)
+				o.Logger.Debug("provider address refused", "host", host, "addr", a.String(), "class", class)
 			}
 			return &AddressRefusedError{Host: host, Addr: a, Class: class}
 		})
