@@ -61,10 +61,10 @@ type appliance struct {
 
 // newAppliance builds every part after the store from the migrated store,
 // each constructed with the parts it needs, and returns them in start
-// order (the list at its end): the guild configuration, the demo's fake
-// Discord and the proposals (which only close), the admin listening, the
-// bot, the module host (after the bot's first READY), the scheduled
-// results, the scheduled tasks. A constructor's failure releases what was
+// order (the list at its end): the demo's fakes, the guild configuration
+// and the proposals (which only close), the assistant's model provider,
+// the admin listening, the bot, the module host (after the bot's first
+// READY), the scheduled results, the scheduled tasks. A constructor's failure releases what was
 // built before it. Adding a feature is a constructor and one line in the
 // list.
 func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Logger, st *store.Store,
