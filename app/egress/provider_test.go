@@ -106,6 +106,11 @@ func TestProviderTransportIgnoresEnvironmentProxy(t *testing.T) {
 	if body != "direct" {
 		t.Fatalf("body %q: the request went through the environment's proxy", body)
 	}
+	// net/http reads the environment's proxy once per process, so the
+	// request alone cannot catch a transport that would read it later.
+	if tr := NewProviderTransport(ProviderOptions{}); tr.Proxy != nil {
+		t.Fatal("the transport has a proxy function")
+	}
 }
 
 // TestProviderTransportVerifiesTLS: a server whose certificate the roots do
