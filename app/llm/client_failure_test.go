@@ -98,11 +98,16 @@ func TestCompleteRefusesAnOversizedNonStreamedBody(t *testing.T) {
 }
 
 func TestCompleteRefusesARedirect(t *testing.T) {
-	s := fake(t, llmfake.Step{Plan: llmfake.Plan{Status: http.StatusTemporaryRedirect, Body: `{}`}})
+	s := fake(t)
+	s.SetSteps(llmfake.Step{Repeat: true, Plan: llmfake.Plan{Status: http.StatusTemporaryRedirect, Body: `{}`,
+		Header: http.Header{"Location": {s.URL() + "/chat/completions"}}}})
 	_, err := client(t, s).Complete(ctxTimeout(t), user("hi"), nil)
 	var he *llm.HTTPError
 	if !errors.As(err, &he) || he.Status != http.StatusTemporaryRedirect {
 		t.Fatalf("err = %v, want the 307 as an HTTPError", err)
+	}
+	if n := len(s.Requests()); n != 1 {
+		t.Errorf("%d requests: the client followed the redirect", n)
 	}
 }
 

@@ -52,8 +52,9 @@ type Plan struct {
 	// argument fragments in turn (index 0, 1, 0, 1, …).
 	Calls      []Call
 	Interleave bool
-	// The continuation chunks' quirks: no index, index -1, id "".
-	MissingIndex, NegativeIndex, EmptyIDOnContinuation bool
+	// The continuation chunks' quirks: no index, index -1, id "", the
+	// call's id and name sent again on each.
+	MissingIndex, NegativeIndex, EmptyIDOnContinuation, RepeatIDAndName bool
 	// NoSpace writes "data:" without the space; KeepAlive a ": keep-alive"
 	// comment before each chunk.
 	NoSpace, KeepAlive bool
@@ -68,11 +69,12 @@ type Plan struct {
 	// Fail is the failure after the plan began.
 	Fail Failure
 	// Status, when not 0 or 200, is an error answer before any chunk:
-	// RetryAfter is its header, ErrorType and ErrorMessage its OpenAI-shaped
+	// RetryAfter is its header (Header more of them), ErrorType and ErrorMessage its OpenAI-shaped
 	// body (Body, when set, is sent verbatim instead). ErrorType and
 	// ErrorMessage are also FailMidStream's error event.
 	Status                  int
 	RetryAfter              string
+	Header                  http.Header
 	ErrorType, ErrorMessage string
 	Body                    string
 }
@@ -94,6 +96,9 @@ func (p Plan) serve(w http.ResponseWriter, r *http.Request, body Body, done <-ch
 		return
 	}
 	if p.Status != 0 && p.Status != http.StatusOK {
+		for k, vs := range p.Header {
+			w.Header()[k] = vs
+		}
 		if p.RetryAfter != "" {
 			w.Header().Set("Retry-After", p.RetryAfter)
 		}
@@ -283,6 +288,10 @@ func (p Plan) streamCalls(s streamWriter) {
 		}
 		if p.EmptyIDOnContinuation {
 			tc["id"] = ""
+		}
+		if p.RepeatIDAndName {
+			tc["id"] = p.Calls[i].ID
+			tc["function"].(map[string]any)["name"] = p.Calls[i].Name
 		}
 		s.delta(map[string]any{"tool_calls": []any{tc}})
 	}
