@@ -40,8 +40,8 @@ const (
 	assistantTestTimeout   = 4*assistant.ProbeTimeout + 5*time.Second
 )
 
-// AuditActionAssistantTest is the audit action of a Test connection.
-const AuditActionAssistantTest = "assistant.test"
+// ActionAssistantTest is the audit action of a Test connection.
+const ActionAssistantTest = "assistant.test"
 
 const flashAssistantSaved = "asaved"
 

@@ -189,31 +189,31 @@ var assistantScenarios = []scenario{
 
 	{name: "assistant: test connection against a working endpoint passes", method: "POST", url: "/assistant/test", signedIn: true,
 		setup: withSavedProvider("kimi-test"), wantStatus: http.StatusSeeOther, wantLocation: "/assistant#test",
-		wantAudit: []string{AuditActionAssistantTest},
+		wantAudit: []string{ActionAssistantTest},
 		check: func(t *testing.T, h *harness, c *client, res *response) {
 			page := c.get("/assistant")
 			wantBody(t, page, `data-testid="card-assistant-test" data-ok="true"`, "Connection test passed", "Model listed",
 				"Tool call came back", "reasoning_content appeared", `data-testid="assistant-calls">1<`)
-			if d := lastAuditDetail(t, h, AuditActionAssistantTest); d != "primary passed (kimi-test)" {
+			if d := lastAuditDetail(t, h, ActionAssistantTest); d != "primary passed (kimi-test)" {
 				t.Fatalf("audit detail %q", d)
 			}
 			noKeyAnywhere(t, h, page)
 		}},
 	{name: "assistant: test connection against a 401 names the step and the reason", method: "POST", url: "/assistant/test", signedIn: true,
 		setup:      withSavedProvider("kimi-test", func(f *llmfake.Server) { f.SetAPIKey("a-different-key") }),
-		wantStatus: http.StatusSeeOther, wantAudit: []string{AuditActionAssistantTest},
+		wantStatus: http.StatusSeeOther, wantAudit: []string{ActionAssistantTest},
 		check: func(t *testing.T, h *harness, c *client, _ *response) {
 			page := c.get("/assistant")
 			wantBody(t, page, `data-ok="false"`, "Connection test failed",
 				"Failed at the model list (GET /models): The selected model is unavailable to this bot right now.",
 				"HTTP 401 invalid_authentication_error", `data-testid="assistant-errors">1<`)
-			if d := lastAuditDetail(t, h, AuditActionAssistantTest); !strings.Contains(d, "primary failed at the model list") {
+			if d := lastAuditDetail(t, h, ActionAssistantTest); !strings.Contains(d, "primary failed at the model list") {
 				t.Fatalf("audit detail %q", d)
 			}
 			noKeyAnywhere(t, h, page)
 		}},
 	{name: "assistant: test connection unconfigured says what to enter", method: "POST", url: "/assistant/test", signedIn: true,
-		wantStatus: http.StatusSeeOther, wantAudit: []string{AuditActionAssistantTest},
+		wantStatus: http.StatusSeeOther, wantAudit: []string{ActionAssistantTest},
 		check: func(t *testing.T, _ *harness, c *client, _ *response) {
 			wantBody(t, c.get("/assistant"), "Failed at the configuration: Enter a base URL, an API key and a model, and save.")
 		}},

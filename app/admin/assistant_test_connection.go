@@ -30,7 +30,7 @@ func (s *Server) testAssistantConnection(c echo.Context) error {
 	}
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer acancel()
-	if err := s.opts.Store.Audit(actx, store.AuditEntry{Actor: actor(c), Action: AuditActionAssistantTest, Target: "assistant",
+	if err := s.opts.Store.Audit(actx, store.AuditEntry{Actor: actor(c), Action: ActionAssistantTest, Target: "assistant",
 		Detail: clip(strings.Join(parts, "; "), 1000), IP: c.RealIP()}); err != nil {
 		return fmt.Errorf("admin: test assistant connection: %w", err)
 	}
