@@ -198,7 +198,7 @@ func runBackup(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	p.done()
-	kind := "full, holds the Worldtree keys in plain text: keep it private"
+	kind := "full, holds the secrets (Worldtree and model-provider keys, the Discord token) in plain text: keep it private"
 	if info.WithoutSecrets {
 		kind = "without secrets"
 	}

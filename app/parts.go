@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/admin"
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
@@ -21,8 +22,10 @@ import (
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/internal/lifecycle"
+	"github.com/kimiapp/kimi/app/llm/llmfake"
 	"github.com/kimiapp/kimi/app/proposals"
 	"github.com/kimiapp/kimi/app/results"
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -58,10 +61,10 @@ type appliance struct {
 
 // newAppliance builds every part after the store from the migrated store,
 // each constructed with the parts it needs, and returns them in start
-// order (the list at its end): the guild configuration, the demo's fake
-// Discord and the proposals (which only close), the admin listening, the
-// bot, the module host (after the bot's first READY), the scheduled
-// results, the scheduled tasks. A constructor's failure releases what was
+// order (the list at its end): the demo's fakes, the guild configuration
+// and the proposals (which only close), the assistant's model provider,
+// the admin listening, the bot, the module host (after the bot's first
+// READY), the scheduled results, the scheduled tasks. A constructor's failure releases what was
 // built before it. Adding a feature is a constructor and one line in the
 // list.
 func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Logger, st *store.Store,
@@ -92,6 +95,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		fake      *fakediscord.Server
 		demoGuild fakediscord.DemoGuild
 		demoFirst bool
+		demoModel *llmfake.Server
 	)
 	if cfg.Demo {
 		// Demo mode: a built-in fake Discord on a loopback port with a seeded demo guild; the
@@ -105,6 +109,15 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		if c.onDemoFake != nil {
 			c.onDemoFake(fake, demoGuild)
 		}
+		// The scripted demo model on loopback is the assistant's provider:
+		// no key, never the network.
+		demoModel = llmfake.New(llmfake.Demo()...)
+		demoModel.SetModels(llmfake.ModelEntry{ID: demoModelID, OwnedBy: "kimi"})
+		release = append(release, demoModel.Close)
+	}
+	asst, err := newAssistant(cfg, root, st, demoModel)
+	if err != nil {
+		return nil, err
 	}
 
 	// The ports that break the bot ↔ host and proposals ↔ host cycles: the
@@ -184,7 +197,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 			Scheduler: modHost.Scheduler(), Startup: run,
 			TrustedProxies: cfg.TrustedProxies, AllowedHosts: hosts, Demo: demo, Discord: bot, Proposals: props,
-			Results: res, Tasks: taskParts.admin,
+			Results: res, Tasks: taskParts.admin, Assistant: asst,
 		})
 	})
 	if err != nil {
@@ -214,6 +227,10 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		// Close only: the proposals' card notifications, after the modules
 		// (which propose) closed.
 		{Name: "proposals", CloseBudget: smallCloseBudget, Close: func(context.Context) error { props.Close(); return nil }},
+		// The model provider, built from the saved settings before the admin
+		// serves them (rebuilt by the admin on every save). A store failure
+		// leaves the appliance serving without it, as a failed module does.
+		{Name: "assistant", Optional: true, Start: asst.Reload},
 		web.part(),
 		{Name: "discord", StartBudget: botStartBudget, CloseBudget: botCloseBudget,
 			Start: func(ctx context.Context) error {
@@ -245,10 +262,40 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	}
 	if fake != nil {
 		// Closed after the bot that talks to it.
-		parts = append([]lifecycle.Part{{Name: "fake discord", CloseBudget: smallCloseBudget,
-			Close: func(context.Context) error { fake.Close(); return nil }}}, parts...)
+		// Closed after the bot and the admin that talk to them. The
+		// assistant holds only idle connections, which end with the process.
+		parts = append([]lifecycle.Part{{Name: "demo fakes", CloseBudget: smallCloseBudget,
+			Close: func(context.Context) error { fake.Close(); demoModel.Close(); return nil }}}, parts...)
 	}
 	return &appliance{parts: parts, http: web}, nil
+}
+
+// demoModelID is the model demo mode's scripted model lists and serves.
+const demoModelID = "kimi-demo"
+
+// newAssistant is the model provider's owner: the saved settings with the
+// environment's overrides (KIMI_LLM_*), or demo mode's scripted model.
+func newAssistant(cfg config.Config, root *slog.Logger, st *store.Store, demo *llmfake.Server) (*assistant.Service, error) {
+	source := func(key, value string) string {
+		if value == "" {
+			return ""
+		}
+		return cfg.Origins[key]
+	}
+	o := assistant.Options{
+		Store: st, Logger: root.With("component", "assistant"), UserAgent: "Kimi/" + buildinfo.Get().Version,
+		Env: settings.AssistantEnv{BaseURL: cfg.LLMBaseURL, Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey.Reveal()},
+		Sources: assistant.EnvSources{BaseURL: source(config.KeyLLMBaseURL, cfg.LLMBaseURL),
+			Model: source(config.KeyLLMModel, cfg.LLMModel), APIKey: source(config.KeyLLMAPIKey, cfg.LLMAPIKey.Reveal())},
+	}
+	if demo != nil {
+		o.Demo = &assistant.Demo{BaseURL: demo.URL(), Model: demoModelID}
+	}
+	a, err := assistant.New(o)
+	if err != nil {
+		return nil, fmt.Errorf("app: assistant: %w", err)
+	}
+	return a, nil
 }
 
 // awaitDiscord is the module host's wait for the bot: its first READY,

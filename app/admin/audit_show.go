@@ -148,6 +148,10 @@ func auditActionLabel(id string) (string, bool) {
 		return "Changed the Discord cache sizes", true
 	case settings.AuditActionDiscordReconnect:
 		return "Reconnected to Discord", true
+	case settings.AuditActionAssistant:
+		return "Changed the model provider", true
+	case ActionAssistantTest:
+		return "Tested the model provider's connection", true
 	case host.ActionModuleEnable:
 		return "Enabled a module", true
 	case host.ActionModuleDisable:

@@ -16,8 +16,8 @@ import (
 )
 
 // TestBackupDownloadKinds: the Settings page says plainly that a full backup
-// holds the Worldtree keys in plain text and offers both downloads; the full
-// download holds the keys saved on the Worldtree page (byte search), the one
+// holds the secrets in plain text and offers both downloads; the full
+// download holds the keys saved on the Worldtree and Assistant pages (byte search), the one
 // without secrets holds none of them yet restores, and each audit row says
 // which kind was downloaded.
 func TestBackupDownloadKinds(t *testing.T) {
@@ -25,6 +25,8 @@ func TestBackupDownloadKinds(t *testing.T) {
 		defaultKey  = "wt-default-key-0a1b2c3d4e5f6071"
 		adminKey    = "wt-admin-key-8192a3b4c5d6e7f8"
 		consumerKey = "wt-consumer-key-f0e1d2c3b4a59687"
+		llmKey      = "sk-llm-backup-key-5a6b7c8d9e0f1a2b"
+		llmFallback = "sk-llm-fallback-key-c3d4e5f6a7b8c9d0"
 	)
 	h := newHarness(t)
 	h.createAdmin()
@@ -36,15 +38,22 @@ func TestBackupDownloadKinds(t *testing.T) {
 	}, settings.Actor{Name: testUser}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := settings.SaveAssistant(ctx, h.st, settings.AssistantUpdate{
+		BaseURL: "https://api.moonshot.ai/v1", APIKey: settings.KeyUpdate{Value: llmKey}, Model: "m",
+		MaxTokens: 100, Timeout: settings.DefaultAssistantTimeout,
+		FallbackBaseURL: "https://openrouter.ai/api/v1", FallbackAPIKey: settings.KeyUpdate{Value: llmFallback}, FallbackModel: "f",
+	}, settings.Actor{Name: testUser}); err != nil {
+		t.Fatal(err)
+	}
 	c := h.newClient()
 	c.login(testUser, testPassword)
 	page := c.get("/settings")
 	wantStatus(t, page, http.StatusOK)
-	wantBody(t, page, "A full backup holds the Worldtree keys in plain text", "as private as the server",
+	wantBody(t, page, "A full backup holds the secrets in plain text", "the model provider's API keys", "as private as the server",
 		`data-testid="backup-submit"`,
 		`name="`+form.FieldBackupSecrets+`" value="`+form.BackupSecretsOmit+`"`, `data-testid="backup-submit-without-secrets"`)
 
-	keys := []string{defaultKey, adminKey, consumerKey}
+	keys := []string{defaultKey, adminKey, consumerKey, llmKey, llmFallback}
 	tests := []struct {
 		name     string
 		form     url.Values
@@ -52,7 +61,7 @@ func TestBackupDownloadKinds(t *testing.T) {
 		filename string
 		detail   string
 	}{
-		{"full", nil, true, `kimi-backup-\d{8}T\d{6}Z\.db`, "full backup (holds the Worldtree keys)"},
+		{"full", nil, true, `kimi-backup-\d{8}T\d{6}Z\.db`, "full backup (holds the secrets: Worldtree and model-provider keys, the Discord token)"},
 		{"without secrets", url.Values{form.FieldBackupSecrets: {form.BackupSecretsOmit}}, false,
 			`kimi-backup-\d{8}T\d{6}Z-without-secrets\.db`, "backup without secrets"},
 	}

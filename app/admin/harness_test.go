@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
@@ -116,6 +117,9 @@ type harness struct {
 	// tasks is the real scheduled-tasks service, runner and facade over
 	// the harness's store (Options.Tasks unless an option replaces it).
 	tasks *taskEnv
+	// assistant is the model provider's owner over the harness's store
+	// (Options.Assistant unless an option replaces it), loaded at start.
+	assistant *assistant.Service
 }
 
 func newHarness(t testing.TB, mutate ...func(*Options)) *harness {
@@ -170,6 +174,14 @@ func newHarnessStore(t testing.TB, sopts store.Options, mutate ...func(*Options)
 	opts.Results = res
 	taskEnv, closeTasks := newTaskEnv(t, st, res, logger)
 	opts.Tasks = taskEnv.admin
+	asst, err := assistant.New(assistant.Options{Store: st, Logger: logger})
+	if err != nil {
+		t.Fatalf("assistant.New: %v", err)
+	}
+	if err := asst.Reload(ctx); err != nil {
+		t.Fatalf("assistant reload: %v", err)
+	}
+	opts.Assistant = asst
 	for _, m := range mutate {
 		m(&opts)
 	}
@@ -178,7 +190,10 @@ func newHarnessStore(t testing.TB, sopts store.Options, mutate ...func(*Options)
 		t.Fatalf("admin.New: %v", err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props, results: res, tasks: taskEnv}
+	h := &harness{t: t, st: st, auth: svc, guilds: guilds, srv: srv, ts: ts, clk: clk, logs: logs, vars: map[string]string{}, bot: bot, fake: fake, props: props, results: res, tasks: taskEnv, assistant: asst}
+	if own, ok := opts.Assistant.(*assistant.Service); ok {
+		h.assistant = own
+	}
 	h.modHost, _ = opts.Host.(*host.Host)
 	// An option's own bot and proposals service (withDemoAppliance) close
 	// as serve closes them: the bot before the fake it is connected to,
@@ -207,6 +222,10 @@ func newHarnessStore(t testing.TB, sopts store.Options, mutate ...func(*Options)
 		}
 		if ownProps != nil && ownProps != props {
 			ownProps.Close()
+		}
+		asst.Close()
+		if h.assistant != asst {
+			h.assistant.Close()
 		}
 		guilds.Close()
 		_ = st.Close()

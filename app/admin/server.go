@@ -95,6 +95,9 @@ type Options struct {
 	// Tasks is the scheduled tasks' admin facade (app/serve.go passes the
 	// *tasks.Admin): the /tasks pages. Nil: they answer 503.
 	Tasks TasksAdmin
+	// Assistant is the model provider's owner (app/serve.go passes the
+	// *assistant.Service): the /assistant page. Nil: it answers 503.
+	Assistant AssistantProvider
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

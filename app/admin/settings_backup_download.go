@@ -36,7 +36,7 @@ func (s *Server) downloadBackup(c echo.Context) error {
 			s.log.Warn("remove backup temp dir", "err", err)
 		}
 	}()
-	kind, suffix := "full backup (holds the Worldtree keys)", ""
+	kind, suffix := "full backup (holds the secrets: Worldtree and model-provider keys, the Discord token)", ""
 	if f.WithoutSecrets {
 		kind, suffix = "backup without secrets", "-without-secrets"
 	}

@@ -57,6 +57,10 @@ const (
 	KeyAdminPassword  = "admin-password"
 	KeyDiscordToken   = "discord-token"
 
+	KeyLLMBaseURL = "llm-base-url"
+	KeyLLMModel   = "llm-model"
+	KeyLLMAPIKey  = "llm-api-key"
+
 	KeyStaffUserIDs   = "staff-user-ids"
 	KeyStaffRoleIDs   = "staff-role-ids"
 	KeyRegularRoleIDs = "regular-role-ids"
@@ -146,6 +150,9 @@ var settings = []Setting{
 	{Key: KeyAdminUsername, Env: "KIMI_ADMIN_USERNAME", Default: DefaultAdminUsername, Usage: "username of the admin created on first start without the setup page"},
 	{Key: KeyAdminPassword, Env: "KIMI_ADMIN_PASSWORD", Secret: true, Usage: "password of the admin created on first start without the setup page"},
 	{Key: KeyDiscordToken, Env: "KIMI_DISCORD_TOKEN", Secret: true, Usage: "Discord bot token, overriding the one saved on /discord (the \"Bot \" prefix is optional)"},
+	{Key: KeyLLMBaseURL, Env: "KIMI_LLM_BASE_URL", Usage: "base URL of the OpenAI-compatible model provider, overriding the one saved on /assistant (e.g. https://api.moonshot.ai/v1)"},
+	{Key: KeyLLMModel, Env: "KIMI_LLM_MODEL", Usage: "model id sent to the provider, overriding the one saved on /assistant"},
+	{Key: KeyLLMAPIKey, Env: "KIMI_LLM_API_KEY", Secret: true, Usage: "API key of the model provider, overriding the one saved on /assistant"},
 	{Key: KeyStaffUserIDs, Env: "KIMI_STAFF_USER_IDS", Usage: "Discord user ids that are staff in every guild (comma-separated)"},
 	{Key: KeyStaffRoleIDs, Env: "KIMI_STAFF_ROLE_IDS", Usage: "Discord role ids whose members are staff in every guild (comma-separated)"},
 	{Key: KeyRegularRoleIDs, Env: "KIMI_REGULAR_ROLE_IDS", Usage: "Discord role ids whose members are regulars in every guild (comma-separated)"},
@@ -186,6 +193,13 @@ type Config struct {
 	// DiscordToken is KIMI_DISCORD_TOKEN(_FILE): the bot token, without a
 	// "Bot " prefix, overriding the one stored on /discord ("" = stored).
 	DiscordToken Secret
+
+	// LLMBaseURL, LLMModel and LLMAPIKey are KIMI_LLM_BASE_URL,
+	// KIMI_LLM_MODEL and KIMI_LLM_API_KEY(_FILE): the model provider's
+	// primary endpoint, overriding what /assistant saved ("" = stored).
+	LLMBaseURL string
+	LLMModel   string
+	LLMAPIKey  Secret
 
 	// Trust lists that apply in every guild (a guild's document can add to
 	// them, never remove) and the bot owner (0 = none).
@@ -574,6 +588,7 @@ func (r *resolver) resolve() {
 			c.DiscordToken = Secret(v)
 		}
 	}
+	r.resolveLLM(get)
 }
 
 // removedTrustProxyEnv is the boolean setting KIMI_TRUSTED_PROXIES replaced:

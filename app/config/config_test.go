@@ -90,6 +90,11 @@ func TestSettings(t *testing.T) {
 	discord := func(want string) check {
 		return field("DiscordToken", func(c Config) any { return c.DiscordToken.Reveal() }, want)
 	}
+	llmURL := func(want string) check { return field("LLMBaseURL", func(c Config) any { return c.LLMBaseURL }, want) }
+	llmModel := func(want string) check { return field("LLMModel", func(c Config) any { return c.LLMModel }, want) }
+	llmKey := func(want string) check {
+		return field("LLMAPIKey", func(c Config) any { return c.LLMAPIKey.Reveal() }, want)
+	}
 	password := func(want string) check {
 		return field("AdminPassword", func(c Config) any { return c.AdminPassword.Reveal() }, want)
 	}
@@ -233,6 +238,21 @@ func TestSettings(t *testing.T) {
 		{name: "metrics token missing file", vars: map[string]string{"KIMI_METRICS_TOKEN_FILE": "/nope"}, wantErr: "config: KIMI_METRICS_TOKEN_FILE: cannot read secret file: open /nope: file does not exist"},
 		{name: "metrics token empty file", vars: map[string]string{"KIMI_METRICS_TOKEN_FILE": "/e"}, files: map[string]string{"/e": "\n"}, wantErr: "config: KIMI_METRICS_TOKEN_FILE: secret file /e is empty"},
 
+		// the model provider's overrides
+		{name: "llm unset", checks: []check{llmURL(""), llmModel(""), llmKey(""), origin(KeyLLMAPIKey, "default")}},
+		{name: "llm base url env, trailing slash dropped", vars: map[string]string{"KIMI_LLM_BASE_URL": "https://api.moonshot.ai/v1/"}, checks: []check{llmURL("https://api.moonshot.ai/v1"), origin(KeyLLMBaseURL, "KIMI_LLM_BASE_URL")}},
+		{name: "llm base url local", vars: map[string]string{"KIMI_LLM_BASE_URL": "http://127.0.0.1:11434/v1"}, checks: []check{llmURL("http://127.0.0.1:11434/v1")}},
+		{name: "llm base url with credentials", vars: map[string]string{"KIMI_LLM_BASE_URL": "https://u:p@api.example/v1"}, wantErr: "config: KIMI_LLM_BASE_URL: must not contain a user name or password (give the key in KIMI_LLM_API_KEY)"},
+		{name: "llm base url not http", vars: map[string]string{"KIMI_LLM_BASE_URL": "ftp://api.example/v1"}, wantErr: "config: KIMI_LLM_BASE_URL: must start with http:// or https:// (e.g. https://api.moonshot.ai/v1)"},
+		{name: "llm base url with a query", vars: map[string]string{"KIMI_LLM_BASE_URL": "https://api.example/v1?x=1"}, wantErr: "config: KIMI_LLM_BASE_URL: must not have a query or fragment"},
+		{name: "llm model env", vars: map[string]string{"KIMI_LLM_MODEL": " kimi-k2.6 "}, checks: []check{llmModel("kimi-k2.6"), origin(KeyLLMModel, "KIMI_LLM_MODEL")}},
+		{name: "llm model with a space", vars: map[string]string{"KIMI_LLM_MODEL": "kimi k2"}, wantErr: "config: KIMI_LLM_MODEL: must not contain spaces, control or non-ASCII characters (a model id such as the provider's /models lists)"},
+		{name: "llm key env", vars: map[string]string{"KIMI_LLM_API_KEY": "sk-test"}, checks: []check{llmKey("sk-test"), origin(KeyLLMAPIKey, "KIMI_LLM_API_KEY")}},
+		{name: "llm key file trimmed", vars: map[string]string{"KIMI_LLM_API_KEY_FILE": "/run/k"}, files: map[string]string{"/run/k": "sk-file\n"}, checks: []check{llmKey("sk-file"), origin(KeyLLMAPIKey, "KIMI_LLM_API_KEY_FILE")}},
+		{name: "llm key flag file", args: []string{"--llm-api-key-file=/k"}, files: map[string]string{"/k": "sk-flag"}, checks: []check{llmKey("sk-flag"), origin(KeyLLMAPIKey, "--llm-api-key-file")}},
+		{name: "llm key both set", vars: map[string]string{"KIMI_LLM_API_KEY": "sk", "KIMI_LLM_API_KEY_FILE": "/k"}, wantErr: "config: KIMI_LLM_API_KEY: both KIMI_LLM_API_KEY and KIMI_LLM_API_KEY_FILE are set; use one"},
+		{name: "llm key with a space", vars: map[string]string{"KIMI_LLM_API_KEY": "sk a"}, wantErr: "config: KIMI_LLM_API_KEY: must not contain spaces, control or non-ASCII characters (paste the API key alone)"},
+
 		// admin password (secret)
 		{name: "admin password env", vars: map[string]string{"KIMI_ADMIN_PASSWORD": "correct horse"}, checks: []check{password("correct horse")}},
 		{name: "admin password file keeps inner newline", vars: map[string]string{"KIMI_ADMIN_PASSWORD_FILE": "/p"}, files: map[string]string{"/p": "a\nb\n\n"}, checks: []check{password("a\nb")}},
@@ -372,7 +392,8 @@ func TestEnvOnlyLoadIgnoresUnboundFlags(t *testing.T) {
 
 func TestSecretsAreRedacted(t *testing.T) {
 	const pw, tok = "hunter2-hunter2", "tok-0123456789abcdef"
-	c, err := load(t, nil, map[string]string{"KIMI_ADMIN_PASSWORD": pw, "KIMI_METRICS_TOKEN": tok}, nil)
+	const llmKey = "sk-llm-secret-0123"
+	c, err := load(t, nil, map[string]string{"KIMI_ADMIN_PASSWORD": pw, "KIMI_METRICS_TOKEN": tok, "KIMI_LLM_API_KEY": llmKey}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +410,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 		"%#v": fmt.Sprintf("%#v", c), "slog": logged.String(), "json": string(js),
 	}
 	for name, s := range renderings {
-		if strings.Contains(s, pw) || strings.Contains(s, tok) {
+		if strings.Contains(s, pw) || strings.Contains(s, tok) || strings.Contains(s, llmKey) {
 			t.Errorf("%s leaks a secret: %s", name, s)
 		}
 	}
@@ -461,7 +482,7 @@ func TestSettingsTable(t *testing.T) {
 			t.Errorf("secret %s: flag %q file env %q", s.Key, s.Flag(), s.FileEnv())
 		}
 	}
-	if len(seen) != 20 {
-		t.Fatalf("%d settings, want 20", len(seen))
+	if len(seen) != 23 {
+		t.Fatalf("%d settings, want 23", len(seen))
 	}
 }

@@ -66,52 +66,72 @@ func refusedClass(r rule, addr netip.Addr) string {
 // Control that checks the address actually being dialed, so the check
 // cannot be raced by a second resolution (DNS rebinding).
 func (p *Port) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, portText, err := net.SplitHostPort(addr)
+	host, port, err := splitDialAddr(addr)
 	if err != nil {
-		return nil, fmt.Errorf("egress: dial: %w", err)
-	}
-	host = strings.ToLower(strings.TrimRight(host, ".")) // as hostkit.CheckURL: every trailing dot
-	port, err := strconv.ParseUint(portText, 10, 16)
-	if err != nil {
-		return nil, fmt.Errorf("egress: dial: invalid port")
+		return nil, err
 	}
 	r, ok := p.rule(host)
 	if !ok { // CheckURL ran first; a connection is only dialed for a rule's host
 		return nil, &addressRefusedError{host: host, class: "undeclared"}
 	}
+	return dialChecked(ctx, p.resolver, p.connect, network, host, port, func(a netip.Addr, ok bool) error {
+		if !ok {
+			return &addressRefusedError{host: host, class: "unparseable", rule: r}
+		}
+		if class := refusedClass(r, a); class != "" {
+			return &addressRefusedError{host: host, addr: a, class: class, rule: r}
+		}
+		return nil
+	})
+}
+
+// splitDialAddr splits a transport's dial address into the host (lower
+// case, as hostkit.CheckURL sees it: every trailing dot dropped) and port.
+func splitDialAddr(addr string) (string, uint16, error) {
+	host, portText, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("egress: dial: %w", err)
+	}
+	host = strings.ToLower(strings.TrimRight(host, "."))
+	port, err := strconv.ParseUint(portText, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("egress: dial: invalid port")
+	}
+	return host, uint16(port), nil
+}
+
+// dialChecked resolves host (a literal address is used as it is) and dials
+// each address in turn; check runs in the dialer's Control on the address
+// about to be connected (ok false: it did not parse) and refuses it with a
+// non-nil error. A refusal is reported over a plain connection failure.
+func dialChecked(ctx context.Context, res Resolver, timeout time.Duration, network, host string, port uint16,
+	check func(addr netip.Addr, ok bool) error) (net.Conn, error) {
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
 		addrs = []netip.Addr{a}
 	} else {
-		addrs, err = p.resolver.LookupNetIP(ctx, "ip", host)
+		addrs, err = res.LookupNetIP(ctx, "ip", host)
 		if err != nil {
 			return nil, fmt.Errorf("egress: resolve: %w", err)
 		}
 	}
 	d := net.Dialer{
-		Timeout: p.connect,
+		Timeout: timeout,
 		Control: func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil {
-				return &addressRefusedError{host: host, class: "unparseable", rule: r}
+				return check(netip.Addr{}, false)
 			}
-			if class := refusedClass(r, ap.Addr()); class != "" {
-				return &addressRefusedError{host: host, addr: ap.Addr(), class: class, rule: r}
-			}
-			return nil
+			return check(ap.Addr(), true)
 		},
 	}
 	var firstErr error
 	for _, a := range addrs {
-		c, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, uint16(port)).String())
+		c, err := d.DialContext(ctx, network, netip.AddrPortFrom(a, port).String())
 		if err == nil {
 			return c, nil
 		}
-		if firstErr == nil {
-			firstErr = err
-		}
-		var refused *addressRefusedError
-		if errors.As(err, &refused) && !errors.As(firstErr, &refused) {
+		if firstErr == nil || (isRefusal(err) && !isRefusal(firstErr)) {
 			firstErr = err // report the refusal over a plain failure
 		}
 	}
@@ -119,6 +139,13 @@ func (p *Port) dial(ctx context.Context, network, addr string) (net.Conn, error)
 		firstErr = fmt.Errorf("egress: resolve: %s has no addresses", host)
 	}
 	return nil, firstErr
+}
+
+// isRefusal reports whether err is an address refusal of a dialer Control.
+func isRefusal(err error) bool {
+	var refused *addressRefusedError
+	var provider *AddressRefusedError
+	return errors.As(err, &refused) || errors.As(err, &provider)
 }
 
 // failure turns a transport error into the module's error: a refusal at

@@ -142,7 +142,7 @@ func SettingsPage(c Chrome, v SettingsView) templ.Component {
 					}()
 				}
 				ctx = templ.InitializeContext(ctx)
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<p id=\"backup\">Download a consistent snapshot of the database (a single SQLite file). Restore it with <code>kimi restore FILE</code>.</p><p data-testid=\"backup-secrets-warning\"><strong>A full backup holds the Worldtree keys in plain text</strong> (and the password and session hashes): keep it as private as the server itself. The backup without secrets leaves the keys out; enter them again here, in Settings, after restoring it.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<p id=\"backup\">Download a consistent snapshot of the database (a single SQLite file). Restore it with <code>kimi restore FILE</code>.</p><p data-testid=\"backup-secrets-warning\"><strong>A full backup holds the secrets in plain text</strong> — the Worldtree keys, the model provider's API keys, the Discord bot token (and the password and session hashes): keep it as private as the server itself. The backup without secrets leaves them out; enter them again (here, on Assistant and on Discord) after restoring it.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

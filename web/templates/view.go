@@ -79,6 +79,7 @@ var Nav = []NavItem{
 	{Key: "results", Label: "Results", Href: "/results"},
 	{Key: "tasks", Label: "Tasks", Href: "/tasks"},
 	{Key: "discord", Label: "Discord", Href: "/discord"},
+	{Key: "assistant", Label: "Assistant", Href: "/assistant"},
 	{Key: "worldtree", Label: "Worldtree", Href: "/worldtree", Optional: true},
 	{Key: "audit", Label: "Audit log", Href: "/audit"},
 	{Key: "settings", Label: "Settings", Href: "/settings"},
@@ -99,6 +100,9 @@ type Field struct {
 	MinLength    int
 	MaxLength    int
 	Pattern      string
+	// Disabled shows the value but does not submit it (a value the
+	// environment sets).
+	Disabled bool
 }
 
 // Stat is one labelled value on a summary card.
