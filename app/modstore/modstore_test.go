@@ -27,8 +27,17 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts Options) *fixture {
 	t.Helper()
+	return newFixtureStore(t, store.Options{}, opts)
+}
+
+// newFixtureStore is newFixture with the store opened on sopts.
+func newFixtureStore(t *testing.T, sopts store.Options, opts Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if sopts.Logger == nil {
+		sopts.Logger = slog.New(slog.DiscardHandler)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "kimi.db"), sopts)
 	if err != nil {
 		t.Fatal(err)
 	}

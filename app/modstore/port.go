@@ -63,21 +63,26 @@ func (p *Port) WriteTx(ctx context.Context, fn func(ctx context.Context, tx *sql
 	if holder, ok := store.WriteMark(ctx); ok {
 		return nestedError(holder)
 	}
+	out := p.writeTx(ctx, fn)
+	// The store's write health (the banner, /readyz) and its logs hear a
+	// module's writes as they hear Write's: a full disk or a lock is
+	// ErrDiskFull or ErrBusy, and a commit clears them.
+	return p.m.st.NoteWrite(out)
+}
+
+func (p *Port) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	start := time.Now()
-	conn, err := p.m.st.Writer().Conn(ctx)
+	// One bounded wait, the queueing for the writer included (as Write's).
+	// The transaction is not bound to ctx (see applyStep): the select
+	// below rolls back.
+	conn, tx, err := p.m.st.BeginWrite(ctx, context.WithoutCancel(ctx))
 	if err != nil {
-		return fmt.Errorf("modstore: %s write: %w", p.module, err)
+		return fmt.Errorf("modstore: %s write: begin: %w", p.module, err)
 	}
 	waited := time.Since(start)
 	hold := p.m.opts.MaxWriteHold
 	txCtx, cancel := context.WithTimeoutCause(ctx, hold, ErrWriteHeldTooLong)
 	defer cancel()
-	// Not bound to txCtx (see applyStep): the select below rolls back.
-	tx, err := conn.BeginTx(context.WithoutCancel(txCtx), nil)
-	if err != nil {
-		conn.Close()
-		return fmt.Errorf("modstore: %s write: begin: %w", p.module, err)
-	}
 	begun := time.Now()
 	var hostRollback atomic.Bool
 	rollback := func() { hostRollback.Store(true); _ = tx.Rollback() }

@@ -159,12 +159,38 @@ func (s *Store) noteWrite(err error) error {
 	return err
 }
 
+// NoteWrite records the outcome of a write made on BeginWrite's
+// transaction, as Write does for its own: it classifies err (ErrDiskFull,
+// ErrBusy), updates the write health (nil, a commit, clears it) and logs a
+// refusal as Write's are logged. It returns err classified.
+func (s *Store) NoteWrite(err error) error { return s.noteWrite(err) }
+
+// BeginWrite starts an IMMEDIATE transaction on the single writer
+// connection within the same one bounded wait as Write (Options.WriteWait,
+// the queueing for the writer included), for a caller that needs the
+// connection itself (app/modstore installs its authorizer on it). The
+// transaction is bound to txCtx. The caller commits or rolls back, closes
+// conn, and reports the outcome with NoteWrite; a failure here is not yet
+// noted.
+func (s *Store) BeginWrite(ctx, txCtx context.Context) (*sql.Conn, *sql.Tx, error) {
+	return s.beginOn(ctx, txCtx)
+}
+
 // beginBounded starts an IMMEDIATE transaction on the writer within one
 // budget (s.writeWait) that starts now: the time spent queueing for the
 // single writer connection counts, and SQLite's busy wait gets only what is
 // left. The returned release puts the connection back after the transaction
 // ends. Running out of budget is ErrBusy; ctx's own end is ctx's error.
 func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
+	conn, tx, err := s.beginOn(ctx, ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tx, func() { conn.Close() }, nil
+}
+
+// beginOn is beginBounded's wait with the transaction bound to txCtx.
+func (s *Store) beginOn(ctx, txCtx context.Context) (*sql.Conn, *sql.Tx, error) {
 	acq, cancel := context.WithTimeout(ctx, s.writeWait)
 	defer cancel()
 	deadline, _ := acq.Deadline()
@@ -187,7 +213,7 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 			return nil, nil, err
 		}
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := conn.BeginTx(txCtx, nil)
 	if err != nil {
 		if narrow {
 			_, _ = conn.ExecContext(context.WithoutCancel(ctx), s.budgetPragma())
@@ -202,7 +228,7 @@ func (s *Store) beginBounded(ctx context.Context) (*sql.Tx, func(), error) {
 			return nil, nil, err
 		}
 	}
-	return tx, func() { conn.Close() }, nil
+	return conn, tx, nil
 }
 
 // budgetPragma sets the writer's busy_timeout back to the whole budget.
