@@ -247,7 +247,7 @@ func isUnique(err error) bool {
 // Usage is one model response's accounting.
 type Usage struct {
 	// Model is the model that served the response ("" keeps the last).
-	Model                                       string
+	Model                                        string
 	PromptTokens, CompletionTokens, CachedTokens int64
 }
 
