@@ -347,12 +347,12 @@ func TestCrashLeavesTurnsToMarkInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h) != 3 || h[2].Content != "Bo: second" && h[2].Content != "member: second" {
+	if len(h) != 3 || h[0].Content != "Bo: first" || h[2].Content != "member: second" {
 		t.Errorf("history after the crash: %+v", h)
 	}
 }
 
-// historyDB is for tests that write transcript rows directly.
+// insertTurn writes a turn of status with its transcript rows directly.
 func insertTurn(t *testing.T, st *store.Store, conv int64, status string, msgs ...[2]string) {
 	t.Helper()
 	err := st.Write(context.Background(), func(tx *sql.Tx) error {
