@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/kimiapp/kimi/app/internal/chunk"
 )
 
 // This file is a task's content: what a run posts (Output, composed by a
@@ -32,7 +34,7 @@ const (
 	MaxPostContent = 60000
 	// MaxChunk is Discord's content limit for one bot message, in code
 	// points.
-	MaxChunk = 2000
+	MaxChunk = chunk.Max
 	// MaxPostFiles is the most attachments one post carries (Discord's
 	// limit for one message; they all go on the first chunk).
 	MaxPostFiles = 10
@@ -49,7 +51,6 @@ const (
 	maxEmbedFieldName   = 256
 	maxEmbedFieldValue  = 1024
 	maxEmbedTotal       = 6000
-	maxFenceLanguage    = 32
 )
 
 // RunContext is what a Composer knows of the run it composes for.
@@ -395,21 +396,21 @@ func (c PostChunk) Needs() Needs { return needsOf(len(c.Files) > 0, c.Embed != n
 func Chunk(post Post) []PostChunk {
 	s := Neutralize(post.Content)
 	var chunks []PostChunk
-	pieces := split(s)
+	pieces := chunk.Split(s, MaxChunk)
 	for _, c := range pieces {
-		if len(pieces) > 1 && c.reopen == "" && strings.TrimSpace(c.body) == "" {
+		if len(pieces) > 1 && c.Reopen == "" && strings.TrimSpace(c.Body) == "" {
 			continue // Discord refuses a message of only whitespace
 		}
 		chunks = append(chunks, PostChunk{
 			ChannelID:       post.ChannelID,
-			Content:         c.reopen + c.body + c.closed,
+			Content:         c.Text(),
 			AllowedMentions: post.AllowedMentions(),
-			reopen:          c.reopen,
-			closed:          c.closed,
+			reopen:          c.Reopen,
+			closed:          c.Closed,
 		})
 	}
 	if len(chunks) == 0 { // pieces were all whitespace: keep the first
-		chunks = append(chunks, PostChunk{ChannelID: post.ChannelID, Content: pieces[0].body, AllowedMentions: post.AllowedMentions()})
+		chunks = append(chunks, PostChunk{ChannelID: post.ChannelID, Content: pieces[0].Body, AllowedMentions: post.AllowedMentions()})
 	}
 	for i := range chunks {
 		chunks[i].Index, chunks[i].Total = i, len(chunks)
@@ -419,165 +420,6 @@ func Chunk(post Post) []PostChunk {
 	return chunks
 }
 
-type piece struct{ reopen, body, closed string }
-
-// split cuts s into pieces; reopen+body+closed of each is at most
-// MaxChunk code points and the bodies concatenate to s.
-func split(s string) []piece {
-	starts := runeStarts(s) // byte offset of every code point, plus len(s)
-	fences := fenceMarks(s)
-	var out []piece
-	at := 0 // index into starts
-	reopen := ""
-	for {
-		n := len(starts) - 1 - at // code points left
-		room := MaxChunk - runes(reopen)
-		if n <= room {
-			out = append(out, piece{reopen: reopen, body: s[starts[at]:]})
-			return out
-		}
-		cut := chooseCut(s, starts, fences, at, room)
-		open, opener := fences.stateAt(starts[cut])
-		if open && cut-at+len("\n```") > room {
-			cut = chooseCut(s, starts, fences, at, room-len("\n```"))
-			open, opener = fences.stateAt(starts[cut])
-		}
-		// A block this chunk only opens would be empty (Discord shows
-		// its backticks): leave its delimiter to the next chunk.
-		if open && opener.start > starts[at] && strings.TrimSpace(s[opener.end:starts[cut]]) == "" {
-			cut = indexOf(starts, opener.start)
-			open, opener = fences.stateAt(starts[cut])
-		}
-		body := s[starts[at]:starts[cut]]
-		p := piece{reopen: reopen, body: body}
-		reopen = ""
-		if open {
-			p.closed = "```"
-			if !strings.HasSuffix(body, "\n") {
-				p.closed = "\n```"
-			}
-			reopen = "```" + opener.lang + "\n"
-		}
-		out = append(out, p)
-		at = cut
-	}
-}
-
-// chooseCut returns the index (into starts) where a chunk that begins at
-// code point at and holds at most room code points ends; at < cut.
-func chooseCut(s string, starts []int, fences fenceSet, at, room int) int {
-	limit := at + room
-	window := s[starts[at]:starts[limit]]
-	half := starts[at+room/2] - starts[at]
-	byteCut := -1
-	if i := strings.LastIndex(window, "\n\n"); i >= half {
-		byteCut = i + 2
-	} else if i := strings.LastIndex(window, "\n"); i >= half {
-		byteCut = i + 1
-	} else if i := strings.LastIndex(window, " "); i > 0 {
-		byteCut = i + 1
-	}
-	cut := limit
-	if byteCut > 0 {
-		cut = indexOf(starts, starts[at]+byteCut)
-	}
-	// Never cut through a delimiter: cut before it instead.
-	if ls, ok := fences.delimiterContaining(starts[cut]); ok && ls > starts[at] {
-		cut = indexOf(starts, ls)
-	}
-	return cut
-}
-
-// runeStarts returns the byte offset of every code point of s (an invalid
-// byte counts as one), then len(s).
-func runeStarts(s string) []int {
-	starts := make([]int, 0, len(s)+1)
-	for i := 0; i < len(s); {
-		starts = append(starts, i)
-		_, w := utf8.DecodeRuneInString(s[i:])
-		i += w
-	}
-	return append(starts, len(s))
-}
-
-// indexOf finds byte offset b (a code point start) in starts.
-func indexOf(starts []int, b int) int {
-	i, _ := slices.BinarySearch(starts, b)
-	return i
-}
-
-// fence is a ``` delimiter: [start, end) bytes; an opening one spans its
-// language and newline too.
-type fence struct {
-	start, end int
-	opens      bool
-	lang       string
-}
-
-type fenceSet []fence
-
-// fenceMarks finds the code block delimiters of s as Discord's markdown
-// reads them: ``` anywhere in the text, not only at a line's start (Discord
-// renders "a ```b``` c" as a block), opening and closing in turn; an
-// opening ``` directly followed by a language word (letters, digits and
-// _+-.#) and a newline names the block's language.
-func fenceMarks(s string) fenceSet {
-	var fs fenceSet
-	open := false
-	for i := 0; i+3 <= len(s); {
-		if s[i:i+3] != "```" {
-			i++
-			continue
-		}
-		f := fence{start: i, end: i + 3, opens: !open}
-		if f.opens {
-			j := f.end
-			for j < len(s) && isLangByte(s[j]) {
-				j++
-			}
-			if j > f.end && j < len(s) && s[j] == '\n' && j-f.end <= maxFenceLanguage {
-				f.lang, f.end = s[f.end:j], j+1
-			}
-		}
-		fs = append(fs, f)
-		open = f.opens
-		i = f.end
-	}
-	return fs
-}
-
-func isLangByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_+-.#", c) >= 0
-}
-
-// stateAt reports whether byte offset b lies inside a code block (after an
-// opening delimiter's start, before a closing one's) and the last opening
-// delimiter.
-func (fs fenceSet) stateAt(b int) (bool, fence) {
-	open, last := false, fence{}
-	for _, f := range fs {
-		if f.start >= b {
-			break
-		}
-		open = f.opens
-		if f.opens {
-			last = f
-		}
-	}
-	return open, last
-}
-
-// delimiterContaining returns the start of the delimiter strictly containing
-// byte offset b (b after its start and before its end).
-func (fs fenceSet) delimiterContaining(b int) (int, bool) {
-	for _, f := range fs {
-		if f.start < b && b < f.end {
-			return f.start, true
-		}
-	}
-	return 0, false
-}
-
 // LogLine is a task's log row: "Task <name>: <outcome>. <detail>" (no
 // trailing space without a detail), clipped to MaxLogLine code points.
 func LogLine(task, outcome, detail string) string {
@@ -585,11 +427,7 @@ func LogLine(task, outcome, detail string) string {
 	if detail != "" {
 		s += " " + detail
 	}
-	if runes(s) <= MaxLogLine {
-		return s
-	}
-	starts := runeStarts(s)
-	return s[:starts[MaxLogLine]]
+	return chunk.Clip(s, MaxLogLine)
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }

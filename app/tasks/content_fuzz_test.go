@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kimiapp/kimi/app/internal/chunk"
 )
 
 // FuzzChunk: Chunk never panics; every chunk is at most MaxChunk code
@@ -38,16 +40,16 @@ func FuzzChunk(f *testing.F) {
 			s = strings.Repeat(s, 1+int(repeat)%(70000/len(s)+1))
 		}
 		chunks := Chunk(Post{ChannelID: 3, Content: s})
-		pieces := split(Neutralize(s))
+		pieces := chunk.Split(Neutralize(s), MaxChunk)
 		var all, kept strings.Builder
 		for _, p := range pieces {
-			all.WriteString(p.body)
-			if len(pieces) == 1 || p.reopen != "" || strings.TrimSpace(p.body) != "" {
-				kept.WriteString(p.body)
+			all.WriteString(p.Body)
+			if len(pieces) == 1 || p.Reopen != "" || strings.TrimSpace(p.Body) != "" {
+				kept.WriteString(p.Body)
 			}
 		}
 		if kept.Len() == 0 { // all whitespace: the first piece stands
-			kept.WriteString(pieces[0].body)
+			kept.WriteString(pieces[0].Body)
 		}
 		if all.String() != Neutralize(s) {
 			t.Fatal("the pieces do not join back to the content, in order")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kimiapp/kimi/app/internal/chunk"
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -760,9 +761,4 @@ func logOutcome(ctx context.Context, tx *sql.Tx, run Run, outcome, detail string
 }
 
 // clip returns s cut to at most n code points.
-func clip(s string, n int) string {
-	if runes(s) <= n {
-		return s
-	}
-	return s[:runeStarts(s)[n]]
-}
+func clip(s string, n int) string { return chunk.Clip(s, n) }

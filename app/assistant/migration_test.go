@@ -1,0 +1,70 @@
+package assistant
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"testing"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/kimiapp/kimi/app/internal/migrationtest"
+)
+
+// TestMigration00010Down: migration 00010's Down, run over a database
+// with a conversation, a turn, its messages, a tool call, a delivered
+// message and an activated tool, leaves exactly the schema of version 9,
+// and Up applies again. Its CHECKs refuse what the store never writes.
+func TestMigration00010Down(t *testing.T) {
+	ctx := context.Background()
+	open := func(name string) (*sql.DB, *goose.Provider) { return migrationtest.Open(t, name) }
+	ref, refP := open("nine.db")
+	if _, err := refP.UpTo(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	want := migrationtest.Schema(t, ref)
+
+	db, p := open("ten.db")
+	if _, err := p.UpTo(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO kimi_assistant_conversations (id, guild_id, channel_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (1, 10, 100, 1000, 7, 1, 1)`,
+		`INSERT INTO kimi_assistant_conversations (id, guild_id, channel_id, dm_user_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (2, 0, 200, 7, 2000, 7, 1, 1)`,
+		`INSERT INTO kimi_assistant_turns (id, conversation_id, trigger_kind, trigger_message_id, user_id, guild_id, channel_id, status, started_ms) VALUES (1, 1, 'message', 1000, 7, 10, 100, 'running', 1)`,
+		`INSERT INTO kimi_assistant_messages (conversation_id, turn_id, role, author_id, author_name, content, created_ms) VALUES (1, 1, 'user', 7, 'Bo', 'hi', 1)`,
+		`INSERT INTO kimi_assistant_tool_calls (turn_id, seq, tool, module, outcome, created_ms) VALUES (1, 1, 'give_kudos', 'kudos', 'ok', 1)`,
+		`INSERT INTO kimi_assistant_delivered (message_id, conversation_id, channel_id, created_ms) VALUES (1001, 1, 100, 1)`,
+		`INSERT INTO kimi_assistant_tools (conversation_id, tool, activated_ms) VALUES (1, 'kudos_leaderboard', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO kimi_assistant_conversations (guild_id, channel_id, dm_user_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (10, 100, 7, 3000, 7, 1, 1)`,
+		`INSERT INTO kimi_assistant_conversations (guild_id, channel_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (0, 100, 3001, 7, 1, 1)`,
+		`INSERT INTO kimi_assistant_conversations (guild_id, channel_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (10, 100, 1000, 8, 1, 1)`,
+		`INSERT INTO kimi_assistant_conversations (guild_id, channel_id, root_message_id, owner_id, owner_only, created_ms, updated_ms) VALUES (10, 100, 3002, 7, 2, 1, 1)`,
+		`INSERT INTO kimi_assistant_turns (conversation_id, trigger_kind, trigger_message_id, user_id, guild_id, channel_id, status, started_ms) VALUES (1, 'message', 1002, 7, 10, 100, 'running', 1)`,
+		`INSERT INTO kimi_assistant_turns (conversation_id, trigger_kind, trigger_message_id, user_id, guild_id, channel_id, status, started_ms) VALUES (1, 'message', 1002, 7, 10, 100, 'paused', 1)`,
+		`INSERT INTO kimi_assistant_turns (conversation_id, trigger_kind, trigger_message_id, user_id, guild_id, channel_id, status, started_ms) VALUES (1, 'slash', 1002, 7, 10, 100, 'done', 1)`,
+		`INSERT INTO kimi_assistant_messages (conversation_id, turn_id, role, author_id, author_name, content, created_ms) VALUES (1, 1, 'system', 7, 'Bo', 'hi', 1)`,
+		`INSERT INTO kimi_assistant_tool_calls (turn_id, seq, tool, outcome, arguments, created_ms) VALUES (1, 2, 't', 'ok', printf('%.2049c', 'x'), 1)`,
+		`INSERT INTO kimi_assistant_tool_calls (turn_id, seq, tool, outcome, created_ms) VALUES (1, 3, 't', 'fine', 1)`,
+		`INSERT INTO kimi_assistant_delivered (message_id, conversation_id, channel_id, created_ms) VALUES (1003, 99, 100, 1)`,
+	} {
+		if _, err := db.Exec(q); err == nil {
+			t.Errorf("accepted: %.160s", q)
+		}
+	}
+	if _, err := p.DownTo(ctx, 9); err != nil {
+		t.Fatalf("down to 9: %v", err)
+	}
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
+		t.Errorf("schema after 00010's Down:\n%q\nwant (version 9):\n%q", got, want)
+	}
+	if _, err := p.UpTo(ctx, 10); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
