@@ -159,8 +159,8 @@ func runFault(t *testing.T, kind string, b behaviour) {
 				t.Errorf("health history = %+v, want a failed start", st.History)
 			}
 		}
-		if kind == "create" && len(r.h.Tools(1)) != 1 {
-			t.Errorf("tools = %+v, want only the bystander's (a failed create's tools are removed)", r.h.Tools(1))
+		if kind == "create" && len(r.h.ToolsFor(sdk.ToolContext{GuildID: 1})) != 1 {
+			t.Errorf("tools = %+v, want only the bystander's (a failed create's tools are removed)", r.h.ToolsFor(sdk.ToolContext{GuildID: 1}))
 		}
 	case "close":
 		if err := r.h.Close(ctx); err != nil {

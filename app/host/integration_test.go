@@ -81,7 +81,7 @@ func TestIntegrationKudosAndHello(t *testing.T) {
 	// Tools: visible in the active guild only, while running.
 	names := func(g uint64) []string {
 		var out []string
-		for _, ti := range h.Tools(g) {
+		for _, ti := range h.ToolsFor(sdk.ToolContext{GuildID: g}) {
 			out = append(out, ti.Name)
 		}
 		return out

@@ -98,21 +98,21 @@ func TestToolRegistry(t *testing.T) {
 	if st := r.status(t, "clash"); st.State != StateFailed || !strings.Contains(st.Reason, "module 'clash' did not declare tool 'm_tool'") {
 		t.Errorf("clash = %s %q", st.State, st.Reason)
 	}
-	if got := r.h.Tools(1); len(got) != 0 {
+	if got := r.h.ToolsFor(sdk.ToolContext{GuildID: 1}); len(got) != 0 {
 		t.Errorf("tools in an inactive guild = %+v", got)
 	}
 	r.activate(t, 1)
-	got := r.h.Tools(1)
+	got := r.h.ToolsFor(sdk.ToolContext{GuildID: 1})
 	if len(got) != 1 || got[0].Name != "m_tool" || got[0].Label != "Doing m" || got[0].Module != "m" {
 		t.Fatalf("tools in guild 1 = %+v (clash_own must be gone with its failed create)", got)
 	}
-	if len(r.h.Tools(0)) != 0 {
+	if len(r.h.ToolsFor(sdk.ToolContext{GuildID: 0})) != 0 {
 		t.Error("a guild-only tool is visible outside guilds")
 	}
 	if err := r.h.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(r.h.Tools(1)) != 0 {
+	if len(r.h.ToolsFor(sdk.ToolContext{GuildID: 1})) != 0 {
 		t.Error("tools stay visible after their module closed")
 	}
 	if _, err := r.h.RunTool(context.Background(), "m_tool", sdk.ToolContext{GuildID: 1}, nil); !errors.Is(err, ErrToolUnavailable) {
