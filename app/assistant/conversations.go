@@ -35,16 +35,6 @@ const (
 	StatusCancelled   = "cancelled"
 )
 
-// Tool call outcomes.
-const (
-	OutcomeOK               = "ok"
-	OutcomeError            = "error"
-	OutcomeUnknown          = "unknown"
-	OutcomeInvalidArguments = "invalid_arguments"
-	OutcomeTimeout          = "timeout"
-	OutcomeCancelled        = "cancelled"
-)
-
 // Trigger kinds: a Discord message (mention, reply, text invocation) or
 // an /ask interaction.
 const (
@@ -277,8 +267,8 @@ type ToolCall struct {
 	// Tool is the tool's name; Module its module ("" for a core tool
 	// such as browse_tools).
 	Tool, Module string
-	// Outcome is one of the Outcome constants.
-	Outcome  string
+	// Outcome is one of the Outcome constants (tools.go).
+	Outcome  Outcome
 	Duration time.Duration
 	// Arguments and Result are stored clipped to MaxExcerpt bytes.
 	Arguments, Result string
@@ -295,7 +285,7 @@ func (c *Conversations) RecordToolCall(ctx context.Context, turn TurnID, call To
 		return fmt.Errorf("assistant: record tool call: module name of %d bytes (at most 64)", len(call.Module))
 	}
 	switch call.Outcome {
-	case OutcomeOK, OutcomeError, OutcomeUnknown, OutcomeInvalidArguments, OutcomeTimeout, OutcomeCancelled:
+	case OutcomeOK, OutcomeUnknown, OutcomeBadArgs, OutcomeInactive, OutcomeFailed, OutcomeTruncated, OutcomeTimeout, OutcomeCancelled:
 	default:
 		return fmt.Errorf("assistant: record tool call: unknown outcome %q", call.Outcome)
 	}

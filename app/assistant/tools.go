@@ -169,6 +169,10 @@ const (
 	OutcomeInactive  Outcome = "not_activated"
 	OutcomeFailed    Outcome = "failed"
 	OutcomeTruncated Outcome = "truncated"
+	// OutcomeTimeout and OutcomeCancelled are the loop's: a call that
+	// never ran before the turn's deadline, or its cancellation.
+	OutcomeTimeout   Outcome = "timeout"
+	OutcomeCancelled Outcome = "cancelled"
 )
 
 // Result is one call's answer to the model and what the loop records.
@@ -194,7 +198,7 @@ func (t *Tools) Run(ctx context.Context, call llm.ToolCall) Result {
 	if !ok {
 		t.argStrikes++
 		return Result{Outcome: OutcomeBadArgs, Content: "Could not parse arguments for " + pyRepr(call.Name) + ". Raw input: " +
-			pyRepr(clip(call.Arguments, maxRawEcho)) + ". Please provide valid JSON arguments." + strike(t.argStrikes)}
+			pyRepr(clipMarked(call.Arguments, maxRawEcho)) + ". Please provide valid JSON arguments." + strike(t.argStrikes)}
 	}
 	if call.Name == BrowseTools {
 		return Result{Outcome: OutcomeOK, Content: t.browse(args)}
@@ -398,7 +402,7 @@ func unquote(v jsontext.Value) string {
 }
 
 // clip cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
-func clip(s string, n int) string {
+func clipMarked(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -96,7 +96,7 @@ CREATE TABLE kimi_assistant_tool_calls (
     seq         INTEGER NOT NULL CHECK (seq >= 1),
     tool        TEXT NOT NULL CHECK (length(tool) BETWEEN 1 AND 64),
     module      TEXT NOT NULL DEFAULT '' CHECK (length(module) <= 64),
-    outcome     TEXT NOT NULL CHECK (outcome IN ('ok', 'error', 'unknown', 'invalid_arguments', 'timeout', 'cancelled')),
+    outcome     TEXT NOT NULL CHECK (outcome IN ('ok', 'unknown', 'bad_arguments', 'not_activated', 'failed', 'truncated', 'timeout', 'cancelled')),
     duration_ms INTEGER NOT NULL DEFAULT 0 CHECK (duration_ms >= 0),
     arguments   TEXT NOT NULL DEFAULT '' CHECK (length(CAST(arguments AS BLOB)) <= 2048),
     result      TEXT NOT NULL DEFAULT '' CHECK (length(CAST(result AS BLOB)) <= 2048),
