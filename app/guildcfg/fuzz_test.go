@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/modules/sdk"
