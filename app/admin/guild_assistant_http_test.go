@@ -25,8 +25,8 @@ func TestGuildAssistantForm(t *testing.T) {
 			check: storedIs(guildT, "---\nbot_active: true\nstaff_role_ids: [111]\nassistant:\n  enabled: false\n  min_tier: owner\n"+
 				"  blocked_tools: [\""+kudos.ToolGive+"\", \""+kudos.ToolLeaderboard+"\"]\n  pinned_tools: [\"browse_tools\"]\n---\nBe kind.\n")},
 		{name: "the default choices write no assistant mapping", method: http.MethodPost, url: setupURL, signedIn: true,
-			setup: withGuild("---\nbot_active: true\nstaff_role_ids: [111]\nassistant:\n  min_tier: staff\n---\nBe kind.\n"),
-			form: setupForm(form.GuildStaffRoleIDs, "111", form.GuildAssistantEnabled, form.AssistantDefault, form.GuildAssistantMinTier, "member"),
+			setup:      withGuild("---\nbot_active: true\nstaff_role_ids: [111]\nassistant:\n  min_tier: staff\n---\nBe kind.\n"),
+			form:       setupForm(form.GuildStaffRoleIDs, "111", form.GuildAssistantEnabled, form.AssistantDefault, form.GuildAssistantMinTier, "member"),
 			wantStatus: http.StatusSeeOther, wantAudit: saveAudit, check: storedIs(guildT, activeGuild)},
 		setupRefused("an invalid tool name", form.GuildAssistantBlocked, "give kudos", invalidName),
 		setupRefused("an unknown tier", form.GuildAssistantMinTier, "admin", "assistant.min_tier must be one of member, regular, staff, owner"),
