@@ -150,6 +150,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Reconnected to Discord", true
 	case settings.AuditActionAssistant:
 		return "Changed the model provider", true
+	case settings.AuditActionAssistantBehaviour:
+		return "Changed the assistant's behaviour", true
 	case ActionAssistantTest:
 		return "Tested the model provider's connection", true
 	case host.ActionModuleEnable:

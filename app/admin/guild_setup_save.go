@@ -63,7 +63,8 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 		Editable: true, BotActive: f.BotActive, StaffUserIDs: f.StaffUserIDs, StaffRoleIDs: f.StaffRoleIDs,
 		RegularRoleIDs: f.RegularRoleIDs, AllowedChannelIDs: f.AllowedChannelIDs, ProposalChannelID: f.ProposalChannelID,
 		TasksEnabled: f.TasksEnabled, TasksMinTier: f.TasksMinTier, TasksTimezone: f.TasksTimezone,
-		TasksDestinations: f.TasksDestinations, Errors: errs,
+		TasksDestinations: f.TasksDestinations, AssistantEnabled: f.AssistantEnabled, AssistantMinTier: f.AssistantMinTier,
+		AssistantBlockedTools: f.AssistantBlockedTools, AssistantPinnedTools: f.AssistantPinnedTools, Errors: errs,
 	}
 	return s.renderGuild(c, status, id, guildPageState{setup: &v})
 }

@@ -55,6 +55,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 	if st.setup != nil {
 		v.Setup = *st.setup
 	}
+	v.Setup.Warnings = problemMessages(doc.Warnings)
 	if st.raw != nil {
 		st.raw.Problems = v.Raw.Problems
 		v.Raw = *st.raw

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/web/templates"
@@ -123,7 +124,7 @@ func problemMessages(problems []guildcfg.FieldError) []string {
 
 // guildKnownKeys are the server-setup keys the form edits.
 var guildKnownKeys = []string{guildcfg.KeyBotActive, guildcfg.KeyStaffUserIDs, guildcfg.KeyStaffRoleIDs,
-	guildcfg.KeyRegularRoleIDs, guildcfg.KeyAllowedChannelIDs, guildcfg.KeyProposalChannelID, guildcfg.KeyScheduledTasks}
+	guildcfg.KeyRegularRoleIDs, guildcfg.KeyAllowedChannelIDs, guildcfg.KeyProposalChannelID, guildcfg.KeyScheduledTasks, guildcfg.KeyAssistant}
 
 // extraKeys lists the top-level keys of the stored document that the form
 // does not show (guildcfg keeps them for the features that read them).
@@ -152,7 +153,8 @@ func guildBody(doc guildcfg.Document) string {
 
 // setupView is the server-setup form filled from the stored document.
 func setupView(doc guildcfg.Document) templates.GuildSetupView {
-	v := templates.GuildSetupView{Editable: true, TasksMinTier: "staff", TasksTimezone: "UTC"}
+	v := templates.GuildSetupView{Editable: true, TasksMinTier: "staff", TasksTimezone: "UTC",
+		AssistantEnabled: form.AssistantDefault, AssistantMinTier: "member"}
 	switch {
 	case doc.Exists && doc.Guild == nil:
 		v.Editable = false
@@ -177,6 +179,17 @@ func setupView(doc guildcfg.Document) templates.GuildSetupView {
 		}
 		v.TasksEnabled, v.TasksMinTier, v.TasksTimezone = g.Tasks.Enabled, g.Tasks.MinTier.Or(sdk.TierStaff).String(), g.Tasks.Timezone
 		v.TasksDestinations = idsText(g.Tasks.Destinations)
+		a := g.Assistant
+		switch {
+		case a.Enabled == nil:
+			v.AssistantEnabled = form.AssistantDefault
+		case *a.Enabled:
+			v.AssistantEnabled = form.AssistantOn
+		default:
+			v.AssistantEnabled = form.AssistantOff
+		}
+		v.AssistantMinTier = a.TierName()
+		v.AssistantBlockedTools, v.AssistantPinnedTools = strings.Join(a.BlockedTools, "\n"), strings.Join(a.PinnedTools, "\n")
 	}
 	return v
 }

@@ -93,6 +93,8 @@ func (s *Service) publishDelete(target Target) {
 		})
 	case KindGuildModule:
 		next = cur.with(target.GuildID, func(g *guildState) { delete(g.modules, target.Module) })
+	case KindChannel:
+		next = cur.withChannel(target.ChannelID, "", true)
 	}
 	s.snap.Store(next)
 	c := Change{Target: target, GuildID: target.GuildID, Module: target.Module, Revision: EmptyRevision}

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 var fuzzSeeds = []string{
@@ -27,6 +29,8 @@ var fuzzSeeds = []string{
 	"---\nx: [[[[[[[[[[]]]]]]]]]]\n---\n",
 	"---\r\nbot_active: true\r\n---\r\n",
 	"---\nbot_active: true\nproposal_channel_id: +1\n---\n",
+	"---\nbot_active: true\nassistant:\n  enabled: false\n  min_tier: owner\n  blocked_tools: [a, b-c]\n  pinned_tools: [\"x_1\"]\n---\nrules\n",
+	"---\nblocked_tools: [kudos_give, kudos_give]\npinned_tools: [\"true\"]\n---\n",
 }
 
 // FuzzParseFrontmatter: the parser never panics, refuses what it must, and
@@ -164,6 +168,34 @@ func FuzzGuildDocument(f *testing.F) {
 		again, err := ParseGuildDocument(RenderGuildDocument(cfg))
 		if err != nil || !reflect.DeepEqual(again, cfg) {
 			t.Fatalf("round trip of %q: %+v, %v\nwant %+v", text, again, err, cfg)
+		}
+	})
+}
+
+// FuzzChannelDocument: a channel document's tool lists are valid tool names,
+// sorted and without duplicates, whatever the text.
+func FuzzChannelDocument(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cfg, err := ParseChannelDocument(text)
+		if err != nil {
+			var verr *ValidationError
+			if !errors.As(err, &verr) || len(verr.Problems) == 0 {
+				t.Fatalf("error %v (%T) is not a *ValidationError with problems", err, err)
+			}
+			return
+		}
+		for _, list := range [][]string{cfg.BlockedTools, cfg.PinnedTools} {
+			if !slices.IsSorted(list) || len(slices.Compact(slices.Clone(list))) != len(list) {
+				t.Fatalf("list %q is not sorted and unique", list)
+			}
+			for _, n := range list {
+				if !hostkit.ValidToolName(n) {
+					t.Fatalf("invalid tool name %q accepted", n)
+				}
+			}
 		}
 	})
 }

@@ -50,6 +50,8 @@ type GuildConfig struct {
 	ProposalChannelID uint64
 	// Tasks is the scheduled-task policy.
 	Tasks TaskPolicy
+	// Assistant is the assistant mapping (the defaults when absent).
+	Assistant AssistantConfig
 	// Body is the text after the frontmatter (the server's instructions).
 	Body string
 }
@@ -121,6 +123,11 @@ func ParseGuildDocument(text string) (GuildConfig, error) {
 		fail(p.Field, p.Message)
 	}
 	cfg.Tasks = tasks
+	assistant, assistantProblems := parseAssistant(fm.Values[KeyAssistant])
+	for _, p := range assistantProblems {
+		fail(p.Field, p.Message)
+	}
+	cfg.Assistant = assistant
 	cfg.Body = fm.Body
 	if len(problems) > 0 {
 		return GuildConfig{}, invalid("", MsgGuildInvalid, problems)
@@ -201,8 +208,8 @@ func parseTaskPolicy(raw any) (TaskPolicy, []FieldError) {
 
 // RenderGuildDocument renders cfg as a server-setup document: the
 // documented keys in a fixed order (empty lists and a zero channel left
-// out, the task policy only when it differs from the default), then the
-// body. ParseGuildDocument reads back the same GuildConfig.
+// out, the task policy and the assistant mapping only when they differ
+// from the defaults), then the body. ParseGuildDocument reads back the same GuildConfig.
 func RenderGuildDocument(cfg GuildConfig) string {
 	var b strings.Builder
 	b.WriteString("---\n")
@@ -241,6 +248,7 @@ func RenderGuildDocument(cfg GuildConfig) string {
 			fmt.Fprintf(&b, "  %s: [%s]\n", TaskKeyDestinations, strings.Join(parts, ", "))
 		}
 	}
+	renderAssistant(&b, cfg.Assistant)
 	b.WriteString("---\n")
 	b.WriteString(cfg.Body)
 	return b.String()

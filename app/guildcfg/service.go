@@ -196,6 +196,8 @@ func (s *Service) Reload(ctx context.Context) error {
 		switch t.Kind {
 		case KindGuild:
 			applyGuildDocument(state(t.GuildID), d.content)
+		case KindChannel:
+			applyChannelDocument(next.channels, t.ChannelID, d.content, false)
 		case KindGuildModule:
 			schema, ok := next.schemas[t.Module]
 			if !ok {
@@ -369,6 +371,9 @@ type Document struct {
 	// Problems are what is wrong with the stored text now (a module's
 	// schema may have changed since it was written).
 	Problems []FieldError
+	// Warnings name tools the text blocks or pins that no module of this
+	// build declares: kept (modules come and go), but worth a look.
+	Warnings []FieldError
 }
 
 // ShortRevision is the revision as guild-module documents show it.
@@ -420,10 +425,13 @@ func (s *Service) view(target Target, d storedDocument, exists bool) Document {
 		ms, problems := EvaluateModuleDocument(schema, d.content, exists)
 		doc.Settings, doc.Problems = &ms, problems
 	case KindChannel:
-		if exists && doc.Frontmatter == nil {
-			_, err := ParseFrontmatter(d.content)
+		if exists {
+			_, err := ParseChannelDocument(d.content)
 			doc.Problems = problemsOf(err)
 		}
+	}
+	if exists && target.Kind != KindGuildModule {
+		doc.Warnings = s.ToolWarnings(target, d.content)
 	}
 	return doc
 }
@@ -461,7 +469,7 @@ func (s *Service) Validate(target Target, text string) error {
 	case KindGuild:
 		_, err = ParseGuildDocument(text)
 	case KindChannel:
-		_, err = ParseFrontmatter(text)
+		_, err = ParseChannelDocument(text)
 	case KindGuildModule:
 		if _, problems := EvaluateModuleDocument(*s.specs[target.Module].GuildSettings, text, true); len(problems) > 0 {
 			err = invalid("", joinMessages(problems), problems)
@@ -588,6 +596,8 @@ func (s *Service) publish(target Target, text, revision string) {
 	switch target.Kind {
 	case KindGuild:
 		next = cur.with(target.GuildID, func(g *guildState) { applyGuildDocument(g, text) })
+	case KindChannel:
+		next = cur.withChannel(target.ChannelID, text, false)
 	case KindGuildModule:
 		schema := cur.schemas[target.Module]
 		ms, _ := EvaluateModuleDocument(schema, text, true)

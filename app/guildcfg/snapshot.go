@@ -18,6 +18,9 @@ type snapshot struct {
 	schemas  map[string]sdk.GuildSettingsSchema
 	order    []string // schema modules, sorted
 	defaults map[string]sdk.GuildSettingsSnapshot
+	// channels holds the valid channel documents that block or pin tools
+	// (channel documents name no guild, so they are keyed by channel).
+	channels map[uint64]ChannelConfig
 }
 
 // guildState is one guild in a snapshot. Never modified once published.
@@ -100,6 +103,7 @@ func newSnapshot(specs []sdk.Spec) *snapshot {
 		guilds:   map[uint64]*guildState{},
 		schemas:  map[string]sdk.GuildSettingsSchema{},
 		defaults: map[string]sdk.GuildSettingsSnapshot{},
+		channels: map[uint64]ChannelConfig{},
 	}
 	for _, spec := range specs {
 		if spec.GuildSettings == nil {
@@ -131,4 +135,27 @@ func problemsOf(err error) []FieldError {
 		return v.Problems
 	}
 	return []FieldError{{Message: err.Error()}}
+}
+
+// withChannel returns a copy of s with channel id's document set from text
+// ("" with deleted: removed). Only a valid document that blocks or pins a
+// tool is kept; an invalid one contributes nothing (its problems show on
+// its page).
+func (s *snapshot) withChannel(id uint64, text string, deleted bool) *snapshot {
+	next := *s
+	next.channels = maps.Clone(s.channels)
+	applyChannelDocument(next.channels, id, text, deleted)
+	return &next
+}
+
+func applyChannelDocument(channels map[uint64]ChannelConfig, id uint64, text string, deleted bool) {
+	delete(channels, id)
+	if deleted {
+		return
+	}
+	cfg, err := ParseChannelDocument(text)
+	if err == nil && (len(cfg.BlockedTools) > 0 || len(cfg.PinnedTools) > 0) {
+		cfg.Body = ""
+		channels[id] = cfg
+	}
 }

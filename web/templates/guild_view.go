@@ -61,7 +61,15 @@ type GuildSetupView struct {
 	TasksMinTier      string
 	TasksTimezone     string
 	TasksDestinations string
-	Errors            form.Errors
+	// AssistantEnabled is form.AssistantDefault, AssistantOn or
+	// AssistantOff; the tool lists one name per line.
+	AssistantEnabled      string
+	AssistantMinTier      string
+	AssistantBlockedTools string
+	AssistantPinnedTools  string
+	// Warnings name blocked or pinned tools no module declares.
+	Warnings []string
+	Errors   form.Errors
 }
 
 // GuildRawView is the server-setup document as raw text.

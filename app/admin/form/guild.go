@@ -36,6 +36,18 @@ const (
 	GuildTasksMinTier      = guildcfg.KeyScheduledTasks + "." + guildcfg.TaskKeyMinTier
 	GuildTasksTimezone     = guildcfg.KeyScheduledTasks + "." + guildcfg.TaskKeyTimezone
 	GuildTasksDestinations = guildcfg.KeyScheduledTasks + "." + guildcfg.TaskKeyDestinations
+	GuildAssistantEnabled  = guildcfg.KeyAssistant + "." + guildcfg.AssistantKeyEnabled
+	GuildAssistantMinTier  = guildcfg.KeyAssistant + "." + guildcfg.AssistantKeyMinTier
+	GuildAssistantBlocked  = guildcfg.KeyAssistant + "." + guildcfg.KeyBlockedTools
+	GuildAssistantPinned   = guildcfg.KeyAssistant + "." + guildcfg.KeyPinnedTools
+)
+
+// Choices of the assistant's enabled select: AssistantDefault leaves the
+// key out of the document (on once a model provider is configured).
+const (
+	AssistantDefault = "default"
+	AssistantOn      = "on"
+	AssistantOff     = "off"
 )
 
 // Field names of the raw document form (POST /guilds/{id}/document).
@@ -102,31 +114,52 @@ type GuildSetup struct {
 	TasksMinTier      string
 	TasksTimezone     string
 	TasksDestinations string
-	ExpectedRevision  string
+	// AssistantEnabled is AssistantDefault, AssistantOn or AssistantOff;
+	// the tool lists are as typed (one name per line).
+	AssistantEnabled      string
+	AssistantMinTier      string
+	AssistantBlockedTools string
+	AssistantPinnedTools  string
+	ExpectedRevision      string
 }
 
 // ParseGuildSetup reads the form from r.
 func ParseGuildSetup(r *http.Request) GuildSetup {
 	return GuildSetup{
-		BotActive:         checked(r, GuildBotActive),
-		StaffUserIDs:      value(r, GuildStaffUserIDs),
-		StaffRoleIDs:      value(r, GuildStaffRoleIDs),
-		RegularRoleIDs:    value(r, GuildRegularRoleIDs),
-		AllowedChannelIDs: value(r, GuildAllowedChannelIDs),
-		ProposalChannelID: strings.TrimSpace(value(r, GuildProposalChannelID)),
-		TasksEnabled:      checked(r, GuildTasksEnabled),
-		TasksMinTier:      strings.TrimSpace(value(r, GuildTasksMinTier)),
-		TasksTimezone:     strings.TrimSpace(value(r, GuildTasksTimezone)),
-		TasksDestinations: value(r, GuildTasksDestinations),
-		ExpectedRevision:  strings.TrimSpace(value(r, GuildExpectedRevision)),
+		BotActive:             checked(r, GuildBotActive),
+		StaffUserIDs:          value(r, GuildStaffUserIDs),
+		StaffRoleIDs:          value(r, GuildStaffRoleIDs),
+		RegularRoleIDs:        value(r, GuildRegularRoleIDs),
+		AllowedChannelIDs:     value(r, GuildAllowedChannelIDs),
+		ProposalChannelID:     strings.TrimSpace(value(r, GuildProposalChannelID)),
+		TasksEnabled:          checked(r, GuildTasksEnabled),
+		TasksMinTier:          strings.TrimSpace(value(r, GuildTasksMinTier)),
+		TasksTimezone:         strings.TrimSpace(value(r, GuildTasksTimezone)),
+		TasksDestinations:     value(r, GuildTasksDestinations),
+		AssistantEnabled:      strings.TrimSpace(value(r, GuildAssistantEnabled)),
+		AssistantMinTier:      strings.TrimSpace(value(r, GuildAssistantMinTier)),
+		AssistantBlockedTools: value(r, GuildAssistantBlocked),
+		AssistantPinnedTools:  value(r, GuildAssistantPinned),
+		ExpectedRevision:      strings.TrimSpace(value(r, GuildExpectedRevision)),
 	}
 }
 
-// Validate checks what guildcfg cannot: the revision the form carries.
-// Every value is guildcfg's to judge (Document then Refused).
+// MsgGuildAssistantEnabled refuses an enabled choice the select does not
+// offer.
+const MsgGuildAssistantEnabled = "Choose the default, on or off."
+
+// Validate checks what guildcfg cannot: the revision the form carries and
+// the enabled choice. Every other value is guildcfg's to judge (Document
+// then Refused).
 func (f GuildSetup) Validate() Errors {
 	var e Errors
 	checkRevision(&e, f.ExpectedRevision)
+	switch f.AssistantEnabled {
+	case "", AssistantDefault, AssistantOn, AssistantOff:
+	default:
+		e.Add(FieldForm, MsgGuildNotSaved)
+		e.Add(GuildAssistantEnabled, MsgGuildAssistantEnabled)
+	}
 	return e
 }
 
@@ -162,9 +195,35 @@ func (f GuildSetup) Document(body string) string {
 			b.WriteString("  " + guildcfg.TaskKeyDestinations + ": " + flowList(dest, idToken) + "\n")
 		}
 	}
+	f.assistantBlock(&b)
 	b.WriteString("---\n")
 	b.WriteString(body)
 	return b.String()
+}
+
+// assistantBlock writes the assistant mapping when the form sets anything
+// beyond the defaults; tool names are always quoted, so guildcfg judges
+// each as typed.
+func (f GuildSetup) assistantBlock(b *strings.Builder) {
+	blocked, pinned := SplitNames(f.AssistantBlockedTools), SplitNames(f.AssistantPinnedTools)
+	tier := f.AssistantMinTier
+	on := f.AssistantEnabled == AssistantOn || f.AssistantEnabled == AssistantOff
+	if !on && (tier == "" || tier == "member") && len(blocked) == 0 && len(pinned) == 0 {
+		return
+	}
+	b.WriteString(guildcfg.KeyAssistant + ":\n")
+	if on {
+		b.WriteString("  " + guildcfg.AssistantKeyEnabled + ": " + boolText(f.AssistantEnabled == AssistantOn) + "\n")
+	}
+	if tier != "" {
+		b.WriteString("  " + guildcfg.AssistantKeyMinTier + ": " + quote(tier) + "\n")
+	}
+	if len(blocked) > 0 {
+		b.WriteString("  " + guildcfg.KeyBlockedTools + ": " + flowList(blocked, quote) + "\n")
+	}
+	if len(pinned) > 0 {
+		b.WriteString("  " + guildcfg.KeyPinnedTools + ": " + flowList(pinned, quote) + "\n")
+	}
 }
 
 // GuildErrors maps a refusal of guildcfg (Validate, Write, Revert) to the
@@ -245,6 +304,19 @@ func SplitIDs(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool {
 		return r == '\n' || r == '\r' || r == ',' || r == ' ' || r == '\t'
 	})
+}
+
+// SplitNames splits a textarea of names into its entries: one per line
+// (commas separate too), each trimmed, blanks dropped. A space inside an
+// entry stays, so a name typed with one is refused rather than split.
+func SplitNames(s string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' || r == ',' }) {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
 }
 
 // JoinIDs renders ids one per line, for a textarea.

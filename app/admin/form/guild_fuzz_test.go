@@ -71,3 +71,46 @@ func FuzzGuildSetupIDs(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGuildSetupAssistant: whatever is typed into the assistant's tier and
+// tool fields, the rendered document parses with only the form's keys, and
+// guildcfg either stores exactly the typed names or refuses naming only
+// assistant fields.
+func FuzzGuildSetupAssistant(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"give_kudos\nbrowse_tools", "owner"}, {"give kudos", "admin"}, {"a,b\r\nc", "staff"}, {"]\nbot_active: [", "\"x"},
+		{"\xff", "\u2028"}, {"true\n1", ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, tools, tier string) {
+		setup := GuildSetup{BotActive: true, AssistantMinTier: strings.TrimSpace(tier), AssistantBlockedTools: tools, AssistantPinnedTools: tools}
+		text := setup.Document("body\n")
+		fm, err := guildcfg.ParseFrontmatter(text)
+		if err != nil {
+			t.Fatalf("the form rendered a document that does not parse: %v\n%s", err, text)
+		}
+		for _, k := range fm.Keys {
+			if k != GuildBotActive && k != guildcfg.KeyAssistant {
+				t.Fatalf("input added key %q:\n%s", k, text)
+			}
+		}
+		cfg, err := guildcfg.ParseGuildDocument(text)
+		if err != nil {
+			var verr *guildcfg.ValidationError
+			if !errors.As(err, &verr) {
+				t.Fatalf("refusal is not a ValidationError: %v", err)
+			}
+			for _, field := range verr.FieldNames() {
+				if !strings.HasPrefix(field, guildcfg.KeyAssistant+".") {
+					t.Fatalf("refusal names field %q: %v", field, verr.Problems)
+				}
+			}
+			return
+		}
+		want := slices.Compact(slices.Sorted(slices.Values(SplitNames(tools))))
+		if !slices.Equal(cfg.Assistant.BlockedTools, want) && !(len(want) == 0 && cfg.Assistant.BlockedTools == nil) {
+			t.Fatalf("typed %q, stored %q", want, cfg.Assistant.BlockedTools)
+		}
+	})
+}
