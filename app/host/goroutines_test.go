@@ -37,8 +37,8 @@ func leaker(release <-chan struct{}) {
 	}()
 }
 
-// stepLeaker is a leaking module the test drives: each grow() starts 5
-// more goroutines, from a goroutine of the module's (so they carry its
+// stepLeaker is a leaking module the test drives: each grow() starts 20
+// more goroutines (the table's Growth: any two samples show the growth), from a goroutine of the module's (so they carry its
 // labels), and returns once they are started — the count rises between
 // any two samples however loaded the machine is.
 type stepLeaker struct{ more chan chan struct{} }
@@ -52,7 +52,7 @@ func (l *stepLeaker) start(release <-chan struct{}) {
 			case <-release:
 				return
 			case done := <-l.more:
-				parked(5, release)
+				parked(20, release)
 				close(done)
 			}
 		}
@@ -100,7 +100,7 @@ func TestGoroutinesAreCountedPerModule(t *testing.T) {
 			// Samples until the window is covered three times over (the
 			// leak keeps growing between them).
 			began := time.Now()
-			for time.Since(began) < 150*time.Millisecond {
+			for i := 0; i < 3 || time.Since(began) < 150*time.Millisecond; i++ {
 				if c.grow != nil {
 					c.grow()
 				}
