@@ -3,6 +3,7 @@ package llm_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -48,7 +49,13 @@ func TestCompleteTypesEveryFailureAndClassifiesIt(t *testing.T) {
 				steps = append(steps, llmfake.Step{Plan: p})
 			}
 			s := fake(t, steps...)
-			c := client(t, s, func(o *llm.Options) { o.StallTimeout = 300 * time.Millisecond })
+			c := client(t, s)
+			if tt.is == llm.ErrStall {
+				// Only a stall case waits for the watchdog: a short one
+				// elsewhere would turn a slow answer on a loaded machine
+				// into a stall.
+				c = client(t, s, func(o *llm.Options) { o.StallTimeout = 300 * time.Millisecond })
+			}
 			_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
 			if err == nil {
 				t.Fatal("Complete succeeded")
@@ -112,13 +119,35 @@ func TestCompleteRefusesARedirect(t *testing.T) {
 }
 
 func TestCompleteEndsAtTheRequestTimeoutEvenWhileBytesFlow(t *testing.T) {
-	// Keep-alive comments restart the stall watchdog; the whole-request
-	// timeout still ends the request.
-	s := fake(t, llmfake.Step{Plan: llmfake.Stall(true)})
-	c := client(t, s, func(o *llm.Options) { o.Timeout = 200 * time.Millisecond })
-	_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+	// A stream of nothing but keep-alive comments, never ending: every
+	// byte restarts the stall watchdog (1 s, well above the comments'
+	// spacing), so only the whole-request timeout (2.5 s) ends it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			_ = rc.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Options{BaseURL: srv.URL + "/v1", Model: "m", Transport: transport(t),
+		StallTimeout: time.Second, Timeout: 2500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(ctxTimeout(t), user("hi"), nil)
 	if !errors.Is(err, llm.ErrTimeout) {
-		t.Fatalf("err = %v, want ErrTimeout", err)
+		t.Fatalf("err = %v, want ErrTimeout (ErrStall: the comments did not restart the watchdog)", err)
 	}
 	if d, o := llm.Classify(err); d != llm.Retry || o != llm.OutcomeDown {
 		t.Errorf("Classify = %v, %v", d, o)
