@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,5 +189,39 @@ func TestKimiStrictModeNeedsReasoningContentReplayed(t *testing.T) {
 	last := s.Requests()[len(s.Requests())-1]
 	if rc := last.Body.Messages[1].ReasoningContent; rc == nil || *rc != "I should call weather." {
 		t.Errorf("replayed reasoning_content = %v", rc)
+	}
+}
+
+func TestTheNonStreamedRetryWaitsForItsHeadersPastTheStallTimeout(t *testing.T) {
+	// A non-streamed answer sends its headers only when the whole
+	// completion is written: the stall watchdog, which is the stream's,
+	// does not cut that wait (the request timeout bounds it).
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"type":"invalid_request_error","message":"stream_options is not supported"}}`))
+			return
+		}
+		select { // generating the whole answer: longer than the stall timeout
+		case <-time.After(600 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Options{BaseURL: srv.URL + "/v1", Model: "m", Transport: transport(t), StallTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+	if err != nil || resp.Content != "whole" {
+		t.Fatalf("Complete = %q, %v; want the non-streamed answer", resp.Content, err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d requests, want 2 (the stream, then one without)", n)
 	}
 }
