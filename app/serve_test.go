@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 )
 
 // TestShutdownFinishesInFlightRequests: a request that is running when
@@ -132,6 +134,13 @@ func TestServeDemoLeavesNoGoroutines(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+	noGoroutinesLeft(t, before)
+}
+
+// noGoroutinesLeft fails when Kimi goroutines that were not running
+// before are still there after a grace of 10 s.
+func noGoroutinesLeft(t *testing.T, before []string) {
+	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		left = slices.DeleteFunc(kimiGoroutines(), func(g string) bool {
@@ -145,4 +154,43 @@ func TestServeDemoLeavesNoGoroutines(t *testing.T) {
 	if len(left) > 0 {
 		t.Fatalf("%d goroutines left after serve returned:\n\n%s", len(left), strings.Join(left, "\n\n"))
 	}
+}
+
+// TestServeStoppedWhilePartsStartLeavesNoGoroutines: a shutdown while the
+// parts still start (here the modules wait for a Discord that is never
+// ready, its gateway lookup failing) returns, and the goroutine that ran
+// the start does not stay blocked behind it.
+func TestServeStoppedWhilePartsStartLeavesNoGoroutines(t *testing.T) {
+	before := kimiGoroutines()
+	dataDir := filepath.Join(t.TempDir(), "data")
+	c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
+		"KIMI_DISCORD_READY_WAIT": "5m"}, "")
+	c.onDemoFake = func(f *fakediscord.Server, _ fakediscord.DemoGuild) {
+		f.InjectFault(fakediscord.Fault{Route: "GET /gateway", Status: http.StatusBadGateway, Times: 1 << 30})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() { code <- c.main(ctx, []string{"serve"}) }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), `msg=listening`); {
+		select {
+		case rc := <-code:
+			t.Fatalf("serve exited with %d:\n%s", rc, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the admin never listened:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(stderr.String(), `msg=ready`) {
+		t.Fatalf("every part started although Discord never got ready:\n%s", stderr)
+	}
+	cancel()
+	select {
+	case <-code:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	noGoroutinesLeft(t, before)
 }
