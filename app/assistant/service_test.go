@@ -351,3 +351,26 @@ func TestServiceRetriesATransientFailureWithoutAFallback(t *testing.T) {
 		t.Fatalf("slept %v, %d requests; want one wait of %v and two requests", slept, len(f.Requests()), llm.RetryDelay)
 	}
 }
+
+// TestServiceDoesNotRetryARefusedAddress: an endpoint the egress policy
+// refuses (loopback with the private-network switch off) is a setting to
+// change, not a transient failure: no 2 s retry, the fallback at once, and
+// the "unavailable" outcome.
+func TestServiceDoesNotRetryARefusedAddress(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	f := fake(t, "kimi-test")
+	save(t, st, f.URL(), "kimi-test", false)
+	var slept []time.Duration
+	s, _ := newService(t, Options{Store: st, Sleep: func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		return nil
+	}})
+	_, err := s.Provider().Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}, nil)
+	if d, o := llm.Classify(err); d != llm.Failover || o != llm.OutcomeUnavailable || !strings.Contains(Describe(err), "allow a private-network endpoint") {
+		t.Fatalf("err = %v: %v, %v; want a failover, unavailable, naming the switch", err, d, o)
+	}
+	if len(slept) != 0 || len(f.Requests()) != 0 {
+		t.Fatalf("slept %v, %d requests; want no retry and no request", slept, len(f.Requests()))
+	}
+}

@@ -225,3 +225,28 @@ func TestTheNonStreamedRetryWaitsForItsHeadersPastTheStallTimeout(t *testing.T) 
 		t.Errorf("%d requests, want 2 (the stream, then one without)", n)
 	}
 }
+
+// refusedAddress stands for app/egress's AddressRefusedError.
+type refusedAddress struct{}
+
+func (refusedAddress) Error() string {
+	return "egress: refused to connect to 127.0.0.1: loopback address"
+}
+func (refusedAddress) PolicyRefusal() bool { return true }
+
+func TestClassifyFailsOverAnAddressRefusedOnPolicy(t *testing.T) {
+	c := client(t, fake(t), func(o *llm.Options) {
+		o.Transport = roundTripper(func(*http.Request) (*http.Response, error) { return nil, refusedAddress{} })
+	})
+	_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+	if d, o := llm.Classify(err); d != llm.Failover || o != llm.OutcomeUnavailable {
+		t.Fatalf("Classify(%v) = %v, %v; want Failover, OutcomeUnavailable (a setting to change, not a retry)", err, d, o)
+	}
+	if !errors.Is(err, llm.ErrConnection) {
+		t.Errorf("err = %v, want it to stay an ErrConnection", err)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
