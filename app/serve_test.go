@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 // TestShutdownFinishesInFlightRequests: a request that is running when
@@ -157,14 +158,19 @@ func noGoroutinesLeft(t *testing.T, before []string) {
 }
 
 // TestServeStoppedWhilePartsStartLeavesNoGoroutines: a shutdown while the
-// parts still start (here the modules wait for a Discord that is never
-// ready, its gateway lookup failing) returns, and the goroutine that ran
-// the start does not stay blocked behind it.
+// parts still start (here the module host waits for a Discord that is never
+// ready, its gateway lookup failing, before it starts its module) returns,
+// and the goroutine that ran the start does not stay blocked behind it.
 func TestServeStoppedWhilePartsStartLeavesNoGoroutines(t *testing.T) {
 	before := kimiGoroutines()
+	mod := &discordAtStart{channel: 1, guild: 1, report: func(sdk.MessageRef, []sdk.InviteSnapshot, error, error) {}}
+	spec := sdk.Spec{Name: "discord_at_start", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Permissions: sdk.Permissions{DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage, sdk.ActionFetchInvites}},
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return mod, nil }}
 	dataDir := filepath.Join(t.TempDir(), "data")
 	c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
-		"KIMI_DISCORD_READY_WAIT": "5m"}, "")
+		"KIMI_MODULES": "discord_at_start", "KIMI_DISCORD_READY_WAIT": "5m"}, "")
+	c.specs = []sdk.Spec{spec}
 	c.onDemoFake = func(f *fakediscord.Server, _ fakediscord.DemoGuild) {
 		f.InjectFault(fakediscord.Fault{Route: "GET /gateway", Status: http.StatusBadGateway, Times: 1 << 30})
 	}
@@ -172,14 +178,14 @@ func TestServeStoppedWhilePartsStartLeavesNoGoroutines(t *testing.T) {
 	defer cancel()
 	code := make(chan int, 1)
 	go func() { code <- c.main(ctx, []string{"serve"}) }()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), `msg=listening`); {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), `msg=starting component=kimi part=modules`); {
 		select {
 		case rc := <-code:
 			t.Fatalf("serve exited with %d:\n%s", rc, stderr)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the admin never listened:\n%s", stderr)
+			t.Fatalf("the modules never began to start:\n%s", stderr)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
