@@ -120,7 +120,9 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		return err
 	}
 	started := make(chan error, 1)
-	go func() { started <- run.Start(ctx, a.parts...) }()
+	// The goroutine keeps its own channel: serve sets started to nil when
+	// it stops waiting, and a send on that nil would block for ever.
+	go func(done chan<- error) { done <- run.Start(ctx, a.parts...) }(started)
 	select {
 	case err := <-started:
 		if err != nil {

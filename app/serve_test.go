@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 // TestShutdownFinishesInFlightRequests: a request that is running when
@@ -132,6 +135,13 @@ func TestServeDemoLeavesNoGoroutines(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+	noGoroutinesLeft(t, before)
+}
+
+// noGoroutinesLeft fails when Kimi goroutines that were not running
+// before are still there after a grace of 10 s.
+func noGoroutinesLeft(t *testing.T, before []string) {
+	t.Helper()
 	var left []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		left = slices.DeleteFunc(kimiGoroutines(), func(g string) bool {
@@ -145,4 +155,48 @@ func TestServeDemoLeavesNoGoroutines(t *testing.T) {
 	if len(left) > 0 {
 		t.Fatalf("%d goroutines left after serve returned:\n\n%s", len(left), strings.Join(left, "\n\n"))
 	}
+}
+
+// TestServeStoppedWhilePartsStartLeavesNoGoroutines: a shutdown while the
+// parts still start (here the module host waits for a Discord that is never
+// ready, its gateway lookup failing, before it starts its module) returns,
+// and the goroutine that ran the start does not stay blocked behind it.
+func TestServeStoppedWhilePartsStartLeavesNoGoroutines(t *testing.T) {
+	before := kimiGoroutines()
+	mod := &discordAtStart{channel: 1, guild: 1, report: func(sdk.MessageRef, []sdk.InviteSnapshot, error, error) {}}
+	spec := sdk.Spec{Name: "discord_at_start", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Permissions: sdk.Permissions{DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage, sdk.ActionFetchInvites}},
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return mod, nil }}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	c, _, stderr := testCLI(map[string]string{"KIMI_DATA_DIR": dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
+		"KIMI_MODULES": "discord_at_start", "KIMI_DISCORD_READY_WAIT": "5m"}, "")
+	c.specs = []sdk.Spec{spec}
+	c.onDemoFake = func(f *fakediscord.Server, _ fakediscord.DemoGuild) {
+		f.InjectFault(fakediscord.Fault{Route: "GET /gateway", Status: http.StatusBadGateway, Times: 1 << 30})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	code := make(chan int, 1)
+	go func() { code <- c.main(ctx, []string{"serve"}) }()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), `msg=starting component=kimi part=modules`); {
+		select {
+		case rc := <-code:
+			t.Fatalf("serve exited with %d:\n%s", rc, stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the modules never began to start:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(stderr.String(), `msg=ready`) {
+		t.Fatalf("every part started although Discord never got ready:\n%s", stderr)
+	}
+	cancel()
+	select {
+	case <-code:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	noGoroutinesLeft(t, before)
 }

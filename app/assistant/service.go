@@ -1,7 +1,9 @@
 // Package assistant owns the appliance's model provider: it builds the
-// llm Client (and the Chain with the optional fallback) from the settings
-// saved on /assistant and the environment's overrides, through the egress
-// layer's guarded streaming transport, rebuilds it when the settings are
+// llm Clients and the Chain over them (the primary and the optional
+// fallback; the failure policy holds without a fallback too) from the
+// settings saved on /assistant and the environment's overrides, through
+// the egress layer's guarded streaming transport, rebuilds it when the
+// settings are
 // saved (Reload), and keeps the status card's counters (Recorder). In demo
 // mode the provider is the scripted demo model on loopback instead, and no
 // setting reaches the network. Test connection (TestConnection) checks each
@@ -64,8 +66,11 @@ type Options struct {
 	Resolver  egress.Resolver
 	TLSConfig *tls.Config
 	Logger    *slog.Logger
-	// Now is the clock of the counters (nil: time.Now).
+	// Now is the clock of the counters and the chain's cooldowns (nil:
+	// time.Now).
 	Now func() time.Time
+	// Sleep is the chain's wait before a retry (tests; nil: a timer).
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // member is one built backend.
@@ -122,12 +127,20 @@ func (s *Service) Reload(ctx context.Context) error {
 	}
 	eff := s.o.Env.Apply(stored)
 	members, buildErr := s.build(eff)
+	// The configured provider is always a Chain, with or without a
+	// fallback: the failure policy (the retry after 2 s, the cooldown)
+	// holds for a primary alone too. The demo model is called as it is.
 	var provider llm.Provider
 	switch {
-	case len(members) == 1:
+	case len(members) == 0:
+	case s.o.Demo != nil:
 		provider = members[0].client
-	case len(members) > 1:
-		provider = llm.NewChain(members[0].client, members[1].client, llm.ChainOptions{Logger: s.log})
+	default:
+		var fallback llm.Provider
+		if len(members) > 1 {
+			fallback = members[1].client
+		}
+		provider = llm.NewChain(members[0].client, fallback, llm.ChainOptions{Logger: s.log, Now: s.o.Now, Sleep: s.o.Sleep})
 	}
 	s.mu.Lock()
 	old := s.members

@@ -323,3 +323,54 @@ func TestRecorderCountsPerUTCDay(t *testing.T) {
 		t.Fatalf("the next day: %+v", c)
 	}
 }
+
+// TestServiceRetriesATransientFailureWithoutAFallback: the failure policy
+// holds with a primary alone — a 500 is retried once after 2 s (on the
+// test's clock), not handed to the caller.
+func TestServiceRetriesATransientFailureWithoutAFallback(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	f := llmfake.New(llmfake.Step{Plan: llmfake.HTTPFailure(500, "server_error", "boom")}, llmfake.Step{Plan: llmfake.Text("ok")})
+	t.Cleanup(f.Close)
+	save(t, st, f.URL(), "fake-model", true)
+	var mu sync.Mutex
+	var slept []time.Duration
+	s, _ := newService(t, Options{Store: st, Sleep: func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		slept = append(slept, d)
+		return nil
+	}})
+	resp, err := s.Provider().Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}, nil)
+	if err != nil || resp.Content != "ok" {
+		t.Fatalf("Complete = %q, %v; want the retry's answer", resp.Content, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(slept) != 1 || slept[0] != llm.RetryDelay || len(f.Requests()) != 2 {
+		t.Fatalf("slept %v, %d requests; want one wait of %v and two requests", slept, len(f.Requests()), llm.RetryDelay)
+	}
+}
+
+// TestServiceDoesNotRetryARefusedAddress: an endpoint the egress policy
+// refuses (loopback with the private-network switch off) is a setting to
+// change, not a transient failure: no 2 s retry, the fallback at once, and
+// the "unavailable" outcome.
+func TestServiceDoesNotRetryARefusedAddress(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	f := fake(t, "kimi-test")
+	save(t, st, f.URL(), "kimi-test", false)
+	var slept []time.Duration
+	s, _ := newService(t, Options{Store: st, Sleep: func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		return nil
+	}})
+	_, err := s.Provider().Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}, nil)
+	if d, o := llm.Classify(err); d != llm.Failover || o != llm.OutcomeUnavailable || !strings.Contains(Describe(err), "allow a private-network endpoint") {
+		t.Fatalf("err = %v: %v, %v; want a failover, unavailable, naming the switch", err, d, o)
+	}
+	if len(slept) != 0 || len(f.Requests()) != 0 {
+		t.Fatalf("slept %v, %d requests; want no retry and no request", slept, len(f.Requests()))
+	}
+}

@@ -64,6 +64,11 @@ func (e *AddressRefusedError) Error() string {
 		e.Addr, hostkit.Repr(e.Host), e.Class)
 }
 
+// PolicyRefusal reports true: the model provider's failure policy
+// (llm.Classify) treats the refusal as a setting to change, not a
+// transient failure to retry.
+func (e *AddressRefusedError) PolicyRefusal() bool { return true }
+
 // NewProviderTransport is the model provider's HTTP transport: every
 // connection is dialed by the egress layer's guarded dialer, which checks
 // the address actually connected (so a name that resolves, or re-resolves,

@@ -36,7 +36,7 @@ func providerGet(t *testing.T, o ProviderOptions, url string) (string, error) {
 func TestProviderTransportAddressPolicy(t *testing.T) {
 	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
 	res := resolverFor("llm.test", "127.0.0.1", "meta.test", "169.254.169.254", "meta6.test", "fd00:ec2::254",
-		"lan.test", "192.168.1.20")
+		"lan.test", "192.168.1.20", "mapped.test", "::ffff:169.254.169.254", "mapped-lo.test", "::ffff:127.0.0.1")
 	cases := []struct {
 		name      string
 		url       string
@@ -52,6 +52,13 @@ func TestProviderTransportAddressPolicy(t *testing.T) {
 		{"IPv4 metadata literal refused even with the switch", "http://169.254.169.254/", true, "metadata"},
 		{"IPv6 metadata refused even with the switch", "http://meta6.test/", true, "metadata"},
 		{"unspecified address refused even with the switch", "http://0.0.0.0:1/", true, "unspecified"},
+		{"IPv4-mapped metadata literal refused even with the switch", "http://[::ffff:169.254.169.254]/", true, "metadata"},
+		{"NAT64 metadata literal refused even with the switch", "http://[64:ff9b::a9fe:a9fe]/", true, "metadata"},
+		{"name resolving to IPv4-mapped metadata refused even with the switch", "http://mapped.test/", true, "metadata"},
+		{"Alibaba metadata refused even with the switch", "http://100.100.100.200/", true, "metadata"},
+		{"IPv6 unspecified refused even with the switch", "http://[::]:1/", true, "unspecified"},
+		{"name resolving to IPv4-mapped loopback refused by default", "http://mapped-lo.test:1/", false, "loopback"},
+		{"IPv6 loopback refused by default", "http://[::1]:1/", false, "loopback"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -70,11 +70,12 @@ func TestChainFollowsTheFailurePolicy(t *testing.T) {
 		sleeps            int
 		primaryN, fallN   int
 		wantDisp          llm.Disposition
+		stall             bool // the primary's stall watchdog is short (a case that stalls)
 	}{
 		{name: "a transient failure is retried once after 2 s", primary: []llmfake.Plan{ok500, llmfake.Text("ok")},
 			backend: "primary", sleeps: 1, primaryN: 2},
 		{name: "two transient failures move to the fallback", primary: []llmfake.Plan{ok500, llmfake.Stall(false)}, fallback: []llmfake.Plan{llmfake.Text("ok")},
-			backend: "fallback", sleeps: 1, primaryN: 2, fallN: 1},
+			backend: "fallback", sleeps: 1, primaryN: 2, fallN: 1, stall: true},
 		{name: "401 fails over at once", primary: []llmfake.Plan{ok401}, fallback: []llmfake.Plan{llmfake.Text("ok")},
 			backend: "fallback", primaryN: 1, fallN: 1},
 		{name: "404 fails over at once", primary: []llmfake.Plan{llmfake.HTTPFailure(404, "resource_not_found_error", "no model")}, fallback: []llmfake.Plan{llmfake.Text("ok")},
@@ -102,8 +103,11 @@ func TestChainFollowsTheFailurePolicy(t *testing.T) {
 				fb = client(t, f)
 			}
 			clk := newClock()
-			stall := func(o *llm.Options) { o.StallTimeout = 300 * time.Millisecond }
-			ch := llm.NewChain(client(t, p, stall), fb, llm.ChainOptions{Sleep: clk.Sleep, Now: clk.Now})
+			primary := client(t, p)
+			if tt.stall {
+				primary = client(t, p, func(o *llm.Options) { o.StallTimeout = 300 * time.Millisecond })
+			}
+			ch := llm.NewChain(primary, fb, llm.ChainOptions{Sleep: clk.Sleep, Now: clk.Now})
 			resp, err := ch.Complete(ctxTimeout(t), user("hi"), nil)
 			if tt.backend != "" {
 				if err != nil || resp.Backend != tt.backend || resp.Content != "ok" {

@@ -63,7 +63,9 @@ type Options struct {
 	// Timeout bounds one whole request (0: the context alone).
 	Timeout time.Duration
 	// StallTimeout: no byte for this long, response headers included, ends
-	// the request with ErrStall (0: DefaultStallTimeout).
+	// the request with ErrStall (0: DefaultStallTimeout). The non-streamed
+	// retry after a 400 is watched from its headers on: they come only
+	// with the whole answer.
 	StallTimeout time.Duration
 	// UserAgent is sent on every request ("Kimi/<version>"; "" → "Kimi").
 	UserAgent string
@@ -224,7 +226,10 @@ func (c *Client) endpoint(path string) string { return c.baseStr + path }
 
 // attempt is one request in flight: its context ends on the caller's
 // cancellation, the whole-request timeout (ErrTimeout) or the stall
-// watchdog (ErrStall), which restarts on every byte read.
+// watchdog (ErrStall), which restarts on every byte read. The watchdog
+// counts the wait for a stream's headers; a non-streamed completion sends
+// its headers only once the whole answer is written, so for it the
+// watchdog starts with the headers (the request timeout bounds the wait).
 type attempt struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -234,7 +239,7 @@ type attempt struct {
 	start  time.Time
 }
 
-func (c *Client) begin(ctx context.Context) *attempt {
+func (c *Client) begin(ctx context.Context, watchHeaders bool) *attempt {
 	a := &attempt{stall: c.stall, start: c.now()}
 	var stop context.CancelFunc = func() {}
 	if c.timeout > 0 {
@@ -243,6 +248,9 @@ func (c *Client) begin(ctx context.Context) *attempt {
 	a.ctx, a.cancel = context.WithCancelCause(ctx)
 	a.stop = stop
 	a.timer = time.AfterFunc(c.stall, func() { a.cancel(ErrStall) })
+	if !watchHeaders {
+		a.timer.Stop() // send's touch arms it once the headers came
+	}
 	return a
 }
 

@@ -3,7 +3,9 @@ package llm_test
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,7 +50,13 @@ func TestCompleteTypesEveryFailureAndClassifiesIt(t *testing.T) {
 				steps = append(steps, llmfake.Step{Plan: p})
 			}
 			s := fake(t, steps...)
-			c := client(t, s, func(o *llm.Options) { o.StallTimeout = 300 * time.Millisecond })
+			c := client(t, s)
+			if tt.is == llm.ErrStall {
+				// Only a stall case waits for the watchdog: a short one
+				// elsewhere would turn a slow answer on a loaded machine
+				// into a stall.
+				c = client(t, s, func(o *llm.Options) { o.StallTimeout = 300 * time.Millisecond })
+			}
 			_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
 			if err == nil {
 				t.Fatal("Complete succeeded")
@@ -112,13 +120,35 @@ func TestCompleteRefusesARedirect(t *testing.T) {
 }
 
 func TestCompleteEndsAtTheRequestTimeoutEvenWhileBytesFlow(t *testing.T) {
-	// Keep-alive comments restart the stall watchdog; the whole-request
-	// timeout still ends the request.
-	s := fake(t, llmfake.Step{Plan: llmfake.Stall(true)})
-	c := client(t, s, func(o *llm.Options) { o.Timeout = 200 * time.Millisecond })
-	_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+	// A stream of nothing but keep-alive comments, never ending: every
+	// byte restarts the stall watchdog (1 s, well above the comments'
+	// spacing), so only the whole-request timeout (2.5 s) ends it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			_ = rc.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Options{BaseURL: srv.URL + "/v1", Model: "m", Transport: transport(t),
+		StallTimeout: time.Second, Timeout: 2500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Complete(ctxTimeout(t), user("hi"), nil)
 	if !errors.Is(err, llm.ErrTimeout) {
-		t.Fatalf("err = %v, want ErrTimeout", err)
+		t.Fatalf("err = %v, want ErrTimeout (ErrStall: the comments did not restart the watchdog)", err)
 	}
 	if d, o := llm.Classify(err); d != llm.Retry || o != llm.OutcomeDown {
 		t.Errorf("Classify = %v, %v", d, o)
@@ -161,3 +191,62 @@ func TestKimiStrictModeNeedsReasoningContentReplayed(t *testing.T) {
 		t.Errorf("replayed reasoning_content = %v", rc)
 	}
 }
+
+func TestTheNonStreamedRetryWaitsForItsHeadersPastTheStallTimeout(t *testing.T) {
+	// A non-streamed answer sends its headers only when the whole
+	// completion is written: the stall watchdog, which is the stream's,
+	// does not cut that wait (the request timeout bounds it).
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"type":"invalid_request_error","message":"stream_options is not supported"}}`))
+			return
+		}
+		select { // generating the whole answer: longer than the stall timeout
+		case <-time.After(600 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"whole"},"finish_reason":"stop"}]}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := llm.New(llm.Options{BaseURL: srv.URL + "/v1", Model: "m", Transport: transport(t), StallTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+	if err != nil || resp.Content != "whole" {
+		t.Fatalf("Complete = %q, %v; want the non-streamed answer", resp.Content, err)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d requests, want 2 (the stream, then one without)", n)
+	}
+}
+
+// refusedAddress stands for app/egress's AddressRefusedError.
+type refusedAddress struct{}
+
+func (refusedAddress) Error() string {
+	return "egress: refused to connect to 127.0.0.1: loopback address"
+}
+func (refusedAddress) PolicyRefusal() bool { return true }
+
+func TestClassifyFailsOverAnAddressRefusedOnPolicy(t *testing.T) {
+	c := client(t, fake(t), func(o *llm.Options) {
+		o.Transport = roundTripper(func(*http.Request) (*http.Response, error) { return nil, refusedAddress{} })
+	})
+	_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+	if d, o := llm.Classify(err); d != llm.Failover || o != llm.OutcomeUnavailable {
+		t.Fatalf("Classify(%v) = %v, %v; want Failover, OutcomeUnavailable (a setting to change, not a retry)", err, d, o)
+	}
+	if !errors.Is(err, llm.ErrConnection) {
+		t.Errorf("err = %v, want it to stay an ErrConnection", err)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

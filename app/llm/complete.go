@@ -34,7 +34,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 }
 
 func (c *Client) complete(ctx context.Context, body []byte, stream bool, onEvent func(Event)) (Response, error) {
-	a := c.begin(ctx)
+	a := c.begin(ctx, stream)
 	defer a.end()
 	resp, err := c.send(a, http.MethodPost, "/chat/completions", body, stream)
 	if err != nil {
@@ -283,7 +283,7 @@ func encodeTools(in []Tool) ([]wireTool, error) {
 // Models lists the endpoint's models (GET {base}/models). Moonshot's
 // context_length (vLLM's max_model_len) becomes ContextWindow.
 func (c *Client) Models(ctx context.Context) ([]Model, error) {
-	a := c.begin(ctx)
+	a := c.begin(ctx, true)
 	defer a.end()
 	resp, err := c.send(a, http.MethodGet, "/models", nil, false)
 	if err != nil {

@@ -26,11 +26,13 @@ var (
 //   - Retry (once after 2 s, then the fallback): 408, 425, 429 without
 //     Retry-After, any 5xx, connection errors, stalls, the request timeout,
 //     a mid-stream error event;
-//   - Failover at once: 401, 404, a 429 with Retry-After;
+//   - Failover at once: 401, 404, a 429 with Retry-After, an address the
+//     transport refuses on policy (a PolicyRefusal: a setting to change,
+//     not a transient failure);
 //   - Stop: 400, 403, 422, a context overflow, a cancelled request, an
 //     invalid request, a malformed or oversized answer, anything else.
 //
-// 401, 403, 404 and a missing configuration are OutcomeUnavailable, 429 is
+// 401, 403, 404, a refused address and a missing configuration are OutcomeUnavailable, 429 is
 // OutcomeBusy, the transient failures and a cooldown are OutcomeDown, the
 // rest OutcomeInternal. Classify(nil) is (0, 0).
 func Classify(err error) (Disposition, Outcome) {
@@ -47,10 +49,25 @@ func Classify(err error) (Disposition, Outcome) {
 		return Stop, OutcomeDown
 	case errors.As(err, &he):
 		return classifyHTTP(he)
+	case isPolicyRefusal(err):
+		return Failover, OutcomeUnavailable
 	case errors.Is(err, ErrStall), errors.Is(err, ErrTimeout), errors.Is(err, ErrConnection):
 		return Retry, OutcomeDown
 	}
 	return Stop, OutcomeInternal
+}
+
+// PolicyRefusal is implemented by a transport's error for an address it
+// refuses to connect to on policy (app/egress's AddressRefusedError).
+type PolicyRefusal interface {
+	error
+	// PolicyRefusal reports whether the refusal is the policy's.
+	PolicyRefusal() bool
+}
+
+func isPolicyRefusal(err error) bool {
+	var r PolicyRefusal
+	return errors.As(err, &r) && r.PolicyRefusal()
 }
 
 func classifyHTTP(e *HTTPError) (Disposition, Outcome) {

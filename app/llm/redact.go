@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -24,8 +25,15 @@ type redactor struct {
 func newRedactor(keys ...string) redactor {
 	var ks []string
 	for _, k := range keys {
-		if k != "" && !slices.Contains(ks, k) {
-			ks = append(ks, k)
+		if k == "" {
+			continue
+		}
+		// A raw body (the debug log) has the key as its JSON escapes it:
+		// '"', '\', '<', '>' and '&' by Go's encoder, '/' by PHP's.
+		for _, v := range []string{k, jsonEscaped(k), slashEscaped(k), slashEscaped(jsonEscaped(k))} {
+			if !slices.Contains(ks, v) {
+				ks = append(ks, v)
+			}
 		}
 	}
 	if len(ks) == 0 {
@@ -63,3 +71,15 @@ func (rd redactor) Field(s string, n int) string {
 	}
 	return s
 }
+
+// jsonEscaped is k as a JSON string's content (HTML-safe, as Go writes it).
+func jsonEscaped(k string) string {
+	b, err := json.Marshal(k)
+	if err != nil || len(b) < 2 {
+		return k
+	}
+	return string(b[1 : len(b)-1])
+}
+
+// slashEscaped is k with each '/' written "\/".
+func slashEscaped(k string) string { return strings.ReplaceAll(k, "/", `\/`) }

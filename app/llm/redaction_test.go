@@ -66,3 +66,21 @@ func TestTheErrorBodyIsLoggedAtDebugOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestTheKeyIsRedactedFromTheDebugLogInItsJSONEscapedForms(t *testing.T) {
+	// A base64-style key with '/', '+' and '&', echoed by a server whose
+	// JSON escapes '/' (PHP) or '&' (Go's HTML-safe encoder).
+	const key = "sk-abc/def+ghi&jkl"
+	for _, echoed := range []string{`sk-abc\/def+ghi&jkl`, `sk-abc/def+ghi\u0026jkl`, `sk-abc\/def+ghi\u0026jkl`} {
+		s := fake(t, llmfake.Step{Plan: llmfake.Plan{Status: 401, Body: `{"error":{"type":"invalid_authentication_error","message":"key ` + echoed + ` is not valid"}}`}})
+		var log logBuffer
+		c := client(t, s, func(o *llm.Options) { o.APIKey = key; o.Logger = log.logger() })
+		_, err := c.Complete(ctxTimeout(t), user("hi"), nil)
+		if err == nil || strings.Contains(err.Error(), key) {
+			t.Fatalf("err = %v", err)
+		}
+		if strings.Contains(log.String(), "def+ghi") || strings.Contains(log.String(), "ghi&jkl") {
+			t.Errorf("the debug log keeps the key as %s:\n%s", echoed, log.String())
+		}
+	}
+}

@@ -147,6 +147,12 @@ func TestAssistantLockedFieldsKeepStored(t *testing.T) {
 	if _, err := SaveAssistant(ctx, st, u, who); err != nil {
 		t.Fatal(err)
 	}
+	// A crafted POST that sends the locked fields anyway changes none.
+	crafted := u
+	crafted.BaseURL, crafted.Model, crafted.APIKey = "https://evil.example/v1", "crafted", KeyUpdate{Value: "sk-crafted"}
+	if _, err := SaveAssistant(ctx, st, crafted, who); err != nil {
+		t.Fatal(err)
+	}
 	got, _ := LoadAssistant(ctx, st)
 	if got.Primary != (Backend{BaseURL: "https://api.moonshot.ai/v1", APIKey: llmKey, Model: "kimi-test"}) || got.MaxTokens != 100 {
 		t.Fatalf("locked fields changed: %+v", got)

@@ -139,14 +139,22 @@ func AssistantErrors(err error) Errors {
 }
 
 // Kept is the form to show again after a refusal: the input as typed but
-// never a key, and no base URL that carries a user name or password.
+// never a key, no base URL that carries a user name or password, and no
+// base URL's query or fragment (a pasted ?api_key= is a key too).
 func (f Assistant) Kept() Assistant {
 	f.APIKey, f.FallbackAPIKey = "", ""
-	if settings.HasUserInfo(f.BaseURL) {
-		f.BaseURL = ""
-	}
-	if settings.HasUserInfo(f.FallbackBaseURL) {
-		f.FallbackBaseURL = ""
-	}
+	f.BaseURL, f.FallbackBaseURL = keptBaseURL(f.BaseURL), keptBaseURL(f.FallbackBaseURL)
 	return f
+}
+
+// keptBaseURL is a refused base URL as it may be shown again: "" when it
+// carries user info, else cut before any query or fragment.
+func keptBaseURL(raw string) string {
+	if settings.HasUserInfo(raw) {
+		return ""
+	}
+	if i := strings.IndexAny(raw, "?#"); i >= 0 {
+		return raw[:i]
+	}
+	return raw
 }

@@ -74,4 +74,8 @@ func TestParseAssistant(t *testing.T) {
 	if e := f.Validate(); e.Get(FieldForm) != MsgAssistantNotSaved || !e.Has(AssistantBaseURL) {
 		t.Fatalf("Validate: %v", e)
 	}
+	q := ParseAssistant(post(t, "/assistant", with(AssistantBaseURL, "https://x.example/v1?api_key=sk-q", AssistantFallbackBaseURL, "https://y.example/v1#sk-f")), settings.AssistantLocks{})
+	if k := q.Kept(); k.BaseURL != "https://x.example/v1" || k.FallbackBaseURL != "https://y.example/v1" {
+		t.Fatalf("Kept keeps a query or fragment: %q, %q", k.BaseURL, k.FallbackBaseURL)
+	}
 }
