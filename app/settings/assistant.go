@@ -434,6 +434,19 @@ func SaveAssistant(ctx context.Context, st Store, u AssistantUpdate, who Actor) 
 		if u.Locked.Model {
 			next.Primary.Model = cur.Primary.Model
 		}
+		// A stored key is never carried to another host: a session that
+		// could change the base URL would otherwise have the key sent to a
+		// server of its choosing.
+		moved := map[string]string{}
+		if !u.Locked.APIKey && keyKept(cur.Primary.APIKey, u.APIKey) && !sameOrigin(cur.Primary.BaseURL, next.Primary.BaseURL) {
+			moved[FieldAssistantAPIKey] = msgKeyMoved
+		}
+		if keyKept(cur.Fallback.APIKey, u.FallbackAPIKey) && next.Fallback.BaseURL != "" && !sameOrigin(cur.Fallback.BaseURL, next.Fallback.BaseURL) {
+			moved[FieldAssistantFallbackAPIKey] = msgKeyMoved
+		}
+		if len(moved) > 0 {
+			return &Error{Fields: moved}
+		}
 		var changes []string
 		next.Primary.APIKey = mergeKey(cur.Primary.APIKey, u.APIKey, u.Locked.APIKey, "API key", &changes)
 		next.Fallback.APIKey = mergeKey(cur.Fallback.APIKey, u.FallbackAPIKey, false, "fallback API key", &changes)
@@ -508,6 +521,33 @@ func mergeKey(cur string, upd KeyUpdate, locked bool, name string, changes *[]st
 		return ""
 	}
 	return cur
+}
+
+// msgKeyMoved refuses a save that would send a stored key to another host.
+const msgKeyMoved = "The base URL now points at another server: enter its API key again (or tick clear), so the stored key is never sent to a new host."
+
+// keyKept reports whether a save keeps the stored key as it is (a blank
+// field, no clear).
+func keyKept(cur string, upd KeyUpdate) bool { return cur != "" && upd.Value == "" && !upd.Clear }
+
+// sameOrigin reports whether two base URLs reach the same scheme, host and
+// port (the path may change: a key belongs to a server).
+func sameOrigin(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "http") {
+			return "80"
+		}
+		return "443"
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(strings.TrimSuffix(ua.Hostname(), "."), strings.TrimSuffix(ub.Hostname(), ".")) && port(ua) == port(ub)
 }
 
 // diffAssistant names the non-secret changes from cur to next.

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -247,5 +248,65 @@ func TestAssistantConfigured(t *testing.T) {
 		if got := tc.a.Configured(); got != tc.want {
 			t.Errorf("%s: Configured() = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAssistantKeyIsNeverCarriedToAnotherHost: a save that points the base
+// URL (or the fallback's) at another server while leaving the stored key
+// blank is refused on the key's field, and nothing changes; a new path on
+// the same server, a new key, or a clear is saved.
+func TestAssistantKeyIsNeverCarriedToAnotherHost(t *testing.T) {
+	cases := []struct {
+		name      string
+		edit      func(*AssistantUpdate)
+		wantField string // "" = saved
+		wantKey   string // the primary key after the save
+	}{
+		{"same server, another path", func(u *AssistantUpdate) { u.BaseURL = "https://API.moonshot.ai./v2" }, "", llmKey},
+		{"same server, default port spelled", func(u *AssistantUpdate) { u.BaseURL = "https://api.moonshot.ai:443/v1" }, "", llmKey},
+		{"another host", func(u *AssistantUpdate) { u.BaseURL = "https://collector.example/v1" }, FieldAssistantAPIKey, llmKey},
+		{"another port", func(u *AssistantUpdate) { u.BaseURL = "https://api.moonshot.ai:8443/v1" }, FieldAssistantAPIKey, llmKey},
+		{"another scheme", func(u *AssistantUpdate) { u.BaseURL = "http://api.moonshot.ai/v1" }, FieldAssistantAPIKey, llmKey},
+		{"another host with its key", func(u *AssistantUpdate) {
+			u.BaseURL, u.APIKey = "https://collector.example/v1", KeyUpdate{Value: "sk-new-key-for-collector"}
+		}, "", "sk-new-key-for-collector"},
+		{"another host, key cleared", func(u *AssistantUpdate) {
+			u.BaseURL, u.APIKey, u.AllowPrivateNetwork = "http://127.0.0.1:11434/v1", KeyUpdate{Clear: true}, true
+		}, "", ""},
+		{"the fallback moved", func(u *AssistantUpdate) { u.FallbackBaseURL = "https://collector.example/v1" }, FieldAssistantFallbackAPIKey, llmKey},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := openSettingsStore(t)
+			first := validAssistant()
+			first.FallbackBaseURL, first.FallbackModel, first.FallbackAPIKey = "https://fallback.example/v1", "m", KeyUpdate{Value: llmFallback}
+			if _, err := SaveAssistant(ctx, st, first, who); err != nil {
+				t.Fatal(err)
+			}
+			u := validAssistant()
+			u.APIKey = KeyUpdate{}
+			u.FallbackBaseURL, u.FallbackModel = "https://fallback.example/v1", "m"
+			c.edit(&u)
+			_, err := SaveAssistant(ctx, st, u, who)
+			got, lerr := LoadAssistant(ctx, st)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			if c.wantField != "" {
+				var se *Error
+				if !errors.As(err, &se) || !strings.Contains(se.Fields[c.wantField], "enter its API key again") {
+					t.Fatalf("err = %v, want a refusal on %s", err, c.wantField)
+				}
+				if got.Primary.BaseURL != "https://api.moonshot.ai/v1" || got.Fallback.BaseURL != "https://fallback.example/v1" {
+					t.Fatalf("a refused save changed the base URLs: %q, %q", got.Primary.BaseURL, got.Fallback.BaseURL)
+				}
+			} else if err != nil {
+				t.Fatalf("save: %v", err)
+			}
+			if got.Primary.APIKey != c.wantKey {
+				t.Fatalf("key after the save = %q, want %q", got.Primary.APIKey, c.wantKey)
+			}
+		})
 	}
 }
