@@ -100,6 +100,10 @@ var (
 	_ slog.LogValuer = Worldtree{}
 )
 
+// msgWorldtreeKeyMoved refuses a save that would send a stored Worldtree
+// key to another server.
+const msgWorldtreeKeyMoved = "The base URL now points at another server: enter this key again (or tick clear), so the stored key is never sent to a new host."
+
 // KeyUpdate is the change to one key: a new Value replaces it, Clear removes it, and neither
 // keeps the stored key (a blank field on the form).
 type KeyUpdate struct {
@@ -308,6 +312,23 @@ func SaveWorldtree(ctx context.Context, st Store, u WorldtreeUpdate, who Actor) 
 			changes = append(changes, "base URL set to "+next.BaseURL)
 		} else if cur.BaseURL != next.BaseURL {
 			changes = append(changes, "base URL changed to "+next.BaseURL)
+		}
+		// A stored key is never carried to another server (the model
+		// provider's rule, assistant.go).
+		if cur.BaseURL != "" && !sameOrigin(cur.BaseURL, next.BaseURL) {
+			moved := map[string]string{}
+			for field, k := range map[string]struct {
+				cur string
+				upd KeyUpdate
+			}{FieldWorldtreeDefaultKey: {cur.DefaultKey, u.DefaultKey}, FieldWorldtreeAdminKey: {cur.AdminKey, u.AdminKey},
+				FieldWorldtreeConsumerKey: {cur.ConsumerKey, u.ConsumerKey}} {
+				if keyKept(k.cur, k.upd) {
+					moved[field] = msgWorldtreeKeyMoved
+				}
+			}
+			if len(moved) > 0 {
+				return &Error{Fields: moved}
+			}
 		}
 		for _, k := range []struct {
 			name     string

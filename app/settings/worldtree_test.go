@@ -80,9 +80,10 @@ func TestSettingsSaveMergeAndRemove(t *testing.T) {
 			Worldtree{BaseURL: "https://wt.example/api", DefaultKey: canaryKey, AdminKey: adminKey},
 			"saved, nothing changed"},
 		{"replace the default key, add the consumer key, move the URL",
-			WorldtreeUpdate{BaseURL: "http://127.0.0.1:8080", DefaultKey: KeyUpdate{Value: "second-default-key"}, ConsumerKey: KeyUpdate{Value: consumerKey}},
+			WorldtreeUpdate{BaseURL: "http://127.0.0.1:8080", DefaultKey: KeyUpdate{Value: "second-default-key"}, AdminKey: KeyUpdate{Value: adminKey},
+				ConsumerKey: KeyUpdate{Value: consumerKey}},
 			Worldtree{BaseURL: "http://127.0.0.1:8080", DefaultKey: "second-default-key", AdminKey: adminKey, ConsumerKey: consumerKey},
-			"base URL changed to http://127.0.0.1:8080; default key replaced; consumer key set"},
+			"base URL changed to http://127.0.0.1:8080; default key replaced; admin key replaced; consumer key set"},
 		{"clear the admin key",
 			WorldtreeUpdate{BaseURL: "http://127.0.0.1:8080", AdminKey: KeyUpdate{Clear: true}},
 			Worldtree{BaseURL: "http://127.0.0.1:8080", DefaultKey: "second-default-key", ConsumerKey: consumerKey},
@@ -316,5 +317,33 @@ func TestSettingsConsumerKeyDiffersAfterMerge(t *testing.T) {
 	}
 	if n := len(auditDetails(t, st)); n != 1 {
 		t.Errorf("%d audit rows, want 1 (refused saves write none)", n)
+	}
+}
+
+// TestSettingsKeysAreNeverCarriedToAnotherServer: moving the base URL to
+// another server while a stored key's field is left blank is refused on
+// that field and changes nothing; a new path on the same server keeps the
+// keys.
+func TestSettingsKeysAreNeverCarriedToAnotherServer(t *testing.T) {
+	ctx := context.Background()
+	st := openSettingsStore(t)
+	if _, err := SaveWorldtree(ctx, st, WorldtreeUpdate{BaseURL: "https://wt.example/api", DefaultKey: KeyUpdate{Value: canaryKey},
+		AdminKey: KeyUpdate{Value: adminKey}}, who); err != nil {
+		t.Fatal(err)
+	}
+	_, err := SaveWorldtree(ctx, st, WorldtreeUpdate{BaseURL: "https://collector.example/api", DefaultKey: KeyUpdate{Value: "a-new-default-key"}}, who)
+	var se *Error
+	if !errors.As(err, &se) || se.Fields[FieldWorldtreeAdminKey] != msgWorldtreeKeyMoved || se.Fields[FieldWorldtreeDefaultKey] != "" {
+		t.Fatalf("move with the admin key blank: %v, want a refusal on the admin key only", err)
+	}
+	if got, _ := LoadWorldtree(ctx, st); got.BaseURL != "https://wt.example/api" || got.DefaultKey != canaryKey {
+		t.Fatalf("a refused move changed the settings: %#v", got)
+	}
+	if _, err := SaveWorldtree(ctx, st, WorldtreeUpdate{BaseURL: "https://wt.example/api/v2"}, who); err != nil {
+		t.Fatalf("another path on the same server: %v", err)
+	}
+	if _, err := SaveWorldtree(ctx, st, WorldtreeUpdate{BaseURL: "https://collector.example/api", DefaultKey: KeyUpdate{Value: "a-new-default-key"},
+		AdminKey: KeyUpdate{Clear: true}}, who); err != nil {
+		t.Fatalf("move with every stored key entered again or cleared: %v", err)
 	}
 }
