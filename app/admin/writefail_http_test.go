@@ -60,6 +60,21 @@ var writeRoutes = []struct {
 		return url.Values{form.ProposalNotifyMode: {form.ProposalNotifyDM}}
 	}, []string{`value="` + form.ProposalNotifyDM + `" selected`}, http.StatusSeeOther},
 	{"revoke sessions", "/settings/sessions/revoke", nil, func() url.Values { return url.Values{"confirm": {"yes"}} }, nil, http.StatusSeeOther},
+	{"assistant", "/assistant", nil, func() url.Values {
+		return url.Values{form.AssistantBaseURL: {"https://llm.example.org/v7341"}, form.AssistantAPIKey: {llmTestKey},
+			form.AssistantModel: {"kept-model-7341"}, form.AssistantMaxTokens: {"7341"}, form.AssistantTimeout: {"120"}}
+	}, []string{`value="https://llm.example.org/v7341"`, "kept-model-7341", `value="7341"`}, http.StatusSeeOther},
+	// Nothing listens on port 1: the retry's connection test fails at once
+	// (the save still redirects).
+	{"worldtree settings", "/settings/worldtree", nil, func() url.Values {
+		return url.Values{form.WorldtreeBaseURL: {"http://127.0.0.1:1/kept7341"}, form.WorldtreeDefaultKey: {wtDefaultKey}}
+	}, []string{`value="http://127.0.0.1:1/kept7341"`}, http.StatusSeeOther},
+	{"discord cache", "/discord/cache", nil, func() url.Values {
+		return url.Values{form.DiscordCacheMessages: {"7341"}, form.DiscordCacheMembers: {"7342"}}
+	}, []string{`value="7341"`, `value="7342"`}, http.StatusSeeOther},
+	{"proposal reject", "/proposals/{id}/reject", proposeKudos, func() url.Values {
+		return url.Values{form.ProposalReason: {"Kept reason 7341"}}
+	}, []string{"Kept reason 7341"}, http.StatusSeeOther},
 }
 
 // refusal is a way the database refuses writes for real: break starts it,
