@@ -239,3 +239,35 @@ func TestALockIsWarnedOncePerEpisode(t *testing.T) {
 		wantStatus(t, c.post(route.url, withRev(route.form(), h.document(guildT).Revision)), http.StatusSeeOther)
 	}
 }
+
+// TestSignOutRefusedByTheDatabaseStillSignsTheBrowserOut: the session row
+// cannot be deleted on a full disk or under a lock, yet the browser is
+// signed out (its cookie cleared) and told that the session ends on its own
+// at its expiry; the log says the same.
+func TestSignOutRefusedByTheDatabaseStillSignsTheBrowserOut(t *testing.T) {
+	for _, refused := range refusals {
+		t.Run(refused.name, func(t *testing.T) {
+			h := newHarnessStore(t, refused.store)
+			h.createAdmin()
+			c := h.newClient()
+			c.login(testUser, testPassword)
+			c.get("/")
+			mend := refused.break_(t, h)
+			defer mend()
+			res := c.post("/logout", nil)
+			wantStatus(t, res, http.StatusSeeOther)
+			if loc := res.Header.Get("Location"); loc != "/login" {
+				t.Errorf("Location = %q, want /login", loc)
+			}
+			if v := c.cookie(sessionCookie); v != "" {
+				t.Errorf("the session cookie stayed in the browser: %q", v)
+			}
+			wantBody(t, c.get("/login"), "You are signed out in this browser", "ends by itself when it expires")
+			wantStatus(t, c.get("/"), http.StatusSeeOther)
+			if n := h.sessionCount(); n != 1 {
+				t.Errorf("%d sessions stored, want the one that could not be deleted", n)
+			}
+			wantBody(t, &response{body: h.logs.String()}, "sign-out could not delete the session; it expires on its own")
+		})
+	}
+}
