@@ -20,7 +20,7 @@ func (s *Server) logout(c echo.Context) error {
 		if _, _, refused := s.writeRefusal(err); !refused {
 			return err
 		}
-		s.log.WarnContext(ctx, "admin: sign-out could not delete the session; it expires on its own",
+		s.log.WarnContext(ctx, "sign-out could not delete the session; it expires on its own",
 			"err", err, "user", sess.Username, "expires_at", sess.ExpiresAt.UTC(), "request_id", requestIDOf(c))
 		flash = flashSignedOutKept
 	}
