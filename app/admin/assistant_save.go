@@ -16,12 +16,14 @@ import (
 // saveAssistant is POST /assistant: the provider form is validated, saved
 // with an audit row (keys as secret settings, never in the row), and the
 // provider is rebuilt from it at once. A refusal re-renders the page with
-// the input kept — never a key — and the fields' errors; nothing is stored.
+// the input kept — never a key — and the fields' errors (or, 503, the
+// store's refusal of the write); nothing is stored.
 func (s *Server) saveAssistant(c echo.Context) error {
 	env, _ := s.opts.Assistant.Env()
 	f := form.ParseAssistant(c.Request(), env.Locks())
+	status := http.StatusUnprocessableEntity
 	refuse := func(errs form.Errors) error {
-		return s.renderAssistant(c, http.StatusUnprocessableEntity, func(v *templates.AssistantView) {
+		return s.renderAssistant(c, status, func(v *templates.AssistantView) {
 			k := f.Kept()
 			fv := &v.Form
 			if !f.Locked.BaseURL {
@@ -44,6 +46,10 @@ func (s *Server) saveAssistant(c echo.Context) error {
 	defer cancel()
 	if _, err := settings.SaveAssistant(ctx, s.opts.Store, u, settings.Actor{Name: actor(c), IP: c.RealIP()}); err != nil {
 		if errs := form.AssistantErrors(err); !errs.OK() {
+			return refuse(errs)
+		}
+		if errs, st, ok := s.refusedForm(c, err); ok {
+			status = st
 			return refuse(errs)
 		}
 		return fmt.Errorf("admin: save assistant settings: %w", err)

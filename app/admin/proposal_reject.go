@@ -20,8 +20,9 @@ import (
 // The service records it (audited with the admin's name), or — when the
 // proposed document is already live from an interrupted approval — marks
 // it applied; its message is the flash of the proposal page. A missing or
-// too long reason re-renders the page with the reason kept and nothing
-// decided.
+// too long reason, or a write the store refused (503: a full disk,
+// another program's lock), re-renders the page with the reason kept and
+// nothing decided.
 func (s *Server) rejectProposal(c echo.Context) error {
 	id, err := proposalParam(c)
 	if err != nil {
@@ -36,6 +37,8 @@ func (s *Server) rejectProposal(c echo.Context) error {
 	o, err := s.opts.Proposals.Reject(ctx, id, webDecider(c), f.Reason)
 	if errors.Is(err, proposals.ErrNotFound) {
 		return echo.ErrNotFound
+	} else if errs, status, ok := s.refusedForm(c, err); ok {
+		return s.renderProposal(c, status, id, f, errs)
 	} else if err != nil {
 		return fmt.Errorf("admin: reject proposal: %w", err)
 	}

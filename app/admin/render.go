@@ -105,6 +105,7 @@ func (s *Server) refuseWrite(c echo.Context, err error) {
 const (
 	flashSessionExpired      = "expired"
 	flashSignedOut           = "signedout"
+	flashSignedOutKept       = "signedoutkept"
 	flashWelcome             = "welcome"
 	flashSignedIn            = "signedin"
 	flashPasswordChanged     = "pwchanged"
@@ -126,8 +127,11 @@ const (
 )
 
 var flashes = map[string]templates.Flash{
-	flashSessionExpired:      {Kind: templates.FlashInfo, Message: "Your session expired. Please sign in again."},
-	flashSignedOut:           {Kind: templates.FlashSuccess, Message: "You have been signed out."},
+	flashSessionExpired: {Kind: templates.FlashInfo, Message: "Your session expired. Please sign in again."},
+	flashSignedOut:      {Kind: templates.FlashSuccess, Message: "You have been signed out."},
+	flashSignedOutKept: {Kind: templates.FlashWarning, Message: "You are signed out in this browser, but Kimi could not end the session on the server " +
+		"(its disk is full or another program holds a lock on its database): the session ends by itself when it expires. " +
+		"Once saving works again, sign in and use Sign out other sessions in Settings to end it now."},
 	flashWelcome:             {Kind: templates.FlashSuccess, Message: "Welcome! Your admin account is ready and you are signed in."},
 	flashSignedIn:            {Kind: templates.FlashSuccess, Message: "Signed in."},
 	flashPasswordChanged:     {Kind: templates.FlashSuccess, Message: "Password changed. All other sessions were signed out."},

@@ -61,11 +61,14 @@ func (s *Server) saveWorldtreeSettings(c echo.Context) error {
 	sess := sessionOf(c)
 	f := form.ParseWorldtreeSettings(c.Request())
 	errs := f.Validate()
+	status := http.StatusUnprocessableEntity
 	var saved settings.Worldtree
 	if errs.OK() {
 		var err error
 		saved, err = settings.SaveWorldtree(ctx, s.opts.Store, f.Update(), settings.Actor{Name: sess.Username, IP: c.RealIP()})
-		if errs = form.WorldtreeErrors(err); errs.OK() && err != nil {
+		if refused, st, ok := s.refusedForm(c, err); ok {
+			errs, status = refused, st
+		} else if errs = form.WorldtreeErrors(err); errs.OK() && err != nil {
 			return fmt.Errorf("admin: save worldtree settings: %w", err)
 		}
 	}
@@ -79,7 +82,7 @@ func (s *Server) saveWorldtreeSettings(c echo.Context) error {
 		v.ClearAdmin, v.ClearConsumer = f.ClearAdminKey, f.ClearConsumerKey
 		v.Errors = errs
 		c.Set(worldtreeFormKey, v)
-		return s.renderSettings(c, http.StatusUnprocessableEntity, nil)
+		return s.renderSettings(c, status, nil)
 	}
 	s.worldtree.set(true)
 
