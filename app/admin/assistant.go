@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/llm"
 	"github.com/kimiapp/kimi/app/settings"
@@ -43,11 +44,16 @@ const (
 // ActionAssistantTest is the audit action of a Test connection.
 const ActionAssistantTest = "assistant.test"
 
-const flashAssistantSaved = "asaved"
+const (
+	flashAssistantSaved          = "asaved"
+	flashAssistantBehaviourSaved = "absaved"
+)
 
 func init() {
 	flashes[flashAssistantSaved] = templates.Flash{Kind: templates.FlashSuccess,
 		Message: "Provider settings saved; the assistant uses them from now on. Test the connection to check them."}
+	flashes[flashAssistantBehaviourSaved] = templates.Flash{Kind: templates.FlashSuccess,
+		Message: "Behaviour settings saved."}
 }
 
 // requireAssistant answers 503 on /assistant without a provider owner.
@@ -206,8 +212,12 @@ func assistantReason(err error) string {
 // renderAssistant renders /assistant with status, after a mutate of the
 // model (a refused form's input and errors).
 func (s *Server) renderAssistant(c echo.Context, status int, mutate func(*templates.AssistantView)) error {
+	behaviour, err := settings.LoadAssistantBehaviour(c.Request().Context(), s.opts.Store)
+	if err != nil {
+		return fmt.Errorf("admin: assistant page: %w", err)
+	}
 	v := templates.AssistantView{Live: "/assistant/events", Status: s.assistantStatusView(c),
-		Form: s.assistantFormView(c.Request().Context())}
+		Form: s.assistantFormView(c.Request().Context()), Behaviour: form.AssistantBehaviourOf(behaviour)}
 	if mutate != nil {
 		mutate(&v)
 	}

@@ -59,6 +59,9 @@ var writeRoutes = []struct {
 	{"proposal notifications", "/settings/proposals", nil, func() url.Values {
 		return url.Values{form.ProposalNotifyMode: {form.ProposalNotifyDM}}
 	}, []string{`value="` + form.ProposalNotifyDM + `" selected`}, http.StatusSeeOther},
+	{"assistant behaviour", "/assistant/behaviour", nil, func() url.Values {
+		return behaviourForm(form.AssistantPersona, "Kept persona 7341")
+	}, []string{"Kept persona 7341</textarea>"}, http.StatusSeeOther},
 	{"revoke sessions", "/settings/sessions/revoke", nil, func() url.Values { return url.Values{"confirm": {"yes"}} }, nil, http.StatusSeeOther},
 	{"assistant", "/assistant", nil, func() url.Values {
 		return url.Values{form.AssistantBaseURL: {"https://llm.example.org/v7341"}, form.AssistantAPIKey: {llmTestKey},

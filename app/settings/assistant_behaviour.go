@@ -128,6 +128,13 @@ type AssistantBehaviourUpdate struct {
 	IterationCap int
 }
 
+// Validate checks u as SaveAssistantBehaviour does, without storing it:
+// nil, or a *Error naming each refused field.
+func (u AssistantBehaviourUpdate) Validate() error {
+	_, err := u.parse()
+	return err
+}
+
 // parse validates u and returns the settings it describes, or a *Error.
 func (u AssistantBehaviourUpdate) parse() (AssistantBehaviour, error) {
 	f := map[string]string{}

@@ -75,6 +75,10 @@ func TestAssistantBehaviourRefusals(t *testing.T) {
 			st := openSettingsStore(t)
 			u := validBehaviour()
 			tt.edit(&u)
+			var checked *Error
+			if verr := u.Validate(); !errors.As(verr, &checked) || checked.Fields[tt.field] == "" {
+				t.Fatalf("Validate = %v, want a refusal of %s", verr, tt.field)
+			}
 			_, err := SaveAssistantBehaviour(context.Background(), st, u, Actor{Name: "alice"})
 			var se *Error
 			if !errors.As(err, &se) || !strings.Contains(se.Fields[tt.field], tt.msg) {
@@ -135,5 +139,15 @@ func TestAssistantBehaviourSaveLoadAudit(t *testing.T) {
 		if strings.Contains(d, "pirate") {
 			t.Fatalf("audit shows the persona: %q", d)
 		}
+	}
+}
+
+// TestAssistantBehaviourValidateAcceptsAValidUpdate: Validate refuses
+// only what SaveAssistantBehaviour refuses.
+func TestAssistantBehaviourValidateAcceptsAValidUpdate(t *testing.T) {
+	u := validBehaviour()
+	u.DMMode, u.DMUserIDs, u.Persona = DMUsers, "5, 7", "You are {name}."
+	if err := u.Validate(); err != nil {
+		t.Fatalf("Validate = %v", err)
 	}
 }

@@ -10,6 +10,10 @@ type AssistantView struct {
 	Status AssistantStatusView
 	Form   AssistantFormView
 	Errors form.Errors
+	// Behaviour is the behaviour form (the stored settings, or the refused
+	// input) and BehaviourErrors its refusal.
+	Behaviour       form.AssistantBehaviour
+	BehaviourErrors form.Errors
 }
 
 // AssistantStatusView is the live part of /assistant: the status card and
