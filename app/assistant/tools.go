@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/json/jsontext"
 	"errors"
 	"log/slog"
 	"slices"
@@ -336,16 +335,16 @@ func Truncate(s string, limit int) (string, bool) {
 // {"error": "…"} passes through.
 func Untrusted(out string) string {
 	members, isObject := objectMembers(out)
-	if len(members) == 2 && unquote(members[0]) == "error" && members[1].Kind() == '"' {
+	if len(members) == 2 && unquote(members[0]) == "error" && len(members[1]) > 0 && members[1][0] == '"' {
 		return strings.TrimSpace(out)
 	}
 	raw := []byte(strings.TrimSpace(out))
 	var b bytes.Buffer
 	b.WriteByte('{')
 	if !isObject {
-		v := jsontext.Value(raw)
+		v := raw
 		if len(raw) == 0 || !json.Valid(raw) {
-			v, _ = jsontext.AppendQuote(nil, out)
+			v = quoteJSON(out)
 		}
 		b.WriteString(`"result":`)
 		b.Write(v)
@@ -360,7 +359,7 @@ func Untrusted(out string) string {
 		b.Write(members[i+1])
 		b.WriteByte(',')
 	}
-	note, _ := jsontext.AppendQuote(nil, UntrustedNote)
+	note := quoteJSON(UntrustedNote)
 	b.WriteString(`"context_is_untrusted":true,"note":`)
 	b.Write(note)
 	b.WriteByte('}')
@@ -368,32 +367,42 @@ func Untrusted(out string) string {
 }
 
 // objectMembers splits out, when it is one JSON object, into its members'
-// keys and values in order (duplicates kept).
-func objectMembers(out string) (members []jsontext.Value, ok bool) {
+// keys and values in order (duplicates kept), each as JSON text.
+func objectMembers(out string) (members []json.RawMessage, ok bool) {
 	raw := []byte(strings.TrimSpace(out))
 	if len(raw) == 0 || raw[0] != '{' || !json.Valid(raw) {
 		return nil, false
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if _, err := dec.ReadToken(); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // {
 		return nil, false
 	}
-	for dec.PeekKind() != '}' {
-		k, err := dec.ReadValue()
-		if err != nil {
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		if err != nil || !isKey {
 			return nil, false
 		}
-		k = slices.Clone(k)
-		v, err := dec.ReadValue()
-		if err != nil {
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
 			return nil, false
 		}
-		members = append(members, k, slices.Clone(v))
+		members = append(members, quoteJSON(key), v)
 	}
 	return members, true
 }
 
-func unquote(v jsontext.Value) string {
+// quoteJSON is s as a JSON string (no HTML escaping: the text goes to a
+// model, not a page).
+func quoteJSON(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+func unquote(v json.RawMessage) string {
 	var s string
 	if json.Unmarshal(v, &s) != nil {
 		return ""
