@@ -60,10 +60,10 @@ type toolRig struct {
 	release  chan struct{}
 }
 
-func newToolRig(t *testing.T) *toolRig { t.Helper(); return newToolRigTimeout(t, 300*time.Millisecond) }
+func newToolRig(t testing.TB) *toolRig { t.Helper(); return newToolRigTimeout(t, 300*time.Millisecond) }
 
 // newToolRigTimeout is newToolRig with the host's callback timeout.
-func newToolRigTimeout(t *testing.T, callbackTimeout time.Duration) *toolRig {
+func newToolRigTimeout(t testing.TB, callbackTimeout time.Duration) *toolRig {
 	t.Helper()
 	ctx := context.Background()
 	r := &toolRig{logs: &lockedBuffer{}, release: make(chan struct{})}

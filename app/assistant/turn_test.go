@@ -191,11 +191,11 @@ func newTurnRig(t *testing.T, steps ...llmfake.Step) *turnRig {
 }
 
 // newTurnRigTimeout is newTurnRig with the host's callback timeout.
-func newTurnRigTimeout(t *testing.T, callbackTimeout time.Duration, steps ...llmfake.Step) *turnRig {
+func newTurnRigTimeout(t testing.TB, callbackTimeout time.Duration, steps ...llmfake.Step) *turnRig {
 	t.Helper()
 	ctx := context.Background()
 	r := &turnRig{tools: newToolRigTimeout(t, callbackTimeout), clock: &fakeClock{now: rigStart}}
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "turns.db"), store.Options{})
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "turns.db"), store.Options{Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
