@@ -186,7 +186,9 @@ func (a *Assistant) Recover(ctx context.Context) ([]Interrupted, error) {
 // Handle starts a turn for in on s and returns at once: admission never
 // waits. Refused (too many turns at once, or the caller's two already
 // running), the trigger gets BusyText through s.Busy. ctx bounds nothing
-// of the turn (which outlives the event); its values are not used.
+// of the turn (which outlives the event); its values are not used. s must
+// be safe for concurrent use: the status throttle's timer calls Status
+// from its own goroutine.
 func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
 	if a.base.Err() != nil {
 		return
