@@ -60,7 +60,10 @@ type toolRig struct {
 	release  chan struct{}
 }
 
-func newToolRig(t *testing.T) *toolRig {
+func newToolRig(t testing.TB) *toolRig { t.Helper(); return newToolRigTimeout(t, 300*time.Millisecond) }
+
+// newToolRigTimeout is newToolRig with the host's callback timeout.
+func newToolRigTimeout(t testing.TB, callbackTimeout time.Duration) *toolRig {
 	t.Helper()
 	ctx := context.Background()
 	r := &toolRig{logs: &lockedBuffer{}, release: make(chan struct{})}
@@ -141,7 +144,7 @@ func newToolRig(t *testing.T) *toolRig {
 		names = append(names, s.Name)
 	}
 	r.h, err = host.New(ctx, host.Options{Specs: specs, Store: st, Guilds: guilds, Logger: root, Selection: names, SelectionSet: true,
-		CallbackTimeout: 300 * time.Millisecond, CancelGrace: 100 * time.Millisecond})
+		CallbackTimeout: callbackTimeout, CancelGrace: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,75 @@
+package assistant
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kimiapp/kimi/app/internal/benchbase"
+	"github.com/kimiapp/kimi/app/llm/llmfake"
+	"github.com/kimiapp/kimi/modules/hello"
+)
+
+// benchSurface signals the end of a turn (its final reaction) and
+// records nothing else.
+type benchSurface struct{ done chan struct{} }
+
+func (s benchSurface) React(_ context.Context, e string) error {
+	if e != ReactWorking {
+		close(s.done)
+	}
+	return nil
+}
+func (benchSurface) Unreact(context.Context, string) error { return nil }
+func (benchSurface) Status(context.Context, string) error  { return nil }
+func (benchSurface) ClearStatus(context.Context) error     { return nil }
+func (benchSurface) Busy(context.Context, string) error    { return nil }
+func (benchSurface) Deliver(context.Context, string, bool) (uint64, error) {
+	return uint64(time.Now().UnixNano()), nil
+}
+
+// BenchmarkAssistantTurn is one turn from Handle to the final reaction
+// with a zero-latency fake model (over loopback HTTP) and one tool round
+// (hello_member through the real host), on real SQLite, on the wall
+// clock: turns/s, allocations per turn, p50/p99 trigger→answer, beside
+// the raw SQLite commit rate of the same kind of store in the same run
+// (a turn makes seven commits: open, begin, two usages, the tool call,
+// the delivered map and the finish). Turns run one after another.
+func BenchmarkAssistantTurn(b *testing.B) {
+	r := newTurnRigTimeout(b, 300*time.Millisecond, llmfake.Step{Repeat: true, Reply: func(rec llmfake.Recorded) llmfake.Plan {
+		if rec.Body.Last().Role == "tool" {
+			return llmfake.Plan{Content: []string{"Done, ", "Ada."}, Usage: llmfake.Usage{Prompt: 100, Completion: 2}}
+		}
+		return llmfake.Plan{Calls: []llmfake.Call{{ID: "h1", Name: hello.ToolGreet, Args: []string{"{}"}}}, Usage: llmfake.Usage{Prompt: 90, Completion: 5}}
+	}})
+	a, err := NewAssistant(AssistantOptions{Store: NewConversations(r.st, nil), Provider: r.a.o.Provider, Tools: r.tools.h,
+		Settings: r.st, Identity: r.a.o.Identity})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close(context.Background()) })
+	commits := benchbase.RawCommitRate(b, r.st, 300)
+	lat := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		s := benchSurface{done: make(chan struct{})}
+		t0 := time.Now()
+		a.Handle(context.Background(), incoming(uint64(10_000+i), "hello"), s)
+		<-s.done
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	a.wg.Wait()
+	slices.Sort(lat)
+	pct := func(p float64) float64 { return float64(lat[int(float64(len(lat)-1)*p)].Microseconds()) / 1000 }
+	tps := float64(b.N) / elapsed.Seconds()
+	b.ReportMetric(tps, "turns/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(commits, "raw-commits/s")
+	b.ReportMetric(tps/commits, "ratio")
+}
