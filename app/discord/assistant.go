@@ -223,7 +223,11 @@ func (b *Bot) assistantTrigger(s *discordgo.Session, p *AssistantPort, m *discor
 	if !pol.Allows(in.Tier, in.Owner) {
 		return in, triggerNone, false
 	}
-	if !canSend(s, botID, m.ChannelID, parentID != 0) {
+	parent := ""
+	if parentID != 0 {
+		parent = idString(parentID)
+	}
+	if !b.canSend(s, botID, m.GuildID, m.ChannelID, parent) {
 		b.log.Info("the assistant cannot send in the channel; message skipped", "channel", channelID)
 		return in, triggerNone, false
 	}
@@ -312,21 +316,39 @@ func quoted(botID uint64, r *discordgo.Message) *assistant.Quoted {
 }
 
 // canSend reports whether the bot may send in the channel (in threads
-// send_messages_in_threads); permissions that cannot be resolved pass, as
-// the original's can_send_reply.
-func canSend(s *discordgo.Session, botID uint64, channelID string, thread bool) bool {
-	if s.State == nil {
+// send_messages_in_threads, the parent's overwrites), from the state and
+// Kimi's member cache; permissions that cannot be resolved pass, as the
+// original's can_send_reply.
+func (b *Bot) canSend(s *discordgo.Session, botID uint64, guildID, channelID, parentID string) bool {
+	if s.State == nil || b.cache == nil {
 		return true
 	}
-	perms, err := s.State.UserChannelPermissions(idString(botID), channelID)
-	if err != nil {
+	roles, ok := b.cache.MemberRoles(parseID(guildID), botID)
+	if !ok {
 		return true
 	}
+	g, err := s.State.Guild(guildID)
+	if err != nil || g == nil {
+		return true
+	}
+	base := channelID
 	need := int64(discordgo.PermissionViewChannel | discordgo.PermissionSendMessages)
-	if thread {
+	if parentID != "" {
+		base = parentID
 		need = discordgo.PermissionViewChannel | discordgo.PermissionSendMessagesInThreads
 	}
-	return perms&need == need
+	c, err := s.State.Channel(base)
+	if err != nil || c == nil {
+		return true
+	}
+	ids := make([]string, len(roles))
+	for i, r := range roles {
+		ids[i] = idString(r)
+	}
+	s.State.RLock()
+	perms := channelPermissions(g, c, idString(botID), ids)
+	s.State.RUnlock()
+	return perms&discordgo.PermissionAdministrator != 0 || perms&need == need
 }
 
 // assistantDM admits a direct message when the Direct messages setting

@@ -62,6 +62,9 @@ func (r *recAssistant) next(t *testing.T) asstCall {
 	}
 }
 
+// asstAlice is alice's id (the DM setting lists it before the bot starts).
+const asstAlice = "500000000000000001"
+
 // asstWorld is the fake with its guilds and the bot.
 type asstWorld struct {
 	f   *fakediscord.Server
@@ -70,7 +73,7 @@ type asstWorld struct {
 	rec *recAssistant
 
 	guild, general, other, thread, staffGuild, staffChan, offGuild, offChan, inactive, inactiveChan, muteGuild, muteChan string
-	alice, bob, otherBot, role                                                                                             string
+	alice, bob, otherBot, role                                                                                           string
 }
 
 type asstOpts struct {
@@ -94,11 +97,12 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 	w.offChan = f.AddChannel(fakediscord.ChannelSpec{GuildID: w.offGuild, Name: "o"}).ID
 	w.inactive = f.AddGuild(fakediscord.GuildSpec{Name: "inactive"}).ID
 	w.inactiveChan = f.AddChannel(fakediscord.ChannelSpec{GuildID: w.inactive, Name: "i"}).ID
-	viewOnly := int64(discordgo.PermissionViewChannel)
-	w.muteGuild = f.AddGuild(fakediscord.GuildSpec{Name: "mute", BotPermissions: &viewOnly}).ID
-	w.muteChan = f.AddChannel(fakediscord.ChannelSpec{GuildID: w.muteGuild, Name: "m"}).ID
-	w.alice = f.AddUser(discordgo.User{Username: "alice"}).ID
-	w.bob = f.AddUser(discordgo.User{Username: "bob"}).ID
+	noAdmin := int64(discordgo.PermissionViewChannel)
+	w.muteGuild = f.AddGuild(fakediscord.GuildSpec{Name: "mute", BotPermissions: &noAdmin}).ID
+	w.muteChan = f.AddChannel(fakediscord.ChannelSpec{GuildID: w.muteGuild, Name: "m", Overwrites: []*discordgo.PermissionOverwrite{
+		{ID: f.BotID(), Type: discordgo.PermissionOverwriteTypeMember, Deny: discordgo.PermissionSendMessages}}}).ID
+	w.alice = f.AddUser(discordgo.User{ID: asstAlice, Username: "alice"}).ID
+	w.bob = f.AddUser(discordgo.User{ID: "500000000000000002", Username: "bob"}).ID
 	w.otherBot = f.AddUser(discordgo.User{Username: "robot", Bot: true}).ID
 	for _, g := range []string{w.guild, w.staffGuild, w.offGuild, w.inactive, w.muteGuild} {
 		f.AddMember(g, w.alice)
