@@ -153,7 +153,7 @@ func TestAssistantMessageSurface(t *testing.T) {
 	var sawAnswer bool
 	for _, r := range w.f.RequestsTo("POST /channels/{channel}/messages") {
 		var body struct {
-			Content         string                           `json:"content"`
+			Content         string                            `json:"content"`
 			AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
 		}
 		if err := json.Unmarshal(r.Body, &body); err != nil {
