@@ -79,6 +79,7 @@ type asstWorld struct {
 type asstOpts struct {
 	messageContent bool
 	dmUsers        string // the DM setting's user ids ("" DMs off)
+	noAssistant    bool   // attach no assistant
 }
 
 func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
@@ -163,9 +164,15 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 		t.Fatal(err)
 	}
 	w.b.Attach(h)
-	w.b.AttachAssistant(AssistantPort{Assistant: w.rec, Policies: guilds, Name: "Ava"})
+	if !o.noAssistant {
+		w.b.AttachAssistant(AssistantPort{Assistant: w.rec, Policies: guilds, Name: "Ava"})
+	}
 	w.b.Start(ctx)
 	connWaitFor(t, "the guilds", func() bool { st := w.b.Status(); return st.State == StateConnected && len(st.Guilds) == 5 })
+	if o.noAssistant {
+		connWaitFor(t, "the command sync", func() bool { return w.b.ix.fullSyncs.Load() > 0 })
+		return w
+	}
 	connWaitFor(t, "/ask synced", func() bool {
 		return slices.ContainsFunc(f.Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "ask" })
 	})
