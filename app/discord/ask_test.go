@@ -123,8 +123,26 @@ func TestAskNotSyncedWithoutAssistant(t *testing.T) {
 			t.Fatalf("/%s synced without an assistant", c.Name)
 		}
 	}
-	w.b.AttachAssistant(AssistantPort{Assistant: w.rec})
+	w.b.AttachAssistant(ResponderPort{Assistant: w.rec})
 	if w.b.ix.assistantPort() != nil {
 		t.Fatal("a port without policies attached an assistant")
+	}
+}
+
+// TestIntentsNameTheAssistant: /discord's Message Content row says what
+// the assistant needs it for; the DM intent is added only when asked.
+func TestIntentsNameTheAssistant(t *testing.T) {
+	for _, in := range PrivilegedIntents() {
+		if in.Key == "message_content" && (!strings.Contains(in.Enables, "reply continuation") || !strings.Contains(in.Enables, "text invocation")) {
+			t.Errorf("message content row = %q", in.Enables)
+		}
+	}
+	for _, tc := range []struct {
+		in   Intents
+		want bool
+	}{{Intents{}, false}, {Intents{DirectMessages: true}, true}, {Intents{MessageContent: true}, false}} {
+		if got := tc.in.Gateway()&discordgo.IntentDirectMessages != 0; got != tc.want {
+			t.Errorf("%+v: DM intent %t, want %t", tc.in, got, tc.want)
+		}
 	}
 }

@@ -21,28 +21,28 @@ import (
 // lane, and the Surface a turn answers through (assistant_surface.go);
 // /ask and /stop are in ask.go.
 
-// Assistant is what the bot needs of the assistant; *assistant.Assistant
-// implements it. Handle returns at once (the turn runs on its own);
+// Responder is what the bot needs of the assistant (app/assistant's turn,
+// wired by the caller of AttachAssistant). Handle returns at once (the turn runs on its own);
 // Cancel cancels the caller's turns in a channel and returns how many.
-type Assistant interface {
+type Responder interface {
 	Handle(ctx context.Context, in assistant.Incoming, s assistant.Surface)
 	Cancel(userID, channelID uint64) int
 }
 
-// AssistantPolicies is the guilds' assistant policy; *guildcfg.Service
+// PlacePolicies is the guilds' assistant policy; *guildcfg.Service
 // implements it.
-type AssistantPolicies interface {
+type PlacePolicies interface {
 	AssistantFor(guildID, channelID, parentID uint64) (guildcfg.AssistantPolicy, bool)
 }
 
-var _ AssistantPolicies = (*guildcfg.Service)(nil)
+var _ PlacePolicies = (*guildcfg.Service)(nil)
 
-// AssistantPort is what AttachAssistant wires: the assistant, the guilds'
+// ResponderPort is what AttachAssistant wires: the assistant, the guilds'
 // policy and the configured assistant name (a text invocation's name
 // besides the bot user's own names; "" for none).
-type AssistantPort struct {
-	Assistant Assistant
-	Policies  AssistantPolicies
+type ResponderPort struct {
+	Assistant Responder
+	Policies  PlacePolicies
 	Name      string
 }
 
@@ -69,7 +69,7 @@ func stopDone(n int) string {
 // port without an Assistant or Policies detaches it. Without one nothing
 // is answered and /ask and /stop are not synced. Call it before Start (a
 // later call takes effect at the next command sync).
-func (b *Bot) AttachAssistant(p AssistantPort) {
+func (b *Bot) AttachAssistant(p ResponderPort) {
 	if p.Assistant == nil || p.Policies == nil {
 		b.ix.asst.Store(nil)
 		return
@@ -79,11 +79,11 @@ func (b *Bot) AttachAssistant(p AssistantPort) {
 }
 
 // assistantPort is the attached port (nil: none).
-func (x *interactions) assistantPort() *AssistantPort { return x.asst.Load() }
+func (x *interactions) assistantPort() *ResponderPort { return x.asst.Load() }
 
 // asstHolder is the attached port, shared by the message path and the
 // interactions' /ask.
-type asstHolder = atomic.Pointer[AssistantPort]
+type asstHolder = atomic.Pointer[ResponderPort]
 
 // onAssistantMessage is the MESSAGE_CREATE handler. The gates read
 // memory only (a DM reads its setting from SQLite), Cancel and Handle
@@ -103,7 +103,7 @@ func (b *Bot) onAssistantMessage(s *discordgo.Session, m *discordgo.MessageCreat
 }
 
 // assistantMessage runs the gates, the STOP lane and Handle.
-func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *AssistantPort, m *discordgo.Message) {
+func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *ResponderPort, m *discordgo.Message) {
 	if m.GuildID == "" {
 		in, ok := b.assistantDM(ctx, s, m)
 		if !ok {
@@ -135,7 +135,7 @@ func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *Ass
 // stop word, before admission: 🛑 and the original's summary; with nothing
 // running, "I couldn't find active work" to a trigger, nothing otherwise.
 // It reports whether the message was a STOP that was answered.
-func (b *Bot) stopLane(ctx context.Context, s *discordgo.Session, p *AssistantPort, m *discordgo.Message, in assistant.Incoming, triggered bool) bool {
+func (b *Bot) stopLane(ctx context.Context, s *discordgo.Session, p *ResponderPort, m *discordgo.Message, in assistant.Incoming, triggered bool) bool {
 	if !slices.Contains(stopWords, strings.ToLower(strings.TrimSpace(in.Text))) {
 		return false
 	}
@@ -179,7 +179,7 @@ func eligible(botID uint64, m *discordgo.Message) bool {
 // detects the trigger. ok is false for a gated message (it costs
 // nothing); triggered says whether a trigger was found (an eligible
 // message without one may still be a STOP).
-func (b *Bot) assistantTrigger(s *discordgo.Session, p *AssistantPort, m *discordgo.Message) (in assistant.Incoming, trig trigger, ok bool) {
+func (b *Bot) assistantTrigger(s *discordgo.Session, p *ResponderPort, m *discordgo.Message) (in assistant.Incoming, trig trigger, ok bool) {
 	botID, _ := b.self()
 	if !eligible(botID, m) {
 		return in, triggerNone, false
@@ -238,7 +238,7 @@ func (b *Bot) assistantTrigger(s *discordgo.Session, p *AssistantPort, m *discor
 // (its id in mentions: never @everyone, @here or a role; a pinged reply
 // puts the bot there), a reply to one of the bot's messages (routing
 // decides whether it continues a conversation), or a text invocation.
-func (b *Bot) detect(s *discordgo.Session, p *AssistantPort, m *discordgo.Message, botID uint64) (string, trigger) {
+func (b *Bot) detect(s *discordgo.Session, p *ResponderPort, m *discordgo.Message, botID uint64) (string, trigger) {
 	text := stripMention(m.Content, botID)
 	if slices.ContainsFunc(m.Mentions, func(u *discordgo.User) bool { return u != nil && parseID(u.ID) == botID }) {
 		return text, triggerMention
@@ -263,7 +263,7 @@ const (
 )
 
 // assistantNames are the configured name and the bot user's names.
-func (b *Bot) assistantNames(s *discordgo.Session, p *AssistantPort) []string {
+func (b *Bot) assistantNames(s *discordgo.Session, p *ResponderPort) []string {
 	names := []string{p.Name}
 	if s.State != nil && s.State.User != nil {
 		names = append(names, s.State.User.GlobalName, s.State.User.Username)

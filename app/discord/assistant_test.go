@@ -48,7 +48,7 @@ func (r *recAssistant) Cancel(userID, channelID uint64) int {
 	return r.running
 }
 
-var _ Assistant = (*recAssistant)(nil)
+var _ Responder = (*recAssistant)(nil)
 
 // next waits for the next Handle.
 func (r *recAssistant) next(t *testing.T) asstCall {
@@ -165,7 +165,7 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 	}
 	w.b.Attach(h)
 	if !o.noAssistant {
-		w.b.AttachAssistant(AssistantPort{Assistant: w.rec, Policies: guilds, Name: "Ava"})
+		w.b.AttachAssistant(ResponderPort{Assistant: w.rec, Policies: guilds, Name: "Ava"})
 	}
 	w.b.Start(ctx)
 	connWaitFor(t, "the guilds", func() bool { st := w.b.Status(); return st.State == StateConnected && len(st.Guilds) == 5 })
