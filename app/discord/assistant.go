@@ -109,7 +109,7 @@ func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *Res
 		if !ok {
 			return
 		}
-		if b.stopLane(ctx, s, p, m, in, true) {
+		if b.stopLane(ctx, s, p, m, in, false) { // in DMs only with work running, as the original
 			return
 		}
 		p.Assistant.Handle(ctx, in, b.messageSurface(s, m, in.UserID))

@@ -73,6 +73,22 @@ func TestAssistantDMsWhenAllowed(t *testing.T) {
 	if c.in.MessageID != parseID(m.ID) || c.in.Text != "what is up" || c.in.Place.GuildID != 0 || c.in.Place.DMUserID != parseID(w.alice) || c.in.Place.ChannelID != parseID(m.ChannelID) {
 		t.Fatalf("incoming = %+v (the stranger's DM must not come first)", c.in)
 	}
+	// "stop" in a DM with nothing running is a question; with work running, a STOP.
+	if _, err := w.f.PostDM(w.alice, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	if c := w.rec.next(t); c.in.Text != "stop" {
+		t.Fatalf("incoming = %+v", c.in)
+	}
+	w.rec.mu.Lock()
+	w.rec.running = 1
+	w.rec.mu.Unlock()
+	if _, err := w.f.PostDM(w.alice, "stop"); err != nil {
+		t.Fatal(err)
+	}
+	connWaitFor(t, "the DM stop's summary", func() bool {
+		return slices.ContainsFunc(w.f.Messages(m.ChannelID), func(x *discordgo.Message) bool { return x.Content == stopDone(1) })
+	})
 }
 
 func newAsstWorldDM(t *testing.T) *asstWorld {
