@@ -146,3 +146,28 @@ func TestIntentsNameTheAssistant(t *testing.T) {
 		}
 	}
 }
+
+// TestInvocationForms: the text invocation's separators, case and
+// longest-name-first rule.
+func TestInvocationForms(t *testing.T) {
+	names := []string{"Kimi", "", "Kimi Bot"}
+	for _, tc := range []struct {
+		text, want string
+		ok         bool
+	}{
+		{"hey kimi bot do x", "do x", true},
+		{"hey-kimi:do it", "do it", true},
+		{"Hi\tKIMI", "", true},
+		{"kimi bot help", "help", true},
+		{"Kimi;help with this", "help with this", true},
+		{"kimi helpful", "", false},
+		{"hello kimi", "", false},
+		{"hey kimiko", "", false},
+		{"hey", "", false},
+	} {
+		got, ok := invocation(tc.text, names)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("invocation(%q) = %q, %t; want %q, %t", tc.text, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -279,7 +279,15 @@ func stripMention(text string, botID uint64) string {
 	return strings.TrimSpace(text)
 }
 
-const invocationSeps = " \t\r\n,!:;-"
+// invocationRE is the compiled text invocation for one set of names.
+type invocationRE struct {
+	key       string
+	hey, help *regexp.Regexp
+}
+
+// invocationCache keeps the last compiled set (the names change only
+// when the bot is renamed or the setting changes).
+var invocationCache atomic.Pointer[invocationRE]
 
 // invocation matches the original's text invocation: hey|hi <name> …, or
 // <name> help … (which keeps "help …" as the question), case-insensitive,
@@ -289,20 +297,32 @@ func invocation(text string, names []string) (string, bool) {
 	if len(ns) == 0 {
 		return "", false
 	}
+	key := strings.Join(ns, "\x00")
+	re := invocationCache.Load()
+	if re == nil || re.key != key {
+		re = compileInvocation(key, ns)
+		invocationCache.Store(re)
+	}
+	if mt := re.hey.FindStringSubmatch(text); mt != nil {
+		return strings.TrimSpace(mt[1]), true
+	}
+	if mt := re.help.FindStringSubmatch(text); mt != nil {
+		return strings.TrimSpace(mt[1]), true
+	}
+	return "", false
+}
+
+func compileInvocation(key string, ns []string) *invocationRE {
 	slices.SortStableFunc(ns, func(a, b string) int { return len(b) - len(a) })
 	alt := make([]string, len(ns))
 	for i, n := range ns {
 		alt[i] = regexp.QuoteMeta(strings.TrimSpace(n))
 	}
-	sep := `[\s,!:;\-]`
-	names1 := "(?:" + strings.Join(alt, "|") + ")"
-	if mt := regexp.MustCompile(`(?is)^(?:hey|hi)` + sep + `+` + names1 + `(?:` + sep + `+(.*)|$)`).FindStringSubmatch(text); mt != nil {
-		return strings.TrimSpace(mt[1]), true
-	}
-	if mt := regexp.MustCompile(`(?is)^` + names1 + sep + `+(help(?:` + sep + `.*)?)$`).FindStringSubmatch(text); mt != nil {
-		return strings.TrimSpace(mt[1]), true
-	}
-	return "", false
+	const sep = `[\s,!:;\-]`
+	names := "(?:" + strings.Join(alt, "|") + ")"
+	return &invocationRE{key: key,
+		hey:  regexp.MustCompile(`(?is)^(?:hey|hi)` + sep + `+` + names + `(?:` + sep + `+(.*)|$)`),
+		help: regexp.MustCompile(`(?is)^` + names + sep + `+(help(?:` + sep + `.*)?)$`)}
 }
 
 // quoted is the replied-to message as untrusted context.
