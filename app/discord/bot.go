@@ -296,7 +296,15 @@ func (b *Bot) loadIntents(ctx context.Context) (Intents, error) {
 	if err != nil {
 		return Intents{}, err
 	}
-	return Intents{Members: st.Members, MessageContent: st.MessageContent}, nil
+	in := Intents{Members: st.Members, MessageContent: st.MessageContent}
+	if b.opts.Store != nil {
+		if beh, err := settings.LoadAssistantBehaviour(ctx, b.opts.Store); err != nil {
+			b.log.Warn("could not read the assistant's DM setting; DMs stay off", "err", err)
+		} else {
+			in.DirectMessages = beh.WantsDMs()
+		}
+	}
+	return in, nil
 }
 
 // ApplyCapabilities advertises the capabilities of the stored intents to
@@ -361,6 +369,7 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	for _, h := range b.ix.handlers() {
 		s.AddHandler(h)
 	}
+	s.AddHandler(b.onAssistantMessage)
 	s.AddHandler(b.onReady)
 	s.AddHandler(b.onResumed)
 	s.AddHandler(b.onDisconnect)

@@ -17,6 +17,10 @@ type Intents struct {
 	// MessageContent lets Kimi read the text, embeds and attachments of
 	// messages that neither mention the bot nor are sent to it.
 	MessageContent bool
+	// DirectMessages (not privileged) carries DMs to the assistant: on
+	// when its Direct messages setting answers someone
+	// (settings.AssistantBehaviour.WantsDMs), at the next reconnect.
+	DirectMessages bool
 }
 
 // baseIntents are the non-privileged intents Kimi always identifies with:
@@ -33,6 +37,9 @@ func (i Intents) Gateway() discordgo.Intent {
 	}
 	if i.MessageContent {
 		in |= discordgo.IntentMessageContent
+	}
+	if i.DirectMessages {
+		in |= discordgo.IntentDirectMessages
 	}
 	return in
 }
@@ -75,7 +82,8 @@ func PrivilegedIntents() []IntentInfo {
 		{Key: "members", Label: "Server members", Portal: "Server Members Intent", Capability: sdk.CapDiscordMembers,
 			Enables: "Members joining, leaving and changing (discord.member_join, discord.member_remove, discord.member_update), their roles at removal, and the full member list."},
 		{Key: "message_content", Label: "Message content", Portal: "Message Content Intent", Capability: sdk.CapDiscordMessageContent,
-			Enables: "The text, embeds and attachments of every message, not only of those that mention the bot or are sent to it."},
+			Enables: "The text, embeds and attachments of every message, not only of those that mention the bot or are sent to it. " +
+				"The assistant needs it for reply continuation (an unpinged reply to its answer) and text invocation (hey Kimi, Kimi help); mentions and /ask work without it."},
 	}
 }
 

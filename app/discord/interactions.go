@@ -96,6 +96,11 @@ type interactions struct {
 	closed bool
 	hashes map[string]string // without a store: app \x00 guild → hash
 
+	// asst is the attached assistant (AttachAssistant; nil: none), owner
+	// the bot owner's id.
+	asst  asstHolder
+	owner func() uint64
+
 	syncMu    sync.Mutex // one sync at a time
 	fullSyncs syncCounter
 }
@@ -222,6 +227,13 @@ func (x *interactions) dispatch(s *discordgo.Session, i *discordgo.Interaction, 
 	var err error
 	if in.command {
 		name, _ := commandPath(i.ApplicationCommandData())
+		if core, cerr := x.runCoreCommand(ctx, name, tier, in); core {
+			t.Stop()
+			if cerr != nil {
+				x.log.Warn("core command failed", "command", name, "err", cerr)
+			}
+			return
+		}
 		if h == nil {
 			err = host.ErrUnavailable
 		} else {

@@ -281,7 +281,7 @@ func (x *interactions) syncAll(ctx context.Context, s *discordgo.Session) {
 	}
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
-	if err := x.push(ctx, s, app, 0, h.Commands(), false); err != nil {
+	if err := x.push(ctx, s, app, 0, x.syncedCommands(h), false); err != nil {
 		x.log.Error("global command sync failed", "err", err)
 	}
 	guilds, err := h.CommandGuilds(ctx)

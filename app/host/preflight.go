@@ -185,6 +185,12 @@ func preflight(installed map[string]sdk.Spec, requested []string, caps sdk.Capab
 	for n, msg := range hostkit.DeclaredNameConflicts(presentSpecs) {
 		p.fail(n, msg)
 	}
+	// Core owns /ask and /stop.
+	for _, s := range presentSpecs {
+		if msg := hostkit.CoreCommandConflict(s); msg != "" {
+			p.fail(s.Name, msg)
+		}
+	}
 
 	// Activation capabilities soft-disable; refusals spread to dependents
 	// (order has dependencies first, so one pass suffices).

@@ -49,6 +49,12 @@ func TestPreflightMessages(t *testing.T) {
 		{name: "covering a compiled-in module not requested", specs: []sdk.Spec{pspec("a-b"), pspec("a"), pspec("c")}, requested: []string{"a", "c"},
 			failed: map[string]string{"a": "Kimi module 'a' has a table prefix overlapping that of compiled-in module 'a-b' ('a_' and 'a_b_'): it could reach the kept tables of 'a-b'"},
 			order:  []string{"a", "c"}},
+		{name: "core's commands", specs: []sdk.Spec{pspec("a", func(s *sdk.Spec) { s.Commands = []string{"kudos", "ask"} }),
+			pspec("b", func(s *sdk.Spec) { s.Commands = []string{"stop"} }), pspec("c", func(s *sdk.Spec) { s.Commands = []string{"asking"} })},
+			requested: []string{"a", "b", "c"},
+			failed: map[string]string{"a": "Kimi module 'a' declares command 'ask', which is reserved for Kimi's assistant",
+				"b": "Kimi module 'b' declares command 'stop', which is reserved for Kimi's assistant"},
+			order: []string{"a", "b", "c"}},
 		{name: "not a prefix at a boundary", specs: []sdk.Spec{pspec("ab"), pspec("a")}, requested: []string{"ab", "a"}, order: []string{"ab", "a"}},
 		{name: "reserved core prefix", specs: []sdk.Spec{pspec("kimi"), pspec("kimi-x"), pspec("kimix")}, requested: []string{"kimi", "kimi-x", "kimix"},
 			failed: map[string]string{

@@ -51,8 +51,43 @@ func (s *Server) PostMessage(channelID, userID, content string) (*discordgo.Mess
 	return s.PostReply(channelID, userID, content, "")
 }
 
-// PostReply posts content as a user, replying to replyTo ("" for none).
+// PostReply posts content as a user, replying to replyTo ("" for none)
+// with the ping toggle on (the replied-to author is mentioned).
 func (s *Server) PostReply(channelID, userID, content, replyTo string) (*discordgo.Message, error) {
+	return s.postReply(channelID, userID, content, replyTo, true)
+}
+
+// PostReplyNoPing is PostReply with the ping toggle off: the replied-to
+// author is not in mentions, so without the message-content intent the
+// reply arrives blank (unless it mentions the bot otherwise).
+func (s *Server) PostReplyNoPing(channelID, userID, content, replyTo string) (*discordgo.Message, error) {
+	return s.postReply(channelID, userID, content, replyTo, false)
+}
+
+// PostDM sends content from a user to the bot in their DM channel (opened
+// when none is): MESSAGE_CREATE without a guild, to sessions with the
+// direct-messages intent, its content always present (Discord's rule).
+func (s *Server) PostDM(userID, content string) (*discordgo.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.users[userID]
+	if u == nil || u.ID == s.opts.BotID {
+		return nil, ErrNotMember
+	}
+	ch := s.dmOf(userID)
+	if ch == nil {
+		c := &discordgo.Channel{ID: s.newID(), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{u}}
+		ch = &channel{c: c}
+		s.channels[c.ID] = ch
+	}
+	m := &discordgo.Message{ID: s.newID(), ChannelID: ch.c.ID, Author: u, Content: content, Timestamp: s.now().UTC(),
+		Embeds: []*discordgo.MessageEmbed{}, Attachments: []*discordgo.MessageAttachment{}}
+	s.resolveMentions(m, nil)
+	s.storeMessage(ch, m)
+	return cloneMessage(m), nil
+}
+
+func (s *Server) postReply(channelID, userID, content, replyTo string, ping bool) (*discordgo.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ch, _, u, err := s.actor(channelID, userID)
@@ -73,7 +108,12 @@ func (s *Server) PostReply(channelID, userID, content, replyTo string) (*discord
 	if g := s.guilds[ch.c.GuildID]; g != nil {
 		m.Member = &discordgo.Member{Roles: g.members[userID].Roles, JoinedAt: g.members[userID].JoinedAt, Nick: g.members[userID].Nick}
 	}
-	s.resolveMentions(m, nil)
+	var am *discordgo.MessageAllowedMentions
+	if !ping {
+		am = &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers,
+			discordgo.AllowedMentionTypeRoles, discordgo.AllowedMentionTypeEveryone}}
+	}
+	s.resolveMentions(m, am)
 	s.storeMessage(ch, m)
 	return cloneMessage(m), nil
 }

@@ -71,3 +71,25 @@ func DeclaredNameConflicts(specs []sdk.Spec) map[string]string {
 	}
 	return out
 }
+
+// The core commands (the assistant's /ask and /stop): no module may
+// declare them.
+const (
+	CommandAsk  = "ask"
+	CommandStop = "stop"
+)
+
+// CoreCommands are the command names core owns.
+var CoreCommands = []string{CommandAsk, CommandStop}
+
+// CoreCommandConflict refuses a spec declaring a core command:
+// "Kimi module 'm' declares command 'ask', which is reserved for Kimi's
+// assistant" ("" when none).
+func CoreCommandConflict(spec sdk.Spec) string {
+	for _, c := range spec.Commands {
+		if slices.Contains(CoreCommands, c) {
+			return fmt.Sprintf("Kimi module %s declares command %s, which is reserved for Kimi's assistant", pyRepr(spec.Name), pyRepr(c))
+		}
+	}
+	return ""
+}

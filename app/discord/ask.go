@@ -1,0 +1,176 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
+)
+
+// Core commands: /ask and /stop, routed here before the module host and
+// synced with the modules' commands while an assistant is attached
+// (hostkit.CoreCommands: a module declaring one is refused at preflight).
+
+// coreCommandSpecs are the core commands' definitions.
+func coreCommandSpecs() []sdk.CommandSpec {
+	return []sdk.CommandSpec{
+		{Name: hostkit.CommandAsk, Description: "Ask Kimi's assistant a question", MinTier: sdk.TierMember, Options: []sdk.CommandOption{
+			{Name: "question", Kind: sdk.OptionString, Description: "What to ask", Required: true},
+			{Name: "private", Kind: sdk.OptionBoolean, Description: "Answer only you (ephemeral)"},
+		}},
+		{Name: hostkit.CommandStop, Description: "Stop the assistant's work for you in this channel", MinTier: sdk.TierMember},
+	}
+}
+
+// syncedCommands are the global commands to sync: the modules' and, with
+// an assistant attached, core's.
+func (x *interactions) syncedCommands(h Host) []sdk.CommandSpec {
+	cmds := h.Commands()
+	if x.assistantPort() != nil {
+		cmds = append(cmds[:len(cmds):len(cmds)], coreCommandSpecs()...)
+	}
+	return cmds
+}
+
+// runCoreCommand answers /ask and /stop; ok is false for any other
+// command (or without an assistant), which goes to the module host.
+func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk.TrustTier, in *interaction) (bool, error) {
+	p := x.assistantPort()
+	if p == nil || (name != hostkit.CommandAsk && name != hostkit.CommandStop) {
+		return false, nil
+	}
+	if in.guildID == 0 {
+		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
+	}
+	if name == hostkit.CommandStop {
+		n := p.Assistant.Cancel(in.userID, in.channelID)
+		text := stopNone
+		if n > 0 {
+			text = emojiStop + " " + stopDone(n)
+		}
+		return true, in.Respond(ctx, sdk.Response{Content: text, Ephemeral: true})
+	}
+	var parentID uint64
+	channelName := ""
+	if in.s != nil && in.s.State != nil {
+		if ch, err := in.s.State.Channel(idString(in.channelID)); err == nil && ch != nil {
+			channelName = ch.Name
+			if isThread(ch.Type) {
+				parentID = parseID(ch.ParentID)
+			}
+		}
+	}
+	owner := x.owner != nil && in.userID != 0 && in.userID == x.owner()
+	pol, active := p.Policies.AssistantFor(in.guildID, in.channelID, parentID)
+	switch {
+	case !active || !pol.Enabled:
+		return true, in.Respond(ctx, sdk.Response{Content: replyUnavailable, Ephemeral: true})
+	case !pol.ChannelAllowed || !pol.Allows(tier, owner):
+		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
+	}
+	question, _ := in.opts["question"].(string)
+	private, _ := in.opts["private"].(bool)
+	if err := in.Defer(ctx, private); err != nil {
+		return true, err
+	}
+	var member *discordgo.Member
+	if in.i.Member != nil {
+		member = in.i.Member
+	}
+	inc := assistant.Incoming{Kind: assistant.KindAsk, MessageID: parseID(in.i.ID), UserID: in.userID, Tier: tier, Owner: owner,
+		Place:       assistant.Place{GuildID: in.guildID, ChannelID: in.channelID, ParentID: parentID},
+		DisplayName: displayName(interactionUser(in.i), member), Text: strings.TrimSpace(question), Private: private,
+		GuildName: in.guildName, ChannelName: channelName}
+	// The turn outlives the dispatch (Handle returns at once): its surface
+	// is bounded by the interaction token's lifetime, not the dispatch's.
+	tctx, cancel := context.WithTimeout(x.ctx, interactionLifetime)
+	p.Assistant.Handle(tctx, inc, &askSurface{in: in, private: private, caller: idString(in.userID), cancel: cancel})
+	return true, nil
+}
+
+// askSurface is a turn's Surface for /ask: the deferred response is the
+// status and then the answer's first chunk; later chunks are follow-ups;
+// ephemeral when private. Reactions do nothing.
+type askSurface struct {
+	in      *interaction
+	private bool
+	caller  string
+	cancel  context.CancelFunc
+
+	mu        sync.Mutex
+	delivered bool
+}
+
+var _ assistant.Surface = (*askSurface)(nil)
+
+func (a *askSurface) React(context.Context, string) error   { return nil }
+func (a *askSurface) Unreact(context.Context, string) error { return nil }
+
+// Status edits the deferred response (mentions off) until the answer.
+func (a *askSurface) Status(ctx context.Context, text string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.delivered {
+		return nil
+	}
+	_, err := a.edit(ctx, text, noMentions())
+	return err
+}
+
+// ClearStatus does nothing: the answer replaces the status.
+func (a *askSurface) ClearStatus(context.Context) error { return nil }
+
+// Deliver edits the deferred response with the first chunk, sends later
+// ones as follow-ups; allowed mentions the caller only.
+func (a *askSurface) Deliver(ctx context.Context, chunk string, first bool) (uint64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if first || !a.delivered {
+		a.delivered = true
+		return a.edit(ctx, chunk, callerOnly(a.caller))
+	}
+	var flags discordgo.MessageFlags
+	if a.private {
+		flags = discordgo.MessageFlagsEphemeral
+	}
+	m, err := a.in.s.FollowupMessageCreate(a.in.i, true, &discordgo.WebhookParams{Content: chunk, Flags: flags,
+		AllowedMentions: callerOnly(a.caller)}, requestOptions(ctx)...)
+	if err != nil {
+		return 0, fmt.Errorf("discord: ask follow-up: %w", err)
+	}
+	return parseID(m.ID), nil
+}
+
+// Busy answers in the deferred response.
+func (a *askSurface) Busy(ctx context.Context, text string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.delivered = true
+	_, err := a.edit(ctx, text, noMentions())
+	return err
+}
+
+// edit patches the deferred response and returns its message id.
+func (a *askSurface) edit(ctx context.Context, content string, am *discordgo.MessageAllowedMentions) (uint64, error) {
+	ep := discordgo.EndpointInteractionResponseActions(a.in.i.AppID, a.in.i.Token)
+	body := map[string]any{"content": content, "allowed_mentions": am}
+	raw, err := a.in.s.RequestWithBucketID(http.MethodPatch, ep, body, ep, requestOptions(ctx)...)
+	if err != nil {
+		return 0, fmt.Errorf("discord: edit the ask response: %w", err)
+	}
+	var m struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return 0, fmt.Errorf("discord: read the ask response: %w", err)
+	}
+	return parseID(m.ID), nil
+}
