@@ -47,7 +47,8 @@ const (
 	resultsCloseBudget = 1500 * time.Millisecond
 	modulesCloseBudget = 4500 * time.Millisecond // the scheduler, every module, the event bus
 	smallCloseBudget   = 250 * time.Millisecond
-	botCloseBudget     = 1500 * time.Millisecond // discordgo's close handshake takes about 1 s
+	botCloseBudget     = 1500 * time.Millisecond // discordgo's close handshake takes about 1 s, after the turns
+	turnsCloseBudget   = 400 * time.Millisecond  // the assistant's running turns, within the bot's budget
 	httpCloseBudget    = 1500 * time.Millisecond // in-flight admin requests
 	storeCloseBudget   = 1500 * time.Millisecond // the final checkpoint
 )
@@ -173,6 +174,16 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// capabilities of its intents through it: attached once, before it starts.
 	bot.Attach(withServices{Host: modHost, extra: extra})
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
+	// The assistant's turns: mentions, replies and /ask reach them through
+	// the bot's port, attached once, before the bot starts.
+	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
+		Store: assistant.NewConversations(st, nil), Provider: asst, Tools: modHost, Guilds: guilds,
+		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("app: assistant: %w", err)
+	}
+	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds})
 
 	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"))
 	if err != nil {
@@ -230,7 +241,16 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		// The model provider, built from the saved settings before the admin
 		// serves them (rebuilt by the admin on every save). A store failure
 		// leaves the appliance serving without it, as a failed module does.
-		{Name: "assistant", Optional: true, Start: asst.Reload},
+		{Name: "assistant", Optional: true, Start: func(ctx context.Context) error {
+			// Turns a crash cut short are marked interrupted before any
+			// new one starts.
+			if gone, err := turns.Recover(ctx); err != nil {
+				logger.Warn("could not mark the interrupted assistant turns", "err", err)
+			} else if len(gone) > 0 {
+				logger.Info("marked assistant turns interrupted by the last stop", "turns", len(gone))
+			}
+			return asst.Reload(ctx)
+		}},
 		web.part(),
 		{Name: "discord", StartBudget: botStartBudget, CloseBudget: botCloseBudget,
 			Start: func(ctx context.Context) error {
@@ -241,7 +261,15 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 				bot.Start(ctx)
 				return nil
 			},
-			Close: func(context.Context) error { return bot.Close() }},
+			Close: func(ctx context.Context) error {
+				// Running turns end first (they answer through the bot).
+				tctx, cancel := context.WithTimeout(ctx, turnsCloseBudget)
+				defer cancel()
+				if err := turns.Close(tctx); err != nil {
+					logger.Warn("assistant turns still running at shutdown", "err", err)
+				}
+				return bot.Close()
+			}},
 		{Name: "modules", CloseBudget: modulesCloseBudget, // each module's start is bounded by the host
 			Start: func(ctx context.Context) error {
 				if err := modHost.Start(ctx); err != nil {

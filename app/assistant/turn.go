@@ -193,6 +193,11 @@ func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
 	if a.base.Err() != nil {
 		return
 	}
+	// The assistant answers once a provider is configured (issue 25 item
+	// 7): until then a trigger costs nothing and leaves no row.
+	if a.o.Provider.Provider() == nil {
+		return
+	}
 	if !a.admit.acquire(in.UserID) {
 		a.wg.Go(func() { a.busy(s) })
 		return

@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -225,6 +226,22 @@ func (b *Bot) session() (*discordgo.Session, error) {
 }
 
 func (b *Bot) self() (botID, appID uint64) { return b.botID.Load(), b.appID.Load() }
+
+// Identity is the bot user's id and its display name (the global name,
+// else the username; "Kimi" before READY): the assistant's system prompt
+// names it.
+func (b *Bot) Identity() (uint64, string) {
+	id := b.botID.Load()
+	name := "Kimi"
+	if s, err := b.session(); err == nil && s.State != nil {
+		s.State.RLock()
+		if u := s.State.User; u != nil {
+			name = cmp.Or(u.GlobalName, u.Username, name)
+		}
+		s.State.RUnlock()
+	}
+	return id, name
+}
 
 // OwnerID is the application owner's user id (a team's owner for a team
 // application), read from applications/@me at connect; 0 before.
