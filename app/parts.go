@@ -184,6 +184,8 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		return nil, fmt.Errorf("app: assistant: %w", err)
 	}
 	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds})
+	// The ⏳ a crash left on interrupted turns' triggers, removed once the bot is ready.
+	cleanup := &interruptedCleanup{bot: bot, await: awaitDiscord(bot, cfg.DiscordReadyWait), logger: logger}
 
 	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"))
 	if err != nil {
@@ -248,6 +250,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 				logger.Warn("could not mark the interrupted assistant turns", "err", err)
 			} else if len(gone) > 0 {
 				logger.Info("marked assistant turns interrupted by the last stop", "turns", len(gone))
+				cleanup.set(gone)
 			}
 			return asst.Reload(ctx)
 		}},
@@ -259,9 +262,11 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 					return fmt.Errorf("app: discord: %w", err)
 				}
 				bot.Start(ctx)
+				cleanup.start(ctx)
 				return nil
 			},
 			Close: func(ctx context.Context) error {
+				cleanup.stop(ctx)
 				// Running turns end first (they answer through the bot).
 				tctx, cancel := context.WithTimeout(ctx, turnsCloseBudget)
 				defer cancel()

@@ -1,0 +1,120 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// TestE2EInterruptedTurnLosesItsHourglass is the state a kill -9 mid-turn
+// leaves, reproduced in-process (this is not a crash of the process: the
+// fake Discord of the restarted appliance is seeded with what the real
+// Discord would still hold): a member's mention carrying the bot's ⏳ and
+// its turn row still running. At start the turn is marked interrupted,
+// the bot removes its own ⏳ from the trigger once connected (the member's
+// own ⏳ stays), the trigger gets no answer, and a new mention is answered.
+func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
+	var trigger string
+	seed := func(f *fakediscord.Server) {
+		e2eSeed(f)
+		m, err := f.PostMessage(e2eChannel, e2eAnn, "<@"+f.BotID()+"> a question the crash cut short")
+		if err != nil {
+			t.Fatal(err)
+		}
+		trigger = m.ID
+		for _, who := range []string{f.BotID(), e2eBob} {
+			if err := f.React(e2eChannel, m.ID, who, assistant.ReactWorking); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	seedDatabase(t, dataDir, nil, map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc})
+	// The turn row the crash left running, written through the storage
+	// API before the start (the trigger's id is the fake's, known once the
+	// hook ran: the row is written from the hook, before the assistant part
+	// marks running turns interrupted).
+	writeTurn := func() {
+		ctx := context.Background()
+		st, err := store.Open(ctx, filepath.Join(dataDir, config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		conv := assistant.NewConversations(st, nil)
+		msg, _ := strconv.ParseUint(trigger, 10, 64)
+		tr := assistant.Trigger{Place: assistant.Place{GuildID: e2eID(t, e2eGuild), ChannelID: e2eID(t, e2eChannel)},
+			Kind: assistant.KindMessage, MessageID: msg, AuthorID: e2eID(t, e2eAnn), AuthorName: "Ann", Text: "a question the crash cut short"}
+		c, err := conv.Open(ctx, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conv.BeginTurn(ctx, c, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := startE2E(t, e2eOptions{dataDir: dataDir, seed: func(f *fakediscord.Server) { seed(f); writeTurn() }})
+	c := a.signIn()
+	a.waitConnected(c)
+
+	hourglass := func() (bot bool, count int) {
+		for _, m := range a.fake.Messages(e2eChannel) {
+			if m.ID != trigger {
+				continue
+			}
+			for _, r := range m.Reactions {
+				if r.Emoji.Name == assistant.ReactWorking {
+					return r.Me, r.Count
+				}
+			}
+		}
+		return false, 0
+	}
+	e2eEventually(t, "the bot's ⏳ removed from the interrupted trigger", func() bool { bot, _ := hourglass(); return !bot })
+	if _, n := hourglass(); n != 1 {
+		t.Fatalf("⏳ count on the trigger = %d, want 1 (the member's own stays)", n)
+	}
+	st, err := store.Open(context.Background(), filepath.Join(dataDir, config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var status string
+	if err := st.Reader().QueryRow(`SELECT status FROM kimi_assistant_turns WHERE trigger_message_id = ?`, trigger).Scan(&status); err != nil {
+		t.Fatal(err)
+	}
+	if status != assistant.StatusInterrupted {
+		t.Fatalf("the trigger's turn is %q, want %q", status, assistant.StatusInterrupted)
+	}
+	if !strings.Contains(a.stderr.String(), "removed the ⏳ of the assistant turns interrupted by the last stop") {
+		t.Fatalf("no log line for the removal:\n%s", a.stderr)
+	}
+
+	next, err := a.fake.PostMessage(e2eChannel, e2eAnn, "<@"+a.fake.BotID()+"> are you back?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2eEventually(t, "the new mention answered", func() bool {
+		for _, m := range a.fake.Messages(e2eChannel) {
+			if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil && m.MessageReference.MessageID == next.ID &&
+				strings.Contains(m.Content, "(demo model)") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, m := range a.fake.Messages(e2eChannel) {
+		if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
+			t.Fatalf("the interrupted trigger got a message %q: no answer may be posted for it", m.Content)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/kimiapp/kimi/app/assistant"
+)
+
+// reactionRemover is what the clean-up of interrupted turns needs of the
+// bot (*discord.Bot).
+type reactionRemover interface {
+	RemoveOwnReaction(ctx context.Context, channelID, messageID uint64, emoji string) error
+}
+
+// interruptedCleanup removes the ⏳ a crash left on the triggers of the
+// turns start-up marked interrupted, once the bot is ready: started with
+// the bot, ended before it closes.
+type interruptedCleanup struct {
+	bot    reactionRemover
+	await  func(context.Context) error // the bot's readiness, bounded
+	logger *slog.Logger
+
+	mu     sync.Mutex
+	gone   []assistant.Interrupted
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// set records the turns start-up marked interrupted.
+func (c *interruptedCleanup) set(gone []assistant.Interrupted) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gone = gone
+}
+
+// start runs the clean-up in the background when there is something to
+// clean; its ctx is detached from the part's start budget.
+func (c *interruptedCleanup) start(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var triggers []assistant.Interrupted
+	for _, it := range c.gone {
+		if it.Kind == assistant.KindMessage && it.ChannelID != 0 && it.TriggerMessageID != 0 {
+			triggers = append(triggers, it)
+		}
+	}
+	c.gone = nil
+	if len(triggers) == 0 {
+		return
+	}
+	ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.done = make(chan struct{})
+	go func() {
+		defer close(c.done)
+		c.run(ctx, triggers)
+	}()
+}
+
+func (c *interruptedCleanup) run(ctx context.Context, triggers []assistant.Interrupted) {
+	if err := c.await(ctx); err != nil {
+		c.logger.Warn("discord not ready: the interrupted turns keep their ⏳", "turns", len(triggers), "err", err)
+		return
+	}
+	removed := 0
+	for _, it := range triggers {
+		if err := c.bot.RemoveOwnReaction(ctx, it.ChannelID, it.TriggerMessageID, assistant.ReactWorking); err != nil {
+			c.logger.Warn("could not remove the ⏳ of an interrupted turn", "turn", it.Turn,
+				"channel_id", it.ChannelID, "message_id", it.TriggerMessageID, "err", err)
+			continue
+		}
+		removed++
+	}
+	c.logger.Info("removed the ⏳ of the assistant turns interrupted by the last stop", "removed", removed, "turns", len(triggers))
+}
+
+// stop ends a clean-up still running and waits for it (or for ctx).
+func (c *interruptedCleanup) stop(ctx context.Context) {
+	c.mu.Lock()
+	cancel, done := c.cancel, c.done
+	c.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
