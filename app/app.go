@@ -22,6 +22,7 @@ import (
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/llm/llmfake"
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -60,6 +61,13 @@ type cli struct {
 	// built-in fake Discord and its seeded demo guild, before the bot
 	// connects: a test seeds more of the fake's model and drives it.
 	onDemoFake func(*fakediscord.Server, fakediscord.DemoGuild)
+	// onDemoModel, when set (tests), is called in demo mode with the
+	// scripted demo model before the bot connects: a test scripts its steps
+	// (SetSteps) and reads the requests it recorded.
+	onDemoModel func(*llmfake.Server)
+	// assistantStall, when set (tests), is the model client's stall
+	// timeout instead of llm.DefaultStallTimeout.
+	assistantStall time.Duration
 	// onServe is Extensions.OnServe.
 	onServe func(context.Context, ServeParts)
 	// resultsLease is Extensions.ResultsLease.

@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/llm/llmfake"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -74,6 +75,7 @@ type e2eOptions struct {
 	seed    func(f *fakediscord.Server) // nil: e2eSeed
 	dataDir string                      // "": a fresh one, seeded; else a stopped run's (a restart)
 	env     map[string]string           // more of serve's environment
+	stall   time.Duration               // the model client's stall timeout (0: the default)
 }
 
 // e2eApp is a running appliance and its fake Discord.
@@ -82,6 +84,7 @@ type e2eApp struct {
 	url    string
 	fake   *fakediscord.Server
 	demo   fakediscord.DemoGuild
+	model  *llmfake.Server // the demo model (SetSteps scripts it)
 	stderr *syncBuffer
 	// dataDir is the run's KIMI_DATA_DIR; stop cancels serve and waits for
 	// its exit (at the test's end if not before).
@@ -103,6 +106,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 	maps.Copy(env, o.env)
 	c, _, stderr := testCLI(env, "")
 	c.specs = o.specs
+	c.assistantStall = o.stall
 	a := &e2eApp{t: t, stderr: stderr, dataDir: dataDir}
 	seed := o.seed
 	if seed == nil {
@@ -114,6 +118,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 		seed(f)
 		close(got)
 	}
+	c.onDemoModel = func(m *llmfake.Server) { a.model = m }
 	ctx, cancel := context.WithCancel(context.Background())
 	code := make(chan int, 1)
 	go func() { code <- c.main(ctx, []string{"serve"}) }()

@@ -115,8 +115,11 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		demoModel = llmfake.New(llmfake.Demo()...)
 		demoModel.SetModels(llmfake.ModelEntry{ID: demoModelID, OwnedBy: "kimi"})
 		release = append(release, demoModel.Close)
+		if c.onDemoModel != nil {
+			c.onDemoModel(demoModel)
+		}
 	}
-	asst, err := newAssistant(cfg, root, st, demoModel)
+	asst, err := newAssistant(cfg, root, st, demoModel, c.assistantStall)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +311,7 @@ const demoModelID = "kimi-demo"
 
 // newAssistant is the model provider's owner: the saved settings with the
 // environment's overrides (KIMI_LLM_*), or demo mode's scripted model.
-func newAssistant(cfg config.Config, root *slog.Logger, st *store.Store, demo *llmfake.Server) (*assistant.Service, error) {
+func newAssistant(cfg config.Config, root *slog.Logger, st *store.Store, demo *llmfake.Server, stall time.Duration) (*assistant.Service, error) {
 	source := func(key, value string) string {
 		if value == "" {
 			return ""
@@ -316,7 +319,7 @@ func newAssistant(cfg config.Config, root *slog.Logger, st *store.Store, demo *l
 		return cfg.Origins[key]
 	}
 	o := assistant.Options{
-		Store: st, Logger: root.With("component", "assistant"), UserAgent: "Kimi/" + buildinfo.Get().Version,
+		Store: st, Logger: root.With("component", "assistant"), UserAgent: "Kimi/" + buildinfo.Get().Version, StallTimeout: stall,
 		Env: settings.AssistantEnv{BaseURL: cfg.LLMBaseURL, Model: cfg.LLMModel, APIKey: cfg.LLMAPIKey.Reveal()},
 		Sources: assistant.EnvSources{BaseURL: source(config.KeyLLMBaseURL, cfg.LLMBaseURL),
 			Model: source(config.KeyLLMModel, cfg.LLMModel), APIKey: source(config.KeyLLMAPIKey, cfg.LLMAPIKey.Reveal())},

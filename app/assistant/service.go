@@ -71,6 +71,9 @@ type Options struct {
 	Now func() time.Time
 	// Sleep is the chain's wait before a retry (tests; nil: a timer).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// StallTimeout is every client's stall timeout (tests; 0:
+	// llm.DefaultStallTimeout).
+	StallTimeout time.Duration
 }
 
 // member is one built backend.
@@ -198,7 +201,7 @@ func (s *Service) client(name string, b settings.Backend, a settings.Assistant, 
 	}
 	c, err := llm.New(llm.Options{
 		BaseURL: b.BaseURL, APIKey: b.APIKey, Model: b.Model, MaxTokens: a.MaxTokens, Temperature: a.Temperature,
-		Thinking: thinking, Timeout: a.Timeout, UserAgent: s.o.UserAgent, Transport: tr,
+		Thinking: thinking, Timeout: a.Timeout, StallTimeout: s.o.StallTimeout, UserAgent: s.o.UserAgent, Transport: tr,
 		Logger: s.log.With("backend", name),
 	})
 	if err != nil {
