@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -65,4 +66,55 @@ func (h *Host) writeSelection(ctx context.Context, name string, enabled bool, ac
 		return fmt.Errorf("host: save the module selection: %w", err)
 	}
 	return nil
+}
+
+// ErrStarted is a change refused because the host already started.
+var ErrStarted = errors.New("host: already started")
+
+// SelectInstalled stores every installed module that has no place in the
+// stored selection yet (never enabled nor disabled by anyone) as enabled,
+// in the order installed, with an audit row each, and starts nothing: it
+// is for a data directory's first start (demo mode), before Start reads
+// the selection; after Start it is ErrStarted. It returns the modules it
+// selected.
+func (h *Host) SelectInstalled(ctx context.Context, actor string) ([]string, error) {
+	h.op.Lock()
+	defer h.op.Unlock()
+	switch {
+	case h.isClosed():
+		return nil, fmt.Errorf("host: select the installed modules: %w", ErrClosed)
+	case h.booted.Load():
+		return nil, fmt.Errorf("host: select the installed modules: %w", ErrStarted)
+	case h.store == nil:
+		return nil, nil
+	}
+	rows, err := h.store.Reader().QueryContext(ctx, `SELECT name FROM kimi_modules`)
+	if err != nil {
+		return nil, fmt.Errorf("host: select the installed modules: %w", err)
+	}
+	known := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			_ = rows.Close()
+			return nil, fmt.Errorf("host: select the installed modules: %w", err)
+		}
+		known[n] = true
+	}
+	err = errors.Join(rows.Err(), rows.Close())
+	if err != nil {
+		return nil, fmt.Errorf("host: select the installed modules: %w", err)
+	}
+	var out []string
+	for _, n := range h.ordered {
+		if known[n] {
+			continue
+		}
+		known[n] = true // a duplicate spec is stored once
+		if err := h.writeSelection(ctx, n, true, actor); err != nil {
+			return out, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

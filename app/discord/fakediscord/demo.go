@@ -14,6 +14,8 @@ type DemoGuild struct {
 	Category string
 	// Members are the demo members a visitor may post as (not the bot, not the owner).
 	Members []string
+	// MemberNames are the members' usernames, in Members's order.
+	MemberNames []string
 	// Roles: the moderators' role and the regulars'.
 	ModRole, RegularRole string
 }
@@ -47,6 +49,7 @@ func (s *Server) SeedDemo() DemoGuild {
 		u := s.AddUser(discordgo.User{ID: demoID(8 + uint64(i)), Username: m.name, GlobalName: m.name})
 		s.AddMember(g.ID, u.ID, m.roles...)
 		d.Members = append(d.Members, u.ID)
+		d.MemberNames = append(d.MemberNames, m.name)
 	}
 	return d
 }

@@ -2,7 +2,6 @@ package llmfake
 
 import (
 	"net/http"
-	"strings"
 )
 
 // Text answers with the text, one delta per part.
@@ -52,27 +51,3 @@ func Dropped() Plan { return Plan{Content: []string{"partial"}, Fail: FailDrop} 
 
 // MidStreamError sends some text, then an {"error": …} event.
 func MidStreamError() Plan { return Plan{Content: []string{"partial"}, Fail: FailMidStream} }
-
-// Demo is demo mode's script: any message gets a short scripted reply
-// naming what it answered. (Scripts that call the modules' tools come
-// later.)
-func Demo() []Step {
-	return []Step{{Repeat: true, Reply: func(r Recorded) Plan {
-		last := ""
-		for _, m := range r.Body.Messages {
-			if m.Role == "user" {
-				last = m.Content
-			}
-		}
-		last = strings.TrimSpace(last)
-		if runes := []rune(last); len(runes) > 80 {
-			last = string(runes[:80]) + "…"
-		}
-		reply := "(demo model) Hello! I am Kimi's scripted demo model: I do not reach the network, so I can only say this."
-		if last != "" {
-			reply = "(demo model) You said: “" + last + "”. I am Kimi's scripted demo model: I do not reach the network, so this is all I can answer."
-		}
-		words := strings.SplitAfter(reply, " ")
-		return Plan{Content: words, Usage: Usage{Prompt: 10 * len(r.Body.Messages), Completion: len(words)}}
-	}}}
-}
