@@ -454,10 +454,7 @@ func SaveAssistant(ctx context.Context, st Store, u AssistantUpdate, who Actor) 
 			return &Error{Fields: map[string]string{FieldAssistantFallbackAPIKey: "A fallback key is stored but no fallback base URL is entered: enter the fallback, or tick clear to remove its key."}}
 		}
 		changes = append(diffAssistant(cur, next), changes...)
-		values := []struct {
-			key, value string
-			secret     bool
-		}{
+		if err := writeSettingsTx(ctx, tx, []settingWrite{
 			{SettingAssistantBaseURL, next.Primary.BaseURL, false}, {SettingAssistantAPIKey, next.Primary.APIKey, true},
 			{SettingAssistantModel, next.Primary.Model, false}, {SettingAssistantContextWindow, intOrBlank(next.ContextWindow), false},
 			{SettingAssistantMaxTokens, strconv.Itoa(next.MaxTokens), false}, {SettingAssistantTemperature, temperatureText(next.Temperature), false},
@@ -465,20 +462,8 @@ func SaveAssistant(ctx context.Context, st Store, u AssistantUpdate, who Actor) 
 			{SettingAssistantPrivateNetwork, strconv.FormatBool(next.AllowPrivateNetwork), false},
 			{SettingAssistantFallbackBaseURL, next.Fallback.BaseURL, false}, {SettingAssistantFallbackAPIKey, next.Fallback.APIKey, true},
 			{SettingAssistantFallbackModel, next.Fallback.Model, false},
-		}
-		for _, kv := range values {
-			var err error
-			switch {
-			case kv.value == "":
-				err = store.DeleteSettingTx(ctx, tx, kv.key)
-			case kv.secret:
-				err = store.SetSecretSettingTx(ctx, tx, kv.key, kv.value)
-			default:
-				err = store.SetSettingTx(ctx, tx, kv.key, kv.value)
-			}
-			if err != nil {
-				return err
-			}
+		}); err != nil {
+			return err
 		}
 		detail := "saved, nothing changed"
 		if len(changes) > 0 {

@@ -264,21 +264,13 @@ func SaveAssistantBehaviour(ctx context.Context, st Store, u AssistantBehaviourU
 		for i, id := range next.DMUserIDs {
 			ids[i] = strconv.FormatUint(id, 10)
 		}
-		for _, kv := range [][2]string{
-			{SettingAssistantDMMode, string(next.DMMode)}, {SettingAssistantDMUserIDs, strings.Join(ids, ",")},
-			{SettingAssistantPersona, next.Persona},
-			{SettingAssistantTurnDeadline, strconv.Itoa(int(next.TurnDeadline / time.Second))},
-			{SettingAssistantIterationCap, strconv.Itoa(next.IterationCap)},
-		} {
-			var err error
-			if kv[1] == "" {
-				err = store.DeleteSettingTx(ctx, tx, kv[0])
-			} else {
-				err = store.SetSettingTx(ctx, tx, kv[0], kv[1])
-			}
-			if err != nil {
-				return err
-			}
+		if err := writeSettingsTx(ctx, tx, []settingWrite{
+			{SettingAssistantDMMode, string(next.DMMode), false}, {SettingAssistantDMUserIDs, strings.Join(ids, ","), false},
+			{SettingAssistantPersona, next.Persona, false},
+			{SettingAssistantTurnDeadline, strconv.Itoa(int(next.TurnDeadline / time.Second)), false},
+			{SettingAssistantIterationCap, strconv.Itoa(next.IterationCap), false},
+		}); err != nil {
+			return err
 		}
 		detail := "saved, nothing changed"
 		if changes := diffBehaviour(cur, next); len(changes) > 0 {

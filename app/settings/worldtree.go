@@ -100,6 +100,32 @@ var (
 	_ slog.LogValuer = Worldtree{}
 )
 
+// settingWrite is one setting a save writes: an empty value deletes it; a
+// secret (a key) is left out of a backup without secrets.
+type settingWrite struct {
+	key, value string
+	secret     bool
+}
+
+// writeSettingsTx writes each of ws in tx.
+func writeSettingsTx(ctx context.Context, tx *sql.Tx, ws []settingWrite) error {
+	for _, w := range ws {
+		var err error
+		switch {
+		case w.value == "":
+			err = store.DeleteSettingTx(ctx, tx, w.key)
+		case w.secret:
+			err = store.SetSecretSettingTx(ctx, tx, w.key, w.value)
+		default:
+			err = store.SetSettingTx(ctx, tx, w.key, w.value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // msgWorldtreeKeyMoved refuses a save that would send a stored Worldtree
 // key to another server.
 const msgWorldtreeKeyMoved = "The base URL now points at another server: enter this key again (or tick clear), so the stored key is never sent to a new host."
@@ -358,25 +384,11 @@ func SaveWorldtree(ctx context.Context, st Store, u WorldtreeUpdate, who Actor) 
 		if next.ConsumerKey != "" && next.ConsumerKey == next.DefaultKey {
 			return &Error{Fields: map[string]string{FieldWorldtreeConsumerKey: consumerKeySameMsg}}
 		}
-		for _, kv := range []struct {
-			key, value string
-			secret     bool // the keys: left out of a backup without secrets
-		}{
+		if err := writeSettingsTx(ctx, tx, []settingWrite{
 			{SettingWorldtreeBaseURL, next.BaseURL, false}, {SettingWorldtreeDefaultKey, next.DefaultKey, true},
 			{SettingWorldtreeAdminKey, next.AdminKey, true}, {SettingWorldtreeConsumerKey, next.ConsumerKey, true},
-		} {
-			var err error
-			switch {
-			case kv.value == "":
-				err = store.DeleteSettingTx(ctx, tx, kv.key)
-			case kv.secret:
-				err = store.SetSecretSettingTx(ctx, tx, kv.key, kv.value)
-			default:
-				err = store.SetSettingTx(ctx, tx, kv.key, kv.value)
-			}
-			if err != nil {
-				return err
-			}
+		}); err != nil {
+			return err
 		}
 		detail := "saved, nothing changed"
 		if len(changes) > 0 {
