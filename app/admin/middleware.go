@@ -141,7 +141,7 @@ func (s *Server) accessLog() echo.MiddlewareFunc {
 			s.metrics.observe(route, v.Method, v.Status, v.Latency)
 			level := slog.LevelInfo
 			switch {
-			case v.Status >= 500 && !overloaded(c): // overload is summarized by overloadLog
+			case v.Status >= 500 && !overloaded(c): // overload is summarized by overloadAnswered
 				level = slog.LevelError
 			case route == "/healthz" || route == "/readyz" || route == "/static/*" || route == "/metrics":
 				level = slog.LevelDebug

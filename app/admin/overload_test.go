@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"github.com/kimiapp/kimi/app/internal/ratelog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -23,7 +24,7 @@ var overloadLineRE = regexp.MustCompile(`level=(\w+) msg="password checks at cap
 // counting the answers since the previous one.
 func TestOverloadAnswersAreSummarizedAtWarn(t *testing.T) {
 	h := newHarness(t)
-	h.srv.overload.now = h.clk.Now
+	h.srv.overload = ratelog.New(overloadEvery, h.clk.Now)
 	h.srv.echo.GET("/test-busy", func(echo.Context) error {
 		return fmt.Errorf("admin: sign in: %w", auth.ErrBusy)
 	})

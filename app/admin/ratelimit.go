@@ -164,13 +164,13 @@ const busyRetryAfter = "2"
 
 // mapBusy turns auth.ErrBusy (the password-hashing queue is full) from any
 // handler into a 503 with Retry-After, instead of a logged 500. The answer
-// is by design: it is summarized at WARN (overloadLog), never an ERROR.
+// is by design: it is summarized at WARN (overloadAnswered), never an ERROR.
 func (s *Server) mapBusy(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err := next(c)
 		if err != nil && errors.Is(err, auth.ErrBusy) {
 			c.Set(ctxOverload, true)
-			s.overload.answered(s.log)
+			s.overloadAnswered()
 			c.Response().Header().Set("Retry-After", busyRetryAfter)
 			return echo.NewHTTPError(http.StatusServiceUnavailable, msgUnavailable)
 		}

@@ -158,7 +158,7 @@ type Server struct {
 	resultsChanged signal.Watchers
 	unwatchResults func()
 
-	overload overloadLog // the overload 503s' WARN summary
+	overload *ratelog.Limiter // the overload 503s' WARN summary (overloadAnswered)
 
 	closeOnce sync.Once
 	stop      chan struct{}
@@ -204,6 +204,7 @@ func New(opts Options) (*Server, error) {
 		log:         opts.Logger,
 		limiter:     newLimiter(opts.LoginEvery, opts.LoginBurst, maxBuckets),
 		writeLog:    ratelog.New(time.Minute, nil),
+		overload:    ratelog.New(overloadEvery, nil),
 		userLimiter: newLimiter(opts.UserEvery, opts.UserBurst, maxBuckets),
 		proxies:     trustedProxies(opts.TrustedProxies),
 		origin:      http.NewCrossOriginProtection(),
