@@ -1,7 +1,6 @@
 package form
 
 import (
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -125,18 +124,7 @@ func (f Assistant) Validate() Errors {
 
 // AssistantErrors turns a refusal of settings.SaveAssistant into Errors
 // with the FieldForm message; nil for nil or any other error.
-func AssistantErrors(err error) Errors {
-	var invalid *settings.Error
-	if !errors.As(err, &invalid) {
-		return nil
-	}
-	var e Errors
-	for field, msg := range invalid.Fields {
-		e.Add(field, msg)
-	}
-	e.Add(FieldForm, MsgAssistantNotSaved)
-	return e
-}
+func AssistantErrors(err error) Errors { return settingsRefusal(err, MsgAssistantNotSaved, nil) }
 
 // Kept is the form to show again after a refusal: the input as typed but
 // never a key, no base URL that carries a user name or password, and no

@@ -1,7 +1,6 @@
 package form
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -102,21 +101,13 @@ func (f AssistantBehaviour) Validate() Errors {
 // settings.SaveAssistantBehaviour into Errors with the FieldForm message;
 // nil for nil or any other error.
 func AssistantBehaviourErrors(err error) Errors {
-	var invalid *settings.Error
-	if !errors.As(err, &invalid) {
-		return nil
-	}
-	var e Errors
-	for field, msg := range invalid.Fields {
+	return settingsRefusal(err, MsgAssistantBehaviourNotSaved, func(field string) bool {
 		switch field {
 		case AssistantDMMode, AssistantDMUserIDs, AssistantPersona, AssistantTurnDeadline, AssistantIterationCap:
-			e.Add(field, msg)
-		default:
-			e.Add(FieldForm, msg)
+			return true
 		}
-	}
-	e.Add(FieldForm, MsgAssistantBehaviourNotSaved)
-	return e
+		return false
+	})
 }
 
 // Hints of the behaviour form's fields, from the settings' bounds.

@@ -66,16 +66,25 @@ func (f WorldtreeSettings) Validate() Errors {
 // WorldtreeErrors turns a refusal of settings.SaveWorldtree or WorldtreeUpdate.Validate into
 // Errors with the FieldForm message; nil for nil. Any other error is a server error, not a form
 // error, and yields nil.
-func WorldtreeErrors(err error) Errors {
+func WorldtreeErrors(err error) Errors { return settingsRefusal(err, MsgWorldtreeNotSaved, nil) }
+
+// settingsRefusal turns a *settings.Error into Errors: each field's
+// message on its field (on FieldForm instead when known is set and says
+// the form has no such field), then notSaved on FieldForm; nil for nil or
+// any other error (a server error, not a form error).
+func settingsRefusal(err error, notSaved string, known func(field string) bool) Errors {
 	var invalid *settings.Error
 	if !errors.As(err, &invalid) {
 		return nil
 	}
 	var e Errors
 	for field, msg := range invalid.Fields {
+		if known != nil && !known(field) {
+			field = FieldForm
+		}
 		e.Add(field, msg)
 	}
-	e.Add(FieldForm, MsgWorldtreeNotSaved)
+	e.Add(FieldForm, notSaved)
 	return e
 }
 
