@@ -95,10 +95,8 @@ func checkGuild(g *discordgo.Guild) string {
 	case g.ID == "":
 		return "guild without id"
 	}
-	for _, c := range g.Channels {
-		if c == nil {
-			return "null channel"
-		}
+	if why := checkGuildLists(g); why != "" {
+		return why
 	}
 	for _, c := range g.Threads {
 		if c == nil {
@@ -108,6 +106,17 @@ func checkGuild(g *discordgo.Guild) string {
 	for _, r := range g.Roles {
 		if r == nil {
 			return "null role"
+		}
+	}
+	return ""
+}
+
+// checkGuildLists refuses a guild's null channel, member without user or
+// null voice state: what both GUILD_CREATE and READY's guilds dereference.
+func checkGuildLists(g *discordgo.Guild) string {
+	for _, c := range g.Channels {
+		if c == nil {
+			return "null channel"
 		}
 	}
 	for _, m := range g.Members {
@@ -133,20 +142,8 @@ func checkReady(r *discordgo.Ready) string {
 		if g == nil {
 			return "null guild"
 		}
-		for _, c := range g.Channels {
-			if c == nil {
-				return "null channel"
-			}
-		}
-		for _, m := range g.Members {
-			if m == nil || m.User == nil {
-				return "member without user"
-			}
-		}
-		for _, v := range g.VoiceStates {
-			if v == nil {
-				return "null voice state"
-			}
+		if why := checkGuildLists(g); why != "" {
+			return why
 		}
 	}
 	for _, c := range r.PrivateChannels {
