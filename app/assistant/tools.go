@@ -410,15 +410,12 @@ func unquote(v json.RawMessage) string {
 	return s
 }
 
-// clip cuts s to at most n bytes on a UTF-8 boundary, marking the cut.
+// clipMarked is clip (conversations.go) marking the cut with "…".
 func clipMarked(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return clip(s, n) + "…"
 }
 
 // pyRepr quotes s as the original's Python repr does: single quotes,
