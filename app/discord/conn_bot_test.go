@@ -129,6 +129,8 @@ func TestConnConnectsAndReportsStatus(t *testing.T) {
 		return st.State == StateConnected && len(st.Guilds) == 2 && st.Guilds[0].Name != "" && st.Guilds[1].Name != ""
 	})
 	connWaitFor(t, "gateway/bot read", func() bool { return b.Status().Shards == 1 })
+	// The application (its owner) is read after READY sets the state.
+	connWaitFor(t, "the application read", func() bool { return b.OwnerID() != 0 })
 	st := b.Status()
 	if st.Guilds[0].Name != "alpha" || st.Guilds[1].Name != "Zeta" {
 		t.Errorf("guilds = %+v, want alpha then Zeta", st.Guilds)
