@@ -68,6 +68,12 @@ type cli struct {
 	// assistantStall, when set (tests), is the model client's stall
 	// timeout instead of llm.DefaultStallTimeout.
 	assistantStall time.Duration
+	// demoConfiguredProvider, when set (tests), makes demo mode's assistant
+	// use the provider saved on /assistant — the real llm.Chain through the
+	// egress transport, as outside demo mode — instead of the scripted demo
+	// model (which still runs, for onDemoModel): a test points the settings
+	// at a fake model on loopback with the private-network switch on.
+	demoConfiguredProvider bool
 	// onServe is Extensions.OnServe.
 	onServe func(context.Context, ServeParts)
 	// resultsLease is Extensions.ResultsLease.

@@ -119,7 +119,11 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			c.onDemoModel(demoModel)
 		}
 	}
-	asst, err := newAssistant(cfg, root, st, demoModel, c.assistantStall)
+	provider := demoModel
+	if c.demoConfiguredProvider {
+		provider = nil
+	}
+	asst, err := newAssistant(cfg, root, st, provider, c.assistantStall)
 	if err != nil {
 		return nil, err
 	}
