@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/admin"
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
@@ -74,6 +75,10 @@ type cli struct {
 	// model (which still runs, for onDemoModel): a test points the settings
 	// at a fake model on loopback with the private-network switch on.
 	demoConfiguredProvider bool
+	// assistantClock, when set (tests), is the clock of the assistant's
+	// turns (their status throttle, deadline and tool timings) instead of
+	// the wall clock.
+	assistantClock assistant.Clock
 	// onServe is Extensions.OnServe.
 	onServe func(context.Context, ServeParts)
 	// resultsLease is Extensions.ResultsLease.

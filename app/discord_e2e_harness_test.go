@@ -17,6 +17,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -79,6 +80,7 @@ type e2eOptions struct {
 	// configuredProvider: the assistant uses the provider saved on
 	// /assistant (the real llm.Chain), not the demo model.
 	configuredProvider bool
+	clock              assistant.Clock // the assistant's turns' clock (nil: the wall clock)
 }
 
 // e2eApp is a running appliance and its fake Discord.
@@ -112,6 +114,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 	c.specs = o.specs
 	c.assistantStall = o.stall
 	c.demoConfiguredProvider = o.configuredProvider
+	c.assistantClock = o.clock
 	a := &e2eApp{t: t, stderr: stderr, stdout: stdout, dataDir: dataDir}
 	seed := o.seed
 	if seed == nil {

@@ -185,7 +185,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// the bot's port, attached once, before the bot starts.
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
 		Store: assistant.NewConversations(st, nil), Provider: asst, Tools: modHost, Guilds: guilds,
-		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"),
+		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"), Clock: c.assistantClock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant: %w", err)
