@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/kimiapp/kimi/app/admin"
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/buildinfo"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
@@ -68,6 +69,16 @@ type cli struct {
 	// assistantStall, when set (tests), is the model client's stall
 	// timeout instead of llm.DefaultStallTimeout.
 	assistantStall time.Duration
+	// demoConfiguredProvider, when set (tests), makes demo mode's assistant
+	// use the provider saved on /assistant — the real llm.Chain through the
+	// egress transport, as outside demo mode — instead of the scripted demo
+	// model (which still runs, for onDemoModel): a test points the settings
+	// at a fake model on loopback with the private-network switch on.
+	demoConfiguredProvider bool
+	// assistantClock, when set (tests), is the clock of the assistant's
+	// turns (their status throttle, deadline and tool timings) instead of
+	// the wall clock.
+	assistantClock assistant.Clock
 	// onServe is Extensions.OnServe.
 	onServe func(context.Context, ServeParts)
 	// resultsLease is Extensions.ResultsLease.

@@ -188,8 +188,8 @@ func TestE2EAssistantToolGates(t *testing.T) {
 // stall timeout) or answers 429 gives the member the scrubbed message,
 // never the partial text or the provider's own words. The demo model is
 // called as it is, not through llm.Chain (assistant.Service.Reload), so
-// in demo mode there is no retry: one request (the chain's one retry is
-// proven in app/llm).
+// in demo mode there is no retry: one request (a configured provider's
+// one retry: TestE2EConfiguredProviderRetriesOnceAndKeepsItsKey).
 func TestE2EAssistantProviderFailures(t *testing.T) {
 	a, _ := startToolsE2E(t, e2eOptions{stall: 300 * time.Millisecond})
 	cases := []struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -76,6 +77,10 @@ type e2eOptions struct {
 	dataDir string                      // "": a fresh one, seeded; else a stopped run's (a restart)
 	env     map[string]string           // more of serve's environment
 	stall   time.Duration               // the model client's stall timeout (0: the default)
+	// configuredProvider: the assistant uses the provider saved on
+	// /assistant (the real llm.Chain), not the demo model.
+	configuredProvider bool
+	clock              assistant.Clock // the assistant's turns' clock (nil: the wall clock)
 }
 
 // e2eApp is a running appliance and its fake Discord.
@@ -85,7 +90,8 @@ type e2eApp struct {
 	fake   *fakediscord.Server
 	demo   fakediscord.DemoGuild
 	model  *llmfake.Server // the demo model (SetSteps scripts it)
-	stderr *syncBuffer
+	stderr *syncBuffer     // serve's log
+	stdout *syncBuffer
 	// dataDir is the run's KIMI_DATA_DIR; stop cancels serve and waits for
 	// its exit (at the test's end if not before).
 	dataDir string
@@ -104,10 +110,12 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 		"KIMI_ADMIN_PASSWORD": e2eAdminPass, "KIMI_MODULES": o.modules, "KIMI_LOG_LEVEL": "debug",
 	}
 	maps.Copy(env, o.env)
-	c, _, stderr := testCLI(env, "")
+	c, stdout, stderr := testCLI(env, "")
 	c.specs = o.specs
 	c.assistantStall = o.stall
-	a := &e2eApp{t: t, stderr: stderr, dataDir: dataDir}
+	c.demoConfiguredProvider = o.configuredProvider
+	c.assistantClock = o.clock
+	a := &e2eApp{t: t, stderr: stderr, stdout: stdout, dataDir: dataDir}
 	seed := o.seed
 	if seed == nil {
 		seed = e2eSeed

@@ -119,7 +119,11 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			c.onDemoModel(demoModel)
 		}
 	}
-	asst, err := newAssistant(cfg, root, st, demoModel, c.assistantStall)
+	provider := demoModel
+	if c.demoConfiguredProvider {
+		provider = nil
+	}
+	asst, err := newAssistant(cfg, root, st, provider, c.assistantStall)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +186,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	convs := assistant.NewConversations(st, nil)
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
 		Store: convs, Provider: asst, Tools: modHost, Guilds: guilds,
-		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"),
+		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"), Clock: c.assistantClock,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant: %w", err)

@@ -436,8 +436,8 @@ func TestDemoEphemeralOnlyForItsMember(t *testing.T) {
 }
 
 // TestDemoEventsFollowTheFake: the chat stream sends the channel at once and again after a
-// message is posted, edited and deleted and after an interaction is answered; the modal stream
-// sends a modal when one opens — without polling, each woken by the fake's Watch.
+// message is posted, edited, reacted to and deleted and after an interaction is answered; the
+// modal stream sends a modal when one opens — without polling, each woken by the fake's Watch.
 func TestDemoEventsFollowTheFake(t *testing.T) {
 	h := newHarness(t, withDemo)
 	h.createAdmin()
@@ -465,6 +465,13 @@ func TestDemoEventsFollowTheFake(t *testing.T) {
 	}
 	if ev := readEvent(t, chat); !strings.Contains(ev, "edited live") || !strings.Contains(ev, "(edited)") {
 		t.Fatalf("after an edit: %q", ev)
+	}
+	if err := f.React(h.vars["general"], m.ID, h.vars["ada"], "👍"); err != nil {
+		t.Fatal(err)
+	}
+	if ev := readEvent(t, chat); !strings.Contains(ev, `data-emoji="👍" data-bot="false" aria-label="👍: 1 reaction"`) ||
+		!strings.Contains(ev, `data-testid="demo-reaction-count">1<`) {
+		t.Fatalf("after a reaction: %q", ev)
 	}
 	if err := f.DeleteAsUser(h.vars["general"], m.ID); err != nil {
 		t.Fatal(err)

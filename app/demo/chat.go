@@ -126,6 +126,12 @@ func (d *Chat) DemoMessages(ctx context.Context, channelID, memberID string) ([]
 			dm.Embeds = append(dm.Embeds, demoEmbed(e))
 		}
 		dm.Components = demoComponents(m.Components, g)
+		for _, r := range m.Reactions {
+			if r == nil || r.Emoji == nil || r.Count <= 0 {
+				continue
+			}
+			dm.Reactions = append(dm.Reactions, templates.DemoReaction{Emoji: r.Emoji.Name, Count: r.Count, Bot: r.Me})
+		}
 		out = append(out, dm)
 	}
 	return out, nil

@@ -136,6 +136,50 @@ func TestChatRendersMessages(t *testing.T) {
 	}
 }
 
+// TestChatShowsReactions: a message's reactions follow the fake — each emoji once, in the
+// order first added, with its count and whether the bot's is one; a removed reaction is gone.
+func TestChatShowsReactions(t *testing.T) {
+	c, ids, s := newChat(t)
+	ctx := context.Background()
+	f := c.Fake()
+	m, err := f.PostMessage(ids["general"], ids["ada"], "@Kimi give kudos to bo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		act  func() error
+		want []templates.DemoReaction
+	}{
+		{"none yet", func() error { return nil }, nil},
+		{"the bot's ⏳", func() error { return s.MessageReactionAdd(ids["general"], m.ID, "⏳") },
+			[]templates.DemoReaction{{Emoji: "⏳", Count: 1, Bot: true}}},
+		{"two members' 👍", func() error {
+			if err := f.React(ids["general"], m.ID, ids["bo"], "👍"); err != nil {
+				return err
+			}
+			return f.React(ids["general"], m.ID, ids["cy"], "👍")
+		}, []templates.DemoReaction{{Emoji: "⏳", Count: 1, Bot: true}, {Emoji: "👍", Count: 2}}},
+		{"⏳ removed, ✅ added", func() error {
+			if err := s.MessageReactionRemove(ids["general"], m.ID, "⏳", "@me"); err != nil {
+				return err
+			}
+			return s.MessageReactionAdd(ids["general"], m.ID, "✅")
+		}, []templates.DemoReaction{{Emoji: "👍", Count: 2}, {Emoji: "✅", Count: 1, Bot: true}}},
+	} {
+		if err := tc.act(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		msgs, err := c.DemoMessages(ctx, ids["general"], "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 1 || !reflect.DeepEqual(msgs[0].Reactions, tc.want) {
+			t.Fatalf("%s: messages = %+v, want one with the reactions %+v", tc.name, msgs, tc.want)
+		}
+	}
+}
+
 // TestChatClickRefusals: what a message does not offer is a DemoRefusal and nothing is sent; a
 // member outside the demo guild is ErrDemoUnknown; a valid pick is one interaction.
 func TestChatClickRefusals(t *testing.T) {

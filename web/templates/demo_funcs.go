@@ -140,3 +140,19 @@ func demoCommandListed(v DemoView) bool {
 	}
 	return false
 }
+
+// demoReactionLabel names one emoji's reactions for assistive technology: "⏳: 1 reaction,
+// Kimi's".
+func demoReactionLabel(r DemoReaction) string {
+	s := r.Emoji + ": " + strconv.Itoa(r.Count) + " reaction"
+	if r.Count != 1 {
+		s += "s"
+	}
+	switch {
+	case r.Bot && r.Count == 1:
+		s += ", Kimi's"
+	case r.Bot:
+		s += ", Kimi's among them"
+	}
+	return s
+}

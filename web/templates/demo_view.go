@@ -71,6 +71,17 @@ type DemoMessage struct {
 	Command    string
 	Embeds     []DemoEmbed
 	Components []DemoComponent
+	// Reactions are the message's reactions in the order they were first added.
+	Reactions []DemoReaction
+}
+
+// DemoReaction is one emoji's reactions on a message: how many, and whether Kimi's is one.
+type DemoReaction struct {
+	// Emoji is the emoji itself, or a custom emoji's name.
+	Emoji string
+	Count int
+	// Bot says Kimi (the bot) reacted with it.
+	Bot bool
 }
 
 // DemoEmbed is a message embed.
