@@ -213,8 +213,9 @@ const stallMarker = "[stall]"
 // stalls; with the turn running (its row 'running', ⏳ on the trigger,
 // the model holding the request) the binary is killed with kill -9 and
 // started again, the stall off. Then:
-//   - the cut turn's row is 'interrupted' and the bot's ⏳ is gone from its
-//     trigger, with no ✅ or ❌;
+//   - the cut turn's row is 'interrupted', the bot's ⏳ is gone from its
+//     trigger, with no ✅ or ❌, and so is its status message (Thinking...,
+//     recorded on the row when it was sent);
 //   - the cut trigger got no answer (nor one posted twice), and the first
 //     question exactly one;
 //   - her next reply to the first answer continues the conversation: the
@@ -249,10 +250,20 @@ func TestAssistantTurnSurvivesKill9(t *testing.T) {
 	})
 	a1, a1Text := j.answer(bot, q1)
 	q2 := ctl.post(channel, ada, "and what if "+stallMarker+" it comes mid-turn?", a1)
-	ctl.await("the second turn running: ⏳ on its trigger, the model holding its request", func(j journal) bool {
+	j = ctl.await("the second turn running: ⏳ on its trigger, its status message, the model holding its request", func(j journal) bool {
 		stalled := slices.ContainsFunc(j.modelRequests(), func(e journalEntry) bool { return e.Stalled })
 		return stalled && j.botReaction(q2, assistant.ReactWorking)
 	})
+	// The status message went out before the model's request.
+	var status string
+	for _, e := range j.repliesBy(bot, q2) {
+		if !e.Deleted && e.Content == assistant.ThinkingText {
+			status = e.ID
+		}
+	}
+	if status == "" {
+		t.Fatalf("no status message replying to the cut trigger; journal:\n%s", dumpJournal(j))
+	}
 	ro, count := openCounter(t, dbPath)
 	turnOf := func(trigger string) (conversation int64, status string) {
 		t.Helper()
@@ -267,14 +278,18 @@ func TestAssistantTurnSurvivesKill9(t *testing.T) {
 		t.Fatalf("before the kill: the first turn %s in conversation %d, the second %s in %d; want done, then running in the same",
 			st1, conv1, st2, conv2)
 	}
+	if n := count(`SELECT count(*) FROM kimi_assistant_turns WHERE trigger_message_id = ? AND status_message_id = ?`, q2, status); n != 1 {
+		t.Fatalf("the running turn has not recorded its status message %s", status)
+	}
 	srv.kill9()
 	t.Logf("%s: kill -9 mid-turn", time.Since(built).Round(100*time.Millisecond))
 
 	srv = startBinary(t, bin, env)
 	ctl = controlOf(t, srv, journalPath)
-	ctl.await("the bot's ⏳ removed from the cut trigger", func(j journal) bool {
+	ctl.await("the bot's ⏳ removed from the cut trigger and its status message deleted", func(j journal) bool {
 		_, ok := j.message(q2)
-		return ok && !j.botReaction(q2, assistant.ReactWorking)
+		_, shown := j.message(status)
+		return ok && !j.botReaction(q2, assistant.ReactWorking) && !shown
 	})
 	if _, st := turnOf(q2); st != assistant.StatusInterrupted {
 		t.Fatalf("the cut turn is %s, want %s", st, assistant.StatusInterrupted)
@@ -300,6 +315,11 @@ func TestAssistantTurnSurvivesKill9(t *testing.T) {
 	for _, r := range m2.Reactions {
 		if r.Me {
 			t.Errorf("the cut trigger carries the bot's %s", r.Emoji)
+		}
+	}
+	for _, e := range j.repliesBy(bot, q2) {
+		if !e.Deleted {
+			t.Errorf("the bot's %q still replies to the cut trigger", e.Content)
 		}
 	}
 	for _, tc := range []struct {
