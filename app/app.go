@@ -148,6 +148,12 @@ type Extensions struct {
 	// observe what "Discord" received (fakediscord's OnMessageCreate) or
 	// seed more of the fake's model. It must not block.
 	OnDemoFake func(*fakediscord.Server, fakediscord.DemoGuild)
+	// OnDemoModel, when set, is called by `kimi serve --demo` with the
+	// scripted demo model (the assistant's provider in demo mode) before
+	// the bot connects. It is for test builds: cmd/kimi's assistant crash
+	// test scripts it (SetSteps) so that a turn stalls mid-turn. It must not
+	// block.
+	OnDemoModel func(*llmfake.Server)
 }
 
 // ServeParts are the running appliance's parts that OnServe receives.
@@ -177,6 +183,7 @@ func MainWith(ctx context.Context, args []string, stdout, stderr io.Writer, ext 
 		onServe:       ext.OnServe,
 		resultsLease:  ext.ResultsLease,
 		onDemoFake:    ext.OnDemoFake,
+		onDemoModel:   ext.OnDemoModel,
 	}
 	return c.main(ctx, args)
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/config"
@@ -18,12 +21,14 @@ import (
 // TestE2EInterruptedTurnLosesItsHourglass is the state a kill -9 mid-turn
 // leaves, reproduced in-process (this is not a crash of the process: the
 // fake Discord of the restarted appliance is seeded with what the real
-// Discord would still hold): a member's mention carrying the bot's ⏳ and
-// its turn row still running. At start the turn is marked interrupted,
-// the bot removes its own ⏳ from the trigger once connected (the member's
-// own ⏳ stays), the trigger gets no answer, and a new mention is answered.
+// Discord would still hold): a member's mention carrying the bot's ⏳, the
+// turn's status message (Thinking...) replying to it, and its turn row
+// still running with that status message recorded. At start the turn is
+// marked interrupted, the bot removes its own ⏳ from the trigger once
+// connected (the member's own ⏳ stays) and deletes the status message,
+// the trigger gets no answer, and a new mention is answered.
 func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
-	var trigger string
+	var trigger, statusMsg string
 	seed := func(f *fakediscord.Server) {
 		e2eSeed(f)
 		m, err := f.PostMessage(e2eChannel, e2eAnn, "<@"+f.BotID()+"> a question the crash cut short")
@@ -36,6 +41,11 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		s, err := f.PostReplyNoPing(e2eChannel, f.BotID(), assistant.ThinkingText, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statusMsg = s.ID
 	}
 	dataDir := filepath.Join(t.TempDir(), "data")
 	seedDatabase(t, dataDir, nil, map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc})
@@ -58,7 +68,12 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := conv.BeginTurn(ctx, c, tr); err != nil {
+		turn, err := conv.BeginTurn(ctx, c, tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sid, _ := strconv.ParseUint(statusMsg, 10, 64)
+		if err := conv.SetStatusMessage(ctx, turn, sid); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -79,7 +94,13 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 		}
 		return false, 0
 	}
-	e2eEventually(t, "the bot's ⏳ removed from the interrupted trigger", func() bool { bot, _ := hourglass(); return !bot })
+	statusShown := func() bool {
+		return slices.ContainsFunc(a.fake.Messages(e2eChannel), func(m *discordgo.Message) bool { return m.ID == statusMsg })
+	}
+	e2eEventually(t, "the bot's ⏳ removed from the interrupted trigger and its status message deleted", func() bool {
+		bot, _ := hourglass()
+		return !bot && !statusShown()
+	})
 	if _, n := hourglass(); n != 1 {
 		t.Fatalf("⏳ count on the trigger = %d, want 1 (the member's own stays)", n)
 	}

@@ -6,19 +6,24 @@ import (
 	"sync"
 
 	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/app/discord"
 )
 
-// reactionRemover is what the clean-up of interrupted turns needs of the
+// leftoverRemover is what the clean-up of interrupted turns needs of the
 // bot (*discord.Bot).
-type reactionRemover interface {
+type leftoverRemover interface {
 	RemoveOwnReaction(ctx context.Context, channelID, messageID uint64, emoji string) error
+	DeleteOwnMessage(ctx context.Context, channelID, messageID uint64) error
 }
 
-// interruptedCleanup removes the ⏳ a crash left on the triggers of the
-// turns start-up marked interrupted, once the bot is ready: started with
-// the bot, ended before it closes.
+var _ leftoverRemover = (*discord.Bot)(nil)
+
+// interruptedCleanup removes what a crash left of the turns start-up
+// marked interrupted, once the bot is ready: the ⏳ on their triggers and
+// their status messages (Thinking...). Started with the bot, ended before
+// it closes.
 type interruptedCleanup struct {
-	bot    reactionRemover
+	bot    leftoverRemover
 	await  func(context.Context) error // the bot's readiness, bounded
 	logger *slog.Logger
 
@@ -63,16 +68,26 @@ func (c *interruptedCleanup) run(ctx context.Context, triggers []assistant.Inter
 		c.logger.Warn("discord not ready: the interrupted turns keep their ⏳", "turns", len(triggers), "err", err)
 		return
 	}
-	removed := 0
+	removed, deleted := 0, 0
 	for _, it := range triggers {
 		if err := c.bot.RemoveOwnReaction(ctx, it.ChannelID, it.TriggerMessageID, assistant.ReactWorking); err != nil {
 			c.logger.Warn("could not remove the ⏳ of an interrupted turn", "turn", it.Turn,
 				"channel_id", it.ChannelID, "message_id", it.TriggerMessageID, "err", err)
+		} else {
+			removed++
+		}
+		if it.StatusMessageID == 0 {
 			continue
 		}
-		removed++
+		if err := c.bot.DeleteOwnMessage(ctx, it.ChannelID, it.StatusMessageID); err != nil {
+			c.logger.Warn("could not delete the status message of an interrupted turn", "turn", it.Turn,
+				"channel_id", it.ChannelID, "message_id", it.StatusMessageID, "err", err)
+			continue
+		}
+		deleted++
 	}
-	c.logger.Info("removed the ⏳ of the assistant turns interrupted by the last stop", "removed", removed, "turns", len(triggers))
+	c.logger.Info("removed the ⏳ of the assistant turns interrupted by the last stop", "removed", removed,
+		"status_messages_deleted", deleted, "turns", len(triggers))
 }
 
 // stop ends a clean-up still running and waits for it (or for ctx).

@@ -192,7 +192,8 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		return nil, fmt.Errorf("app: assistant: %w", err)
 	}
 	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds})
-	// The ⏳ a crash left on interrupted turns' triggers, removed once the bot is ready.
+	// The ⏳ a crash left on interrupted turns' triggers and their status
+	// messages, removed once the bot is ready.
 	cleanup := &interruptedCleanup{bot: bot, await: awaitDiscord(bot, cfg.DiscordReadyWait), logger: logger}
 
 	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"))

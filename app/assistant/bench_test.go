@@ -21,10 +21,10 @@ func (s benchSurface) React(_ context.Context, e string) error {
 	}
 	return nil
 }
-func (benchSurface) Unreact(context.Context, string) error { return nil }
-func (benchSurface) Status(context.Context, string) error  { return nil }
-func (benchSurface) ClearStatus(context.Context) error     { return nil }
-func (benchSurface) Busy(context.Context, string) error    { return nil }
+func (benchSurface) Unreact(context.Context, string) error          { return nil }
+func (benchSurface) Status(context.Context, string) (uint64, error) { return 1, nil }
+func (benchSurface) ClearStatus(context.Context) error              { return nil }
+func (benchSurface) Busy(context.Context, string) error             { return nil }
 func (benchSurface) Deliver(context.Context, string, bool) (uint64, error) {
 	return uint64(time.Now().UnixNano()), nil
 }
@@ -34,8 +34,8 @@ func (benchSurface) Deliver(context.Context, string, bool) (uint64, error) {
 // (hello_member through the real host), on real SQLite, on the wall
 // clock: turns/s, allocations per turn, p50/p99 trigger→answer, beside
 // the raw SQLite commit rate of the same kind of store in the same run
-// (a turn makes seven commits: open, begin, two usages, the tool call,
-// the delivered map and the finish). Turns run one after another.
+// (a turn makes eight commits: open, begin, the status message, two
+// usages, the tool call, the delivered map and the finish). Turns run one after another.
 func BenchmarkAssistantTurn(b *testing.B) {
 	r := newTurnRigTimeout(b, 300*time.Millisecond, llmfake.Step{Repeat: true, Reply: func(rec llmfake.Recorded) llmfake.Plan {
 		if rec.Body.Last().Role == "tool" {

@@ -367,12 +367,33 @@ func (c *Conversations) RecordDelivered(ctx context.Context, conv Conversation, 
 	return nil
 }
 
+// SetStatusMessage records the status message turn sent (its one message
+// of progress, which it deletes when it ends), so that a crash that leaves
+// it standing lets the next start delete it (Interrupted). Only a running
+// turn's is recorded; a turn that already ended is store.ErrNotFound.
+func (c *Conversations) SetStatusMessage(ctx context.Context, turn TurnID, messageID uint64) error {
+	if messageID == 0 {
+		return fmt.Errorf("assistant: record the status message of turn %d: no message id", turn)
+	}
+	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+		return exactlyOne(tx.ExecContext(ctx, `UPDATE kimi_assistant_turns SET status_message_id = ? WHERE id = ? AND status = 'running'`,
+			int64(messageID), int64(turn)))
+	})
+	if err != nil {
+		return fmt.Errorf("assistant: record the status message of turn %d: %w", turn, err)
+	}
+	return nil
+}
+
 // Interrupted is a turn a crash left running, as start-up needs it to
-// remove the ⏳ reaction from its trigger (Kind KindMessage).
+// remove the ⏳ reaction from its trigger (Kind KindMessage) and delete
+// the status message it left (StatusMessageID, 0 for none), both in
+// ChannelID.
 type Interrupted struct {
 	Turn                        TurnID
 	Kind                        string
 	ChannelID, TriggerMessageID uint64
+	StatusMessageID             uint64
 }
 
 // MarkInterrupted marks every running turn interrupted, with its duration
@@ -383,18 +404,18 @@ func (c *Conversations) MarkInterrupted(ctx context.Context) ([]Interrupted, err
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `UPDATE kimi_assistant_turns SET status = 'interrupted', error_kind = 'interrupted',
 			duration_ms = max(? - started_ms, 0) WHERE status = 'running'
-			RETURNING id, trigger_kind, channel_id, trigger_message_id`, c.now().UnixMilli())
+			RETURNING id, trigger_kind, channel_id, trigger_message_id, status_message_id`, c.now().UnixMilli())
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var it Interrupted
-			var ch, msg int64
-			if err := rows.Scan(&it.Turn, &it.Kind, &ch, &msg); err != nil {
+			var ch, msg, status int64
+			if err := rows.Scan(&it.Turn, &it.Kind, &ch, &msg, &status); err != nil {
 				return err
 			}
-			it.ChannelID, it.TriggerMessageID = uint64(ch), uint64(msg)
+			it.ChannelID, it.TriggerMessageID, it.StatusMessageID = uint64(ch), uint64(msg), uint64(status)
 			out = append(out, it)
 		}
 		return rows.Err()

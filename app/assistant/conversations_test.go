@@ -291,8 +291,9 @@ func TestActivatedToolsPersistPerConversation(t *testing.T) {
 
 // TestCrashLeavesTurnsToMarkInterrupted: a turn running when the process
 // dies (the store closed without finishing it) is, after reopening the
-// file, marked interrupted by MarkInterrupted, which returns its channel
-// and trigger (for the ⏳); the delivered-message map survives, so a reply
+// file, marked interrupted by MarkInterrupted, which returns its channel,
+// trigger (for the ⏳) and status message (to delete; no later one is
+// recorded for it); the delivered-message map survives, so a reply
 // still continues the conversation; a late FinishTurn changes nothing.
 func TestCrashLeavesTurnsToMarkInterrupted(t *testing.T) {
 	ctx := context.Background()
@@ -308,7 +309,10 @@ func TestCrashLeavesTurnsToMarkInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Close() // the crash: nothing after BeginTurn's commit
+	if err := c.SetStatusMessage(ctx, turn, 1005); err != nil {
+		t.Fatal(err)
+	}
+	st.Close() // the crash: nothing after the status message's commit
 
 	clk.add(5 * time.Second)
 	st = openStoreAt(t, path)
@@ -318,8 +322,11 @@ func TestCrashLeavesTurnsToMarkInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0] != (Interrupted{Turn: turn, Kind: KindMessage, ChannelID: 100, TriggerMessageID: 1002}) {
+	if len(got) != 1 || got[0] != (Interrupted{Turn: turn, Kind: KindMessage, ChannelID: 100, TriggerMessageID: 1002, StatusMessageID: 1005}) {
 		t.Fatalf("interrupted: %+v", got)
+	}
+	if err := c.SetStatusMessage(ctx, turn, 1006); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an interrupted turn's status message recorded: %v", err)
 	}
 	var status string
 	var dur int

@@ -68,3 +68,55 @@ func TestMigration00010Down(t *testing.T) {
 		t.Fatalf("up again: %v", err)
 	}
 }
+
+// TestMigration00011Down: migration 00011 adds the turns' status message
+// id (0 for the turns it finds, a negative one refused); its Down, over a
+// turn with a status message, leaves exactly the schema of version 10 and
+// the turn, and Up applies again.
+func TestMigration00011Down(t *testing.T) {
+	ctx := context.Background()
+	ref, refP := migrationtest.Open(t, "ten.db")
+	if _, err := refP.UpTo(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	want := migrationtest.Schema(t, ref)
+
+	db, p := migrationtest.Open(t, "eleven.db")
+	if _, err := p.UpTo(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO kimi_assistant_conversations (id, guild_id, channel_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (1, 10, 100, 1000, 7, 1, 1)`,
+		`INSERT INTO kimi_assistant_turns (id, conversation_id, trigger_kind, trigger_message_id, user_id, guild_id, channel_id, status, started_ms) VALUES (1, 1, 'message', 1000, 7, 10, 100, 'running', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := p.UpTo(ctx, 11); err != nil {
+		t.Fatalf("up to 11: %v", err)
+	}
+	var status int64
+	if err := db.QueryRow(`SELECT status_message_id FROM kimi_assistant_turns WHERE id = 1`).Scan(&status); err != nil || status != 0 {
+		t.Fatalf("the existing turn's status message = %d, %v; want 0", status, err)
+	}
+	if _, err := db.Exec(`UPDATE kimi_assistant_turns SET status_message_id = -1 WHERE id = 1`); err == nil {
+		t.Error("accepted a negative status message id")
+	}
+	if _, err := db.Exec(`UPDATE kimi_assistant_turns SET status_message_id = 1001 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(ctx, 10); err != nil {
+		t.Fatalf("down to 10: %v", err)
+	}
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
+		t.Errorf("schema after 00011's Down:\n%q\nwant (version 10):\n%q", got, want)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM kimi_assistant_turns`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d turns after the Down (%v), want 1", n, err)
+	}
+	if _, err := p.UpTo(ctx, 11); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}

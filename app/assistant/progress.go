@@ -27,12 +27,15 @@ func idleText(secs int) string { return "Still thinking… (" + strconv.Itoa(sec
 // progress is a turn's status message: at most one Status call per
 // StatusInterval (a later text waits for a timer, the newest wins), the
 // idle notice after IdleAfter without a new text, and ClearStatus at the
-// end. Driven by timers on the turn's clock, never by polling.
+// end. Driven by timers on the turn's clock, never by polling. The status
+// message's id is handed to sent once the surface reports it (nil: not
+// needed).
 type progress struct {
 	ctx   context.Context
 	s     Surface
 	clock Clock
 	log   *slog.Logger
+	sent  func(messageID uint64)
 
 	mu       sync.Mutex
 	shown    string    // the text the surface shows
@@ -43,10 +46,11 @@ type progress struct {
 	flush    Timer // pending throttled send
 	idle     Timer
 	closed   bool
+	statusID uint64 // the status message's id handed to sent (0: none yet)
 }
 
-func newProgress(ctx context.Context, s Surface, c Clock, log *slog.Logger) *progress {
-	return &progress{ctx: ctx, s: s, clock: c, log: log}
+func newProgress(ctx context.Context, s Surface, c Clock, log *slog.Logger, sent func(messageID uint64)) *progress {
+	return &progress{ctx: ctx, s: s, clock: c, log: log, sent: sent}
 }
 
 // set asks for text as the status.
@@ -75,8 +79,13 @@ func (p *progress) sendLocked() {
 		return
 	}
 	p.shown, p.sentAt, p.sentOnce = p.want, now, true
-	if err := p.s.Status(p.ctx, p.want); err != nil {
+	id, err := p.s.Status(p.ctx, p.want)
+	if err != nil {
 		p.log.Warn("status update failed", "err", err)
+	}
+	if id != 0 && id != p.statusID && p.sent != nil {
+		p.statusID = id
+		p.sent(id)
 	}
 }
 

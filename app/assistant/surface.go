@@ -59,8 +59,11 @@ type Surface interface {
 	Unreact(ctx context.Context, emoji string) error
 	// Status shows text as the turn's one status message (sent with
 	// mentions off on the first call, edited after; /ask edits its
-	// deferred response). The turn calls it at most once a second.
-	Status(ctx context.Context, text string) error
+	// deferred response) and returns the status message's id (0 when the
+	// surface has no message of its own: /ask's), which the turn records
+	// so that the next start deletes a status message a crash left. The
+	// turn calls it at most once a second.
+	Status(ctx context.Context, text string) (messageID uint64, err error)
 	// ClearStatus deletes the status message (no-op when none was sent).
 	ClearStatus(ctx context.Context) error
 	// Deliver sends one chunk of the answer (at most 2,000 characters;

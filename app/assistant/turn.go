@@ -176,9 +176,9 @@ func (a *Assistant) Close(ctx context.Context) error {
 }
 
 // Recover marks the turns a crash left running as interrupted and returns
-// them, for the Discord side to remove their ⏳ (their triggers get no
-// answer, so none is posted twice). Call it once at start, before the
-// first Handle.
+// them, for the Discord side to remove their ⏳ and delete the status
+// message they left (their triggers get no answer, so none is posted
+// twice). Call it once at start, before the first Handle.
 func (a *Assistant) Recover(ctx context.Context) ([]Interrupted, error) {
 	return a.o.Store.MarkInterrupted(ctx)
 }
@@ -274,7 +274,13 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 	}
 	log = log.With("turn", int64(turnID))
 	a.react(ctx, s, ReactWorking, log)
-	prog := newProgress(ctx, s, a.clock, log)
+	// The status message is recorded as soon as it is sent: a crash
+	// that leaves it standing lets the next start delete it (Recover).
+	prog := newProgress(ctx, s, a.clock, log, func(id uint64) {
+		if err := a.o.Store.SetStatusMessage(ctx, turnID, id); err != nil {
+			log.Warn("could not record the status message", "message_id", id, "err", err)
+		}
+	})
 	prog.set(ThinkingText)
 
 	out := a.converse(ctx, in, conv, turnID, beh.PersonaFor(botName), botName, deadline, iterCap, prog, log)

@@ -85,19 +85,23 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // recSurface records every Surface call in order; failDeliver makes the
-// n-th Deliver attempts (1-based) fail.
+// n-th Deliver attempts (1-based) fail; statusID is the status message's
+// id Status reports (0: none, as /ask's).
 type recSurface struct {
 	mu          sync.Mutex
 	events      []string
 	delivered   []string
 	firsts      []bool
 	nextID      uint64
+	statusID    uint64
 	attempts    int
 	failDeliver map[int]bool
 	statusSeen  chan string
 }
 
-func newSurface() *recSurface { return &recSurface{nextID: 1000, statusSeen: make(chan string, 100)} }
+func newSurface() *recSurface {
+	return &recSurface{nextID: 1000, statusID: 900, statusSeen: make(chan string, 100)}
+}
 
 func (s *recSurface) add(e string) {
 	s.mu.Lock()
@@ -107,13 +111,13 @@ func (s *recSurface) add(e string) {
 
 func (s *recSurface) React(_ context.Context, e string) error   { s.add("react " + e); return nil }
 func (s *recSurface) Unreact(_ context.Context, e string) error { s.add("unreact " + e); return nil }
-func (s *recSurface) Status(_ context.Context, text string) error {
+func (s *recSurface) Status(_ context.Context, text string) (uint64, error) {
 	s.add("status " + text)
 	select {
 	case s.statusSeen <- text:
 	default:
 	}
-	return nil
+	return s.statusID, nil
 }
 func (s *recSurface) ClearStatus(context.Context) error { s.add("clear status"); return nil }
 func (s *recSurface) Busy(_ context.Context, text string) error {
@@ -531,7 +535,8 @@ func waitEvent(t *testing.T, s *recSurface, e string) {
 func TestStatusThrottledOnTheClock(t *testing.T) {
 	c := &fakeClock{now: rigStart}
 	s := newSurface()
-	p := newProgress(context.Background(), s, c, nil)
+	var sent []uint64
+	p := newProgress(context.Background(), s, c, nil, func(id uint64) { sent = append(sent, id) })
 	p.log = discardLogger()
 	p.set("A")
 	p.set("B")
@@ -550,6 +555,39 @@ func TestStatusThrottledOnTheClock(t *testing.T) {
 	want := []string{"status A", "status C", "status Still thinking… (30s)", "status Still thinking… (45s)", "clear status"}
 	if got := s.Events(); !slices.Equal(got, want) {
 		t.Errorf("events %q, want %q", got, want)
+	}
+	if !slices.Equal(sent, []uint64{900}) {
+		t.Errorf("the status message's id handed on %v, want once [900]", sent)
+	}
+}
+
+// TestTurnRecordsItsStatusMessage: the id of the status message a turn
+// sent is on its row from the first Status on (a crash leaves it there for
+// the next start to delete); a surface without a message of its own (0,
+// /ask's) records none.
+func TestTurnRecordsItsStatusMessage(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		statusID uint64
+	}{
+		{"a status message", 900},
+		{"no message of its own", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTurnRig(t, llmfake.Step{Plan: llmfake.Text("an answer")})
+			s := newSurface()
+			s.statusID = c.statusID
+			r.a.Handle(context.Background(), incoming(77, "hi"), s)
+			r.a.wg.Wait()
+			var got int64
+			var status string
+			if err := r.st.Reader().QueryRow(`SELECT status_message_id, status FROM kimi_assistant_turns`).Scan(&got, &status); err != nil {
+				t.Fatal(err)
+			}
+			if uint64(got) != c.statusID || status != StatusDone {
+				t.Fatalf("the turn's status message %d (%s), want %d; events %q", got, status, c.statusID, s.Events())
+			}
+		})
 	}
 }
 

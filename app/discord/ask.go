@@ -114,15 +114,16 @@ var _ assistant.Surface = (*askSurface)(nil)
 func (a *askSurface) React(context.Context, string) error   { return nil }
 func (a *askSurface) Unreact(context.Context, string) error { return nil }
 
-// Status edits the deferred response (mentions off) until the answer.
-func (a *askSurface) Status(ctx context.Context, text string) error {
+// Status edits the deferred response (mentions off) until the answer; it
+// has no status message of its own (id 0).
+func (a *askSurface) Status(ctx context.Context, text string) (uint64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.delivered {
-		return nil
+		return 0, nil
 	}
 	_, err := a.edit(ctx, text, noMentions())
-	return err
+	return 0, err
 }
 
 // ClearStatus does nothing: the answer replaces the status.

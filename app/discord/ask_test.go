@@ -51,8 +51,8 @@ func TestAskDefersAndAnswers(t *testing.T) {
 			if ephemeral != private {
 				t.Fatalf("deferral ephemeral = %t, want %t", ephemeral, private)
 			}
-			if err := c.s.Status(ctx, "Thinking..."); err != nil {
-				t.Fatal(err)
+			if id, err := c.s.Status(ctx, "Thinking..."); err != nil || id != 0 {
+				t.Fatalf("Status = %d, %v; want no message of its own (0)", id, err)
 			}
 			if got := w.f.Interaction(id).Original; got == nil || got.Content != "Thinking..." {
 				t.Fatalf("original after Status = %+v", got)

@@ -110,16 +110,21 @@ func TestAssistantMessageSurface(t *testing.T) {
 	if err := s.React(ctx, "⏳"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Status(ctx, "Thinking... @everyone <@"+w.bob+">"); err != nil {
+	sent, err := s.Status(ctx, "Thinking... @everyone <@"+w.bob+">")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Status(ctx, "Giving kudos..."); err != nil {
+	edited, err := s.Status(ctx, "Giving kudos...")
+	if err != nil {
 		t.Fatal(err)
 	}
 	msgs := w.f.Messages(w.general)
 	status := msgs[len(msgs)-1]
 	if status.Content != "Giving kudos..." || status.MessageReference == nil || status.MessageReference.MessageID != trig.ID || len(status.Mentions) != 0 {
 		t.Fatalf("status = %+v", status)
+	}
+	if idString(sent) != status.ID || edited != sent {
+		t.Fatalf("Status reported %d, then %d; the status message is %s", sent, edited, status.ID)
 	}
 	id, err := s.Deliver(ctx, "done <@"+w.alice+"> <@"+w.bob+"> @everyone <@&"+w.role+">", true)
 	if err != nil {

@@ -59,24 +59,24 @@ func (ms *messageSurface) Unreact(ctx context.Context, emoji string) error {
 }
 
 // Status sends the status message (a reply to the trigger, mentions off)
-// or edits it.
-func (ms *messageSurface) Status(ctx context.Context, text string) error {
+// or edits it, and returns its id.
+func (ms *messageSurface) Status(ctx context.Context, text string) (uint64, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.status == "" {
 		m, err := ms.s.ChannelMessageSendComplex(ms.channel, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions(),
 			Reference: ms.reference()}, requestOptions(ctx)...)
 		if err != nil {
-			return fmt.Errorf("discord: send the status: %w", err)
+			return 0, fmt.Errorf("discord: send the status: %w", err)
 		}
 		ms.status = m.ID
-		return nil
+		return parseID(m.ID), nil
 	}
 	if _, err := ms.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: ms.status, Channel: ms.channel, Content: &text,
 		AllowedMentions: noMentions()}, requestOptions(ctx)...); err != nil {
-		return fmt.Errorf("discord: edit the status: %w", err)
+		return parseID(ms.status), fmt.Errorf("discord: edit the status: %w", err)
 	}
-	return nil
+	return parseID(ms.status), nil
 }
 
 // ClearStatus deletes the status message.

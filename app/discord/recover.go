@@ -24,3 +24,24 @@ func (b *Bot) RemoveOwnReaction(ctx context.Context, channelID, messageID uint64
 	}
 	return nil
 }
+
+// DeleteOwnMessage deletes a message the bot sent: start-up's clean-up of
+// the status message a crash left beside an interrupted turn's trigger. A
+// message already gone (the turn deleted it just before the crash) is not
+// an error; any other failure is Discord's error, wrapped.
+func (b *Bot) DeleteOwnMessage(ctx context.Context, channelID, messageID uint64) error {
+	if channelID == 0 || messageID == 0 {
+		return fmt.Errorf("discord: delete own message: channel %d, message %d: both ids are required", channelID, messageID)
+	}
+	s, err := b.session()
+	if err != nil {
+		return fmt.Errorf("discord: delete own message: %w", err)
+	}
+	if err := s.ChannelMessageDelete(idString(channelID), idString(messageID), requestOptions(ctx)...); err != nil {
+		if classify(err).code == codeUnknownMessage {
+			return nil
+		}
+		return fmt.Errorf("discord: delete own message: %w", err)
+	}
+	return nil
+}

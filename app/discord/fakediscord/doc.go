@@ -7,7 +7,8 @@
 // touched, so tests run in parallel), and then:
 //
 //   - seeds the in-memory model (AddGuild, AddChannel, AddRole, AddMember), which REST reads and
-//     the gateway's GUILD_CREATE return as written;
+//     the gateway's GUILD_CREATE return as written, and puts back messages an earlier fake held
+//     (RestoreMessage: a test build's "Discord" outlives a kill -9 of its process so);
 //   - acts as a user (PostMessage, ClickButton, RunCommand, SubmitModal, JoinGuild, ...), which
 //     changes the model and dispatches the gateway events Discord would send;
 //   - asserts on the recorder (Requests), the model (Messages, Member, ...) and the interaction
