@@ -262,7 +262,8 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 		a.react(ctx, s, ReactFailed, log)
 		return
 	}
-	turnID, err := a.o.Store.BeginTurn(ctx, conv, trig, botName)
+	names := selfNames{account: botName, assistant: beh.NameOr(botName)}
+	turnID, err := a.o.Store.BeginTurn(ctx, conv, trig, names.reserved()...)
 	if errors.Is(err, ErrTurnRunning) {
 		a.busy(s)
 		return
@@ -277,7 +278,7 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 	prog := newProgress(ctx, s, a.clock, log)
 	prog.set(ThinkingText)
 
-	out := a.converse(ctx, in, conv, turnID, beh.PersonaFor(botName), botName, deadline, iterCap, prog, log)
+	out := a.converse(ctx, in, conv, turnID, beh.PersonaFor(botName), names, deadline, iterCap, prog, log)
 
 	cctx, ccancel := cleanup()
 	defer ccancel()
@@ -304,7 +305,7 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 }
 
 // converse builds the request and runs the tool-calling loop.
-func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation, turnID TurnID, persona, botName string,
+func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation, turnID TurnID, persona string, names selfNames,
 	deadline time.Duration, iterCap int, prog *progress, log *slog.Logger) outcome {
 	// ended is the ending once the turn's context has ended: STOP (or
 	// shutdown) cancels, the deadline times out.
@@ -337,10 +338,10 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 		return storageFailed("reading the activated tools", err)
 	}
 	tools := NewTools(a.o.Tools, callerOf(in), Policy{Blocked: policy.BlockedTools, Pinned: policy.PinnedTools}, activated, log)
-	system := systemPrompt(promptInput{Persona: persona, BotName: botName, CallerName: SanitizeName(in.DisplayName, botName),
+	system := systemPrompt(promptInput{Persona: persona, Names: names, CallerName: SanitizeName(in.DisplayName, names.reserved()...),
 		CallerID: in.UserID, Tier: in.Tier, Owner: in.Owner, GuildName: in.GuildName, ChannelName: in.ChannelName,
 		DM: in.Place.GuildID == 0, Instructions: policy.Instructions, Date: a.clock.Now()})
-	req := llm.Request{Messages: turnMessages(system, history, in, botName), Tools: tools.Offered()}
+	req := llm.Request{Messages: turnMessages(system, history, in, names), Tools: tools.Offered()}
 
 	provider := a.o.Provider.Provider()
 	if provider == nil {

@@ -660,3 +660,43 @@ func TestTurnActivatesBrowsedToolsAndKeepsThePromptStable(t *testing.T) {
 		t.Errorf("activated %q, %v", got, err)
 	}
 }
+
+// TestTurnUsesTheConfiguredName: with an assistant name set, the persona
+// is written with it (not the bot account's name), the prompt names both,
+// and a member whose display name is the assistant's cannot pass for it;
+// without one the bot account's name is used.
+func TestTurnUsesTheConfiguredName(t *testing.T) {
+	for _, tc := range []struct {
+		name, configured string
+		wantSys          []string
+		wantTrigger      string
+	}{
+		{"configured", "Ava", []string{"You are Ava, a helpful assistant", "Your name here is Ava; your reply is posted in Discord by the bot account Kimi"},
+			"member Ava: hi"},
+		{"the bot's own name", "", []string{"You are Kimi, a helpful assistant", "Your reply is posted in Discord as Kimi;"}, "Ava: hi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTurnRig(t, llmfake.Step{Plan: llmfake.Text("Hello.")})
+			if _, err := settings.SaveAssistantBehaviour(context.Background(), r.st, settings.AssistantBehaviourUpdate{Name: tc.configured,
+				TurnDeadline: settings.DefaultTurnDeadline, IterationCap: settings.DefaultIterationCap}, settings.Actor{Name: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			in := incoming(77, "hi")
+			in.DisplayName = "Ava"
+			r.run(t, in)
+			reqs := r.fake.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			msgs := reqs[0].Body.Messages
+			for _, want := range tc.wantSys {
+				if !strings.Contains(msgs[0].Content, want) {
+					t.Errorf("system prompt lacks %q:\n%s", want, msgs[0].Content)
+				}
+			}
+			if last := msgs[len(msgs)-1].Content; last != tc.wantTrigger {
+				t.Errorf("trigger message %q, want %q", last, tc.wantTrigger)
+			}
+		})
+	}
+}
