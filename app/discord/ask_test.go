@@ -147,27 +147,46 @@ func TestIntentsNameTheAssistant(t *testing.T) {
 	}
 }
 
-// TestInvocationForms: the text invocation's separators, case and
-// longest-name-first rule.
+// TestInvocationForms: the text invocation's separators (whitespace or
+// ,!:;-), case, and the names — the configured assistant name first, then
+// the bot user's global and user names — tried longest first, so an
+// overlapping longer name wins and a name inside a word is none.
 func TestInvocationForms(t *testing.T) {
-	names := []string{"Kimi", "", "Kimi Bot"}
 	for _, tc := range []struct {
-		text, want string
-		ok         bool
+		name  string
+		names []string // configured, global name, username
+		text  string
+		want  string
+		ok    bool
 	}{
-		{"hey kimi bot do x", "do x", true},
-		{"hey-kimi:do it", "do it", true},
-		{"Hi\tKIMI", "", true},
-		{"kimi bot help", "help", true},
-		{"Kimi;help with this", "help with this", true},
-		{"kimi helpful", "", false},
-		{"hello kimi", "", false},
-		{"hey kimiko", "", false},
-		{"hey", "", false},
+		{"hey and the longer bot name", []string{"", "Kimi", "Kimi Bot"}, "hey kimi bot do x", "do x", true},
+		{"- and : separators", []string{"", "Kimi", "Kimi Bot"}, "hey-kimi:do it", "do it", true},
+		{"a tab, upper case, nothing after", []string{"", "Kimi", "Kimi Bot"}, "Hi\tKIMI", "", true},
+		{"<name> help keeps help", []string{"", "Kimi", "Kimi Bot"}, "kimi bot help", "help", true},
+		{"; before help", []string{"", "Kimi", "Kimi Bot"}, "Kimi;help with this", "help with this", true},
+		{"help inside a word", []string{"", "Kimi", "Kimi Bot"}, "kimi helpful", "", false},
+		{"hello is not hey", []string{"", "Kimi", "Kimi Bot"}, "hello kimi", "", false},
+		{"a name inside a word", []string{"", "Kimi", "Kimi Bot"}, "hey kimiko", "", false},
+		{"hey alone", []string{"", "Kimi", "Kimi Bot"}, "hey", "", false},
+
+		{"the configured name", []string{"Ava", "Kimi", "kimi"}, "hey ava, what's up", "what's up", true},
+		{"the configured name, ! and upper case", []string{"Ava", "Kimi", "kimi"}, "HI AVA! tell me", "tell me", true},
+		{"the bot's name still works beside it", []string{"Ava", "Kimi", "kimi"}, "hi kimi; hello", "hello", true},
+		{"configured <name> help", []string{"Ava", "Kimi", "kimi"}, "Ava - help me", "help me", true},
+		{"a longer configured name wins over the bot's", []string{"Kimi Helper", "Kimi", "kimi"}, "hey kimi helper, list kudos", "list kudos", true},
+		{"the longer configured name with help", []string{"Kimi Helper", "Kimi", "kimi"}, "kimi helper help", "help", true},
+		{"a shorter bot name where the longer does not match", []string{"Kimi Helper", "Kimi", "kimi"}, "hey kimi, helper?", "helper?", true},
+		{"a longer bot name wins over a shorter configured one", []string{"Ava", "Ava Bot", "avabot"}, "hey ava bot: go", "go", true},
+		{"a configured name with punctuation is literal", []string{"K.I.M.I", "Kimi", "kimi"}, "hey k.i.m.i go", "go", true},
+		{"its dots are not wildcards", []string{"K.I.M.I", "Kimi", "kimi"}, "hey kxixmxi go", "", false},
+		{"the configured name inside a word", []string{"Ava", "Kimi", "kimi"}, "hey avalanche", "", false},
+		{"another name", []string{"Ava", "Kimi", "kimi"}, "hey bob, hi", "", false},
 	} {
-		got, ok := invocation(tc.text, names)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("invocation(%q) = %q, %t; want %q, %t", tc.text, got, ok, tc.want, tc.ok)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := invocation(tc.text, tc.names)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("invocation(%q, %q) = %q, %t; want %q, %t", tc.text, tc.names, got, ok, tc.want, tc.ok)
+			}
+		})
 	}
 }

@@ -39,11 +39,12 @@ var _ PlacePolicies = (*guildcfg.Service)(nil)
 
 // ResponderPort is what AttachAssistant wires: the assistant, the guilds'
 // policy and the configured assistant name (a text invocation's name
-// besides the bot user's own names; "" for none).
+// besides the bot user's own names; nil or "" for none), read from memory
+// on every message (app/assistant.Service.AssistantName).
 type ResponderPort struct {
 	Assistant Responder
 	Policies  PlacePolicies
-	Name      string
+	Name      func() string
 }
 
 // The STOP lane's words and texts (the original's work_cancellation.py).
@@ -264,9 +265,16 @@ const (
 
 // assistantNames are the configured name and the bot user's names.
 func (b *Bot) assistantNames(s *discordgo.Session, p *ResponderPort) []string {
-	names := []string{p.Name}
-	if s.State != nil && s.State.User != nil {
-		names = append(names, s.State.User.GlobalName, s.State.User.Username)
+	names := make([]string, 0, 3)
+	if p.Name != nil {
+		names = append(names, p.Name())
+	}
+	if s.State != nil {
+		s.State.RLock()
+		if u := s.State.User; u != nil {
+			names = append(names, u.GlobalName, u.Username)
+		}
+		s.State.RUnlock()
 	}
 	return names
 }
