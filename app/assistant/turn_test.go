@@ -433,10 +433,10 @@ func TestCancelStopsTheCallersTurn(t *testing.T) {
 	s := newSurface()
 	r.a.Handle(context.Background(), incoming(77, "hi"), s)
 	r.waitRequests(t, 1)
-	if n := r.a.Cancel(6, 11); n != 0 {
+	if n := r.a.Cancel(6, 11).N; n != 0 {
 		t.Errorf("another user's Cancel stopped %d", n)
 	}
-	if n := r.a.Cancel(5, 12); n != 0 {
+	if n := r.a.Cancel(5, 12).N; n != 0 {
 		t.Errorf("Cancel in another channel stopped %d", n)
 	}
 	if got := r.a.StopReply(context.Background(), 5, 11); got != "Stopped 1 active response. Cleanup is complete." {
@@ -484,7 +484,7 @@ func TestAdmissionRefusesWithoutWaiting(t *testing.T) {
 	if got := len(r.fake.Requests()); got != DefaultMaxModelCalls {
 		t.Errorf("%d model requests at once, want %d", got, DefaultMaxModelCalls)
 	}
-	if n := r.a.Cancel(5, 11); n != 2 {
+	if n := r.a.Cancel(5, 11).N; n != 2 {
 		t.Errorf("cancelled %d of user 5's turns", n)
 	}
 	for i := range 14 {

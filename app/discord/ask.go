@@ -51,12 +51,7 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
 	}
 	if name == hostkit.CommandStop {
-		n := p.Assistant.Cancel(in.userID, in.channelID)
-		text := stopNone
-		if n > 0 {
-			text = emojiStop + " " + stopDone(n)
-		}
-		return true, in.Respond(ctx, sdk.Response{Content: text, Ephemeral: true})
+		return true, stopCommand(ctx, p.Assistant, in)
 	}
 	var parentID uint64
 	channelName := ""
@@ -94,6 +89,21 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	tctx, cancel := context.WithTimeout(x.ctx, interactionLifetime)
 	p.Assistant.Handle(tctx, inc, &askSurface{in: in, private: private, caller: idString(in.userID), cancel: cancel})
 	return true, nil
+}
+
+// stopCommand is /stop: the STOP lane's cancel and texts, answered
+// ephemerally. With work stopped it defers first (the summary waits for
+// the cleanup, up to assistant.StopWait) and starts with 🛑, the reaction
+// an ephemeral answer cannot carry.
+func stopCommand(ctx context.Context, a Responder, in *interaction) error {
+	stopped := a.Cancel(in.userID, in.channelID)
+	if stopped.N == 0 {
+		return in.Respond(ctx, sdk.Response{Content: stopped.Reply(ctx), Ephemeral: true})
+	}
+	if err := in.Defer(ctx, true); err != nil {
+		return err
+	}
+	return in.Respond(ctx, sdk.Response{Content: assistant.ReactStopped + " " + stopped.Reply(ctx), Ephemeral: true})
 }
 
 // askSurface is a turn's Surface for /ask: the deferred response is the

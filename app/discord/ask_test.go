@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,31 +87,92 @@ func TestAskDefersAndAnswers(t *testing.T) {
 	})
 }
 
-// TestStopCommandCancels: /stop calls Cancel for the caller in the
-// channel and answers ephemerally with the summary.
-func TestStopCommandCancels(t *testing.T) {
-	w := newAsstWorld(t, asstOpts{})
+// TestStopTextsOnBothLanes: a stop message and /stop cancel the caller's
+// work in the channel with the same texts, the original's exactly (one
+// definition, assistant.Stopped.Reply): 🛑 as the stop message's reaction,
+// at the start of /stop's ephemeral answer (which waits for the cleanup
+// behind a deferral).
+func TestStopTextsOnBothLanes(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{messageContent: true})
 	for _, tc := range []struct {
-		running int
-		want    string
-	}{{0, stopNone}, {2, "🛑 " + stopDone(2)}} {
-		w.rec.mu.Lock()
-		w.rec.running, w.rec.cancels = tc.running, nil
-		w.rec.mu.Unlock()
-		id, err := w.f.RunCommand(w.general, w.bob, "stop")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := ixAnswered(t, w.f, id)
-		if st.Response.Data == nil || st.Response.Data.Content != tc.want || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
-			t.Fatalf("running %d: response = %+v", tc.running, st.Response)
-		}
-		w.rec.mu.Lock()
-		got := w.rec.cancels
-		w.rec.mu.Unlock()
-		if len(got) != 1 || got[0] != [2]uint64{parseID(w.bob), parseID(w.general)} {
-			t.Fatalf("cancels = %v", got)
-		}
+		name       string
+		running    int
+		unfinished bool
+		want       string
+	}{
+		{"nothing running", 0, false, "I couldn't find active work to stop here."},
+		{"one stopped, cleanup complete", 1, false, "Stopped 1 active response. Cleanup is complete."},
+		{"two stopped, cleanup complete", 2, false, "Stopped 2 active responses. Cleanup is complete."},
+		{"one stopped, cleanup still running", 1, true, "Stopped 1 active response. Cleanup is still finishing in the background."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w.rec.mu.Lock()
+			w.rec.running, w.rec.unfinished, w.rec.cancels = tc.running, tc.unfinished, nil
+			w.rec.mu.Unlock()
+
+			// The message lane ("@Kimi stop" is answered with nothing running too).
+			m, err := w.f.PostMessage(w.general, w.bob, w.mention()+" stop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			connWaitFor(t, "the stop message's answer", func() bool {
+				return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
+					return x.MessageReference != nil && x.MessageReference.MessageID == m.ID
+				})
+			})
+			var answer *discordgo.Message
+			for _, x := range w.f.Messages(w.general) {
+				if x.MessageReference != nil && x.MessageReference.MessageID == m.ID {
+					answer = x
+				}
+			}
+			if answer.Content != tc.want || len(answer.Mentions) != 0 {
+				t.Errorf("stop message answered %q (mentions %v), want %q", answer.Content, answer.Mentions, tc.want)
+			}
+			if tc.running > 0 {
+				connWaitFor(t, "🛑 on the stop message", func() bool {
+					for _, x := range w.f.Messages(w.general) {
+						if x.ID == m.ID {
+							return slices.ContainsFunc(x.Reactions, func(r *discordgo.MessageReactions) bool { return r.Me && r.Emoji.Name == "🛑" })
+						}
+					}
+					return false
+				})
+			}
+
+			// /stop.
+			id, err := w.f.RunCommand(w.general, w.bob, "stop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if tc.running > 0 {
+				want = "🛑 " + tc.want
+			}
+			var got string
+			ixEventually(t, "/stop answered", func() bool {
+				st := w.f.Interaction(id)
+				switch {
+				case st == nil || st.Response == nil:
+					return false
+				case st.Response.Type == discordgo.InteractionResponseChannelMessageWithSource:
+					got = st.Response.Data.Content
+				case st.Original != nil:
+					got = st.Original.Content
+				}
+				return got != ""
+			})
+			if st := w.f.Interaction(id); got != want || st.Response.Data == nil || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+				t.Errorf("/stop answered %q (response %+v), want %q, ephemeral", got, st.Response, want)
+			}
+			w.rec.mu.Lock()
+			cancels := slices.Clone(w.rec.cancels)
+			w.rec.mu.Unlock()
+			who := [2]uint64{parseID(w.bob), parseID(w.general)}
+			if len(cancels) != 2 || cancels[0] != who || cancels[1] != who {
+				t.Fatalf("cancels = %v, want bob's in general twice", cancels)
+			}
+		})
 	}
 }
 

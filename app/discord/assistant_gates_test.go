@@ -87,7 +87,7 @@ func TestAssistantDMsWhenAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	connWaitFor(t, "the DM stop's summary", func() bool {
-		return slices.ContainsFunc(w.f.Messages(m.ChannelID), func(x *discordgo.Message) bool { return x.Content == stopDone(1) })
+		return slices.ContainsFunc(w.f.Messages(m.ChannelID), func(x *discordgo.Message) bool { return x.Content == "Stopped 1 active response. Cleanup is complete." })
 	})
 }
 
@@ -213,7 +213,7 @@ func TestAssistantStopLane(t *testing.T) {
 			if x.ID == m.ID {
 				reacted = slices.ContainsFunc(x.Reactions, func(r *discordgo.MessageReactions) bool { return r.Me && r.Emoji.Name == "🛑" })
 			}
-			answered = answered || (x.Content == stopDone(1) && x.MessageReference != nil && x.MessageReference.MessageID == m.ID)
+			answered = answered || (x.Content == "Stopped 1 active response. Cleanup is complete." && x.MessageReference != nil && x.MessageReference.MessageID == m.ID)
 		}
 		return reacted && answered
 	})
@@ -235,7 +235,7 @@ func TestAssistantStopLane(t *testing.T) {
 	w.sentinel(t)
 	connWaitFor(t, "the none-running answer", func() bool {
 		return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
-			return x.Content == stopNone && x.MessageReference != nil && x.MessageReference.MessageID == ab.ID
+			return x.Content == assistant.StopNoneText && x.MessageReference != nil && x.MessageReference.MessageID == ab.ID
 		})
 	})
 }

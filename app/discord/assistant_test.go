@@ -28,12 +28,14 @@ type asstCall struct {
 	s  assistant.Surface
 }
 
-// recAssistant records Handle and answers Cancel with running.
+// recAssistant records Handle and answers Cancel with running turns
+// stopped, whose cleanup has ended unless unfinished.
 type recAssistant struct {
-	mu      sync.Mutex
-	calls   chan asstCall
-	cancels [][2]uint64
-	running int
+	mu         sync.Mutex
+	calls      chan asstCall
+	cancels    [][2]uint64
+	running    int
+	unfinished bool
 }
 
 func newRecAssistant() *recAssistant { return &recAssistant{calls: make(chan asstCall, 64)} }
@@ -42,11 +44,12 @@ func (r *recAssistant) Handle(_ context.Context, in assistant.Incoming, s assist
 	r.calls <- asstCall{in, s}
 }
 
-func (r *recAssistant) Cancel(userID, channelID uint64) int {
+func (r *recAssistant) Cancel(userID, channelID uint64) assistant.Stopped {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cancels = append(r.cancels, [2]uint64{userID, channelID})
-	return r.running
+	done := !r.unfinished
+	return assistant.Stopped{N: r.running, Wait: func(context.Context) bool { return done }}
 }
 
 var _ Responder = (*recAssistant)(nil)
