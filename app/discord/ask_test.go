@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 func askOpt(name string, v any) *discordgo.ApplicationCommandInteractionDataOption {
@@ -248,6 +250,75 @@ func TestInvocationForms(t *testing.T) {
 			got, ok := invocation(tc.text, tc.names)
 			if got != tc.want || ok != tc.ok {
 				t.Errorf("invocation(%q, %q) = %q, %t; want %q, %t", tc.text, tc.names, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestCoreCommandsAreGuildOnly: /ask and /stop are registered for guilds
+// only (contexts [GUILD] in the PUT the fake receives at command sync); a
+// module's command keeps Discord's default (no contexts sent); and the
+// list Discord returns hashes as Kimi's, so a reconnect syncs nothing.
+func TestCoreCommandsAreGuildOnly(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	puts := w.f.RequestsTo(globalPUT)
+	if len(puts) != 1 {
+		t.Fatalf("%d global PUTs, want 1", len(puts))
+	}
+	var sent []struct {
+		Name     string          `json:"name"`
+		Contexts json.RawMessage `json:"contexts"`
+	}
+	if err := json.Unmarshal(puts[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range sent {
+		got[c.Name] = string(c.Contexts)
+	}
+	if got["ask"] != "[0]" || got["stop"] != "[0]" {
+		t.Fatalf("contexts sent = %v, want [0] (guild) for ask and stop", got)
+	}
+	for _, c := range w.f.Commands("") {
+		if c.Name == "ask" || c.Name == "stop" {
+			if c.Contexts == nil || !slices.Equal(*c.Contexts, []discordgo.InteractionContextType{discordgo.InteractionContextGuild}) {
+				t.Errorf("/%s registered with contexts %v", c.Name, c.Contexts)
+			}
+		}
+	}
+	syncs := w.b.ix.fullSyncs.Load()
+	w.b.Reconnect()
+	connWaitFor(t, "the next READY's sync", func() bool { return w.b.ix.fullSyncs.Load() > syncs })
+	if n := len(w.f.RequestsTo(globalPUT)); n != 1 {
+		t.Fatalf("%d global PUTs after a reconnect, want 1 (the registered list matches)", n)
+	}
+
+	out := commandsOut(append([]sdk.CommandSpec{{Name: "kudos", Description: "k"}, {Name: "give", Group: "tag", Description: "g"}}, coreCommandSpecs()...))
+	for _, c := range out {
+		guild := slices.Equal(c.Contexts, guildOnly)
+		if core := c.Name == "ask" || c.Name == "stop"; guild != core {
+			t.Errorf("/%s: contexts %v", c.Name, c.Contexts)
+		}
+	}
+}
+
+// TestRemoteContextsMatchKimis: a listed command's contexts hash as Kimi
+// sent them: Discord's default (every context) as none.
+func TestRemoteContextsMatchKimis(t *testing.T) {
+	type ctxs = []discordgo.InteractionContextType
+	for _, tc := range []struct {
+		name     string
+		in, want ctxs
+	}{
+		{"none", nil, nil},
+		{"every context is the default", ctxs{0, 1, 2}, nil},
+		{"every context in another order", ctxs{2, 0, 1}, nil},
+		{"guild only stays", ctxs{0}, ctxs{0}},
+		{"guild and bot DM stays", ctxs{0, 1}, ctxs{0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := remoteContexts(tc.in); !slices.Equal(got, tc.want) || (tc.want == nil) != (got == nil) {
+				t.Errorf("remoteContexts(%v) = %v, want %v", tc.in, got, tc.want)
 			}
 		})
 	}
