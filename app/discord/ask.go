@@ -107,8 +107,8 @@ func stopCommand(ctx context.Context, a Responder, in *interaction) error {
 }
 
 // askSurface is a turn's Surface for /ask: the deferred response is the
-// status and then the answer's first chunk; later chunks are follow-ups;
-// ephemeral when private. Reactions do nothing.
+// status and then the answer's first chunk (or 🛑 for a turn stopped
+// before it); later chunks are follow-ups; ephemeral when private.
 type askSurface struct {
 	in      *interaction
 	private bool
@@ -121,7 +121,24 @@ type askSurface struct {
 
 var _ assistant.Surface = (*askSurface)(nil)
 
-func (a *askSurface) React(context.Context, string) error   { return nil }
+// React shows 🛑 as the deferred response of a turn stopped before its
+// answer (else its status would stand); a stopped answer's chunks already
+// sent stay as they are, and the other reactions do nothing.
+func (a *askSurface) React(ctx context.Context, emoji string) error {
+	if emoji != assistant.ReactStopped {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.delivered {
+		return nil
+	}
+	a.delivered = true
+	_, err := a.edit(ctx, emoji, noMentions())
+	return err
+}
+
+// Unreact does nothing: /ask shows no reactions.
 func (a *askSurface) Unreact(context.Context, string) error { return nil }
 
 // Status edits the deferred response (mentions off) until the answer.

@@ -89,6 +89,49 @@ func TestAskDefersAndAnswers(t *testing.T) {
 	})
 }
 
+// TestAskStoppedShowsStop: an /ask turn stopped before its answer shows
+// 🛑 in place of its status; once an answer chunk is out, 🛑 leaves it.
+func TestAskStoppedShowsStop(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		deliver bool
+		want    string
+	}{
+		{"stopped before the answer", false, "🛑"},
+		{"stopped after the first chunk", true, "the first chunk"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := w.f.RunCommand(w.general, w.alice, "ask", askOpt("question", "long one"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := w.rec.next(t)
+			ixAnswered(t, w.f, id)
+			if err := c.s.Status(ctx, "Thinking..."); err != nil {
+				t.Fatal(err)
+			}
+			if tc.deliver {
+				if _, err := c.s.Deliver(ctx, "the first chunk", true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, e := range []string{"⏳", "🛑", "✅"} {
+				if err := c.s.React(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.s.Status(ctx, "Still thinking… (30s)"); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.f.Interaction(id).Original; got == nil || got.Content != tc.want {
+				t.Fatalf("original = %+v, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestStopTextsOnBothLanes: a stop message and /stop cancel the caller's
 // work in the channel with the same texts, the original's exactly (one
 // definition, assistant.Stopped.Reply): 🛑 as the stop message's reaction,
