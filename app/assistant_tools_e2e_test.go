@@ -137,7 +137,8 @@ func toolResult(r llmfake.Recorded, id string) (string, bool) {
 // staff-tier tool, and when the (prompt-injected) model calls it by name
 // the next request carries "Unknown tool: …" and no handler ran; a tool
 // that panics gives the model "Tool execution failed.", degrades its
-// module's health, and the turn still answers.
+// module's health, and the turn still answers; the module page counts
+// the panic as its tool's one call, failed.
 func TestE2EAssistantToolGates(t *testing.T) {
 	a, mod := startToolsE2E(t, e2eOptions{})
 	cases := []struct {
@@ -176,7 +177,11 @@ func TestE2EAssistantToolGates(t *testing.T) {
 		})
 	}
 	c := a.signIn()
-	c.waitPage("the module degraded by the panic", "/modules/"+e2eToolsName, "degraded", e2ePanicTool)
+	// The module page counts the panicking tool's one call as a failure;
+	// the staff tool's refused call never reached it.
+	c.waitPage("the module degraded by the panic, with its tools' calls", "/modules/"+e2eToolsName, "degraded", e2ePanicTool,
+		`data-testid="module-tool-calls-`+e2ePanicTool+`">1<`, `data-testid="module-tool-errors-`+e2ePanicTool+`">100%<`,
+		`data-testid="module-tool-calls-`+e2eStaffTool+`">—<`, `data-testid="module-tool-errors-`+e2eStaffTool+`">—<`)
 }
 
 // TestE2EAssistantProviderFailures: a provider that stalls (within the

@@ -179,8 +179,9 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
 	// The assistant's turns: mentions, replies and /ask reach them through
 	// the bot's port, attached once, before the bot starts.
+	convs := assistant.NewConversations(st, nil)
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
-		Store: assistant.NewConversations(st, nil), Provider: asst, Tools: modHost, Guilds: guilds,
+		Store: convs, Provider: asst, Tools: modHost, Guilds: guilds,
 		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"),
 	})
 	if err != nil {
@@ -213,7 +214,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 			Scheduler: modHost.Scheduler(), Startup: run,
 			TrustedProxies: cfg.TrustedProxies, AllowedHosts: hosts, Demo: demo, Discord: bot, Proposals: props,
-			Results: res, Tasks: taskParts.admin, Assistant: asst,
+			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs,
 		})
 	})
 	if err != nil {

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/modules/sdk"
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
@@ -48,9 +50,14 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		v.Storage = append(v.Storage, templates.Stat{Label: tb.Name, Value: strconv.FormatInt(tb.Rows, 10) + " rows",
 			TestID: "module-table-" + tb.Name})
 	}
+	stats, haveStats := s.toolStats(ctx, m)
 	for _, t := range m.Tools {
-		v.Tools = append(v.Tools, templates.ModuleTool{Name: t.Name, Description: t.Description,
-			Tier: t.MinTier.Or(sdk.TierMember).String() + " and above", Where: toolWhere(t)})
+		mt := templates.ModuleTool{Name: t.Name, Description: t.Description,
+			Tier: t.MinTier.Or(sdk.TierMember).String() + " and above", Where: toolWhere(t), HasStats: haveStats}
+		if haveStats {
+			mt.Calls, mt.ErrorRate = toolCalls(stats[t.Name]), toolErrorRate(stats[t.Name])
+		}
+		v.Tools = append(v.Tools, mt)
 	}
 	now := time.Now()
 	for _, j := range m.Jobs {
@@ -83,6 +90,21 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		}
 	}
 	return render(c, status, templates.ModulePage(s.chrome(c, m.Name, "modules"), v))
+}
+
+// toolStats are the module's tool calls over 30 days, when the server has
+// the assistant's records and the module registers tools. A failed read
+// is logged and leaves the page without them: it never fails the page.
+func (s *Server) toolStats(ctx context.Context, m host.ModuleStatus) (map[string]assistant.ToolStat, bool) {
+	if s.opts.ToolStats == nil || len(m.Tools) == 0 {
+		return nil, false
+	}
+	stats, err := s.opts.ToolStats.ToolStats(ctx, m.Name)
+	if err != nil {
+		s.log.WarnContext(ctx, "reading the tool call counts failed; the module page shows none", "module", m.Name, "err", err)
+		return nil, false
+	}
+	return stats, true
 }
 
 func toolWhere(t host.ToolInfo) string {

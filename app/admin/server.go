@@ -98,6 +98,10 @@ type Options struct {
 	// Assistant is the model provider's owner (app/serve.go passes the
 	// *assistant.Service): the /assistant page. Nil: it answers 503.
 	Assistant AssistantProvider
+	// ToolStats is the assistant's record of tool calls (app/parts.go
+	// passes its *assistant.Conversations): each tool's calls and error
+	// rate over 30 days on /modules/{name}. Nil: the page shows neither.
+	ToolStats ToolStats
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

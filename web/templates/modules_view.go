@@ -90,6 +90,10 @@ type ManifestEntry struct {
 // ModuleTool is a tool the module registered, with its tier.
 type ModuleTool struct {
 	Name, Description, Tier, Where string
+	// HasStats shows the tool's assistant calls over 30 days: Calls ("12",
+	// "—" for none) and ErrorRate ("8.3%", "—" for no calls).
+	HasStats         bool
+	Calls, ErrorRate string
 }
 
 // ModuleJob is one row of a module's jobs table.
