@@ -862,7 +862,7 @@ func assistantBehaviourForm(c Chrome, f form.AssistantBehaviour, errs form.Error
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, ">The owner only (KIMI_OWNER_USER_ID)</option> <option value=\"users\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, ">The bot owner only (the Discord application's owner)</option> <option value=\"users\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
