@@ -24,6 +24,7 @@ type AssistantProvider interface {
 	Status() assistant.Status
 	Watch(ctx context.Context) <-chan struct{}
 	Reload(ctx context.Context) error
+	ReloadBehaviour(ctx context.Context) error
 	Models(ctx context.Context) ([]llm.Model, error)
 	TestConnection(ctx context.Context) assistant.Report
 	LastTest() (assistant.Report, bool)
@@ -45,8 +46,9 @@ const (
 const ActionAssistantTest = "assistant.test"
 
 const (
-	flashAssistantSaved          = "asaved"
-	flashAssistantBehaviourSaved = "absaved"
+	flashAssistantSaved            = "asaved"
+	flashAssistantBehaviourSaved   = "absaved"
+	flashAssistantDMsNextReconnect = "abdms"
 )
 
 func init() {
@@ -54,6 +56,8 @@ func init() {
 		Message: "Provider settings saved; the assistant uses them from now on. Test the connection to check them."}
 	flashes[flashAssistantBehaviourSaved] = templates.Flash{Kind: templates.FlashSuccess,
 		Message: "Behaviour settings saved."}
+	flashes[flashAssistantDMsNextReconnect] = templates.Flash{Kind: templates.FlashSuccess,
+		Message: "Behaviour settings saved. Direct messages reach Kimi from the next reconnect: press Reconnect now on the Discord page (saving does not reconnect)."}
 }
 
 // requireAssistant answers 503 on /assistant without a provider owner.

@@ -19,7 +19,7 @@ const personaCanary = "You are {name}, a terse pirate. Canary-persona-4711."
 
 // behaviourForm is a valid behaviour form; extra sets name, value pairs.
 func behaviourForm(extra ...string) url.Values {
-	v := url.Values{form.AssistantDMMode: {"off"}, form.AssistantDMUserIDs: {""}, form.AssistantPersona: {settings.DefaultPersona},
+	v := url.Values{form.AssistantName: {""}, form.AssistantDMMode: {"off"}, form.AssistantDMUserIDs: {""}, form.AssistantPersona: {settings.DefaultPersona},
 		form.AssistantTurnDeadline: {"180"}, form.AssistantIterationCap: {"12"}}
 	for i := 0; i+1 < len(extra); i += 2 {
 		v.Set(extra[i], extra[i+1])
@@ -40,7 +40,7 @@ func storedBehaviour(t *testing.T, h *harness) settings.AssistantBehaviour {
 // behaviourUnchanged fails unless the stored settings are the defaults.
 func behaviourUnchanged(t *testing.T, h *harness, _ *client, _ *response) {
 	t.Helper()
-	if b, want := storedBehaviour(t, h), settings.DefaultAssistantBehaviour(); b.DMMode != want.DMMode || b.Persona != "" ||
+	if b, want := storedBehaviour(t, h), settings.DefaultAssistantBehaviour(); b.Name != "" || b.DMMode != want.DMMode || b.Persona != "" ||
 		b.TurnDeadline != want.TurnDeadline || b.IterationCap != want.IterationCap || len(b.DMUserIDs) != 0 {
 		t.Fatalf("stored %+v, want the defaults", b)
 	}
@@ -70,7 +70,10 @@ var assistantBehaviourScenarios = []scenario{
 	{name: "assistant behaviour: the page shows the defaults", method: "GET", url: "/assistant", signedIn: true, wantStatus: http.StatusOK,
 		wantContains: []string{`data-testid="card-assistant-behaviour"`, `action="/assistant/behaviour"`, `<option value="off" selected`,
 			"You are {name}, a helpful assistant in this Discord server.", `name="turn_deadline_seconds"`, `value="180"`,
-			`name="iteration_cap"`, `value="12"`, "10 to 1800 seconds (default 180)", "1 to 200 (default 12)"}},
+			`name="iteration_cap"`, `value="12"`, "10 to 1800 seconds (default 180)", "1 to 200 (default 12)",
+			`<input id="assistant-name" name="assistant_name" type="text" autocomplete="off"`, "leave it empty for the bot&#39;s own names only",
+			"a change takes effect at the next reconnect (Reconnect now on the Discord page, or a restart); saving does not reconnect."},
+		wantNotContains: []string{`name="assistant_name" type="text" value=`}},
 
 	behaviourRefusal("an unknown direct-message mode", form.AssistantDMMode, "Choose off, the owner only, or these users.", `<option value="off">Off`,
 		form.AssistantDMMode, "everyone"),
@@ -78,6 +81,10 @@ var assistantBehaviourScenarios = []scenario{
 		form.AssistantDMMode, "users"),
 	behaviourRefusal("a user id that is not one", form.AssistantDMUserIDs, "&#34;bob&#34; is not a Discord user id", "123\nbob</textarea>",
 		form.AssistantDMMode, "users", form.AssistantDMUserIDs, "123\nbob"),
+	behaviourRefusal("a name too long", form.AssistantName, "Use at most 32 characters for the name.", `value="`+strings.Repeat("é", 33)+`"`,
+		form.AssistantName, strings.Repeat("é", 33)),
+	behaviourRefusal("a name on two lines", form.AssistantName, "The name must be one line without control or invisible characters.", `value="Ava`,
+		form.AssistantName, "Ava\nBot", form.AssistantIterationCap, "30"),
 	behaviourRefusal("a persona too long", form.AssistantPersona, "The persona is longer than 8000 bytes.", strings.Repeat("y", 8001),
 		form.AssistantPersona, strings.Repeat("y", 8001)),
 	behaviourRefusal("a turn deadline too short", form.AssistantTurnDeadline, "Enter a turn deadline in whole seconds, from 10 to 1800", `value="5"`,
@@ -111,6 +118,37 @@ var assistantBehaviourScenarios = []scenario{
 			}
 			if want := "direct messages users; direct-message users 2; persona changed; turn deadline 5m0s; iteration cap 20"; d != want {
 				t.Fatalf("audit detail %q, want %q", d, want)
+			}
+		}},
+	{name: "assistant behaviour: a name is saved trimmed, shown, audited and used for text invocation at once", method: "POST",
+		url: "/assistant/behaviour", signedIn: true, form: behaviourForm(form.AssistantName, "  Kimi Helper  "),
+		wantStatus: http.StatusSeeOther, wantLocation: "/assistant#behaviour", wantAudit: []string{settings.AuditActionAssistantBehaviour},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			if b := storedBehaviour(t, h); b.Name != "Kimi Helper" {
+				t.Fatalf("stored name %q", b.Name)
+			}
+			if got := h.assistant.AssistantName(); got != "Kimi Helper" {
+				t.Fatalf("the provider's owner keeps %q: the save did not reload it", got)
+			}
+			wantBody(t, c.get("/assistant"), "Behaviour settings saved.", `name="assistant_name" type="text" value="Kimi Helper"`)
+			if d := lastAuditDetail(t, h, settings.AuditActionAssistantBehaviour); d != `assistant name "Kimi Helper"` {
+				t.Fatalf("audit detail %q", d)
+			}
+			res := c.post("/assistant/behaviour", behaviourForm(form.AssistantName, " "))
+			if res.StatusCode != http.StatusSeeOther || storedBehaviour(t, h).Name != "" || h.assistant.AssistantName() != "" {
+				t.Fatalf("clearing the name: %d, stored %q, kept %q", res.StatusCode, storedBehaviour(t, h).Name, h.assistant.AssistantName())
+			}
+		}},
+	{name: "assistant behaviour: turning direct messages on says they follow at the next reconnect, without reconnecting", method: "POST",
+		url: "/assistant/behaviour", signedIn: true, form: behaviourForm(form.AssistantDMMode, "users", form.AssistantDMUserIDs, "700"),
+		wantStatus: http.StatusSeeOther, wantAudit: []string{settings.AuditActionAssistantBehaviour},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			wantBody(t, c.get("/assistant"), "Direct messages reach Kimi from the next reconnect: press Reconnect now on the Discord page (saving does not reconnect).")
+			if res := c.post("/assistant/behaviour", behaviourForm(form.AssistantDMMode, "users", form.AssistantDMUserIDs, "700\n800")); res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("second save: %d", res.StatusCode)
+			}
+			if page := c.get("/assistant"); strings.Contains(page.body, "next reconnect: press") {
+				t.Fatal("a save that leaves DMs on repeats the reconnect notice")
 			}
 		}},
 	{name: "assistant behaviour: saving the shown default persona keeps the default", method: "POST", url: "/assistant/behaviour", signedIn: true,

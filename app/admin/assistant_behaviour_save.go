@@ -12,10 +12,13 @@ import (
 	"github.com/kimiapp/kimi/web/templates"
 )
 
-// saveAssistantBehaviour is POST /assistant/behaviour: whom the assistant
-// answers in direct messages, its persona and a turn's limits, validated
-// and saved with an audit row (naming what changed, never the persona's
-// text). A refusal — a field's, or the store's on a full disk or another
+// saveAssistantBehaviour is POST /assistant/behaviour: the assistant's
+// name, whom it answers in direct messages, its persona and a turn's
+// limits, validated and saved with an audit row (naming what changed,
+// never the persona's text); the name the Discord side keeps in memory is
+// reloaded at once. Direct messages turned on are carried at the next
+// reconnect (the DM intent is asked for when Kimi identifies), which the
+// flash says; saving never reconnects. A refusal — a field's, or the store's on a full disk or another
 // program's lock — re-renders the page with the input kept and nothing
 // stored.
 func (s *Server) saveAssistantBehaviour(c echo.Context) error {
@@ -31,7 +34,9 @@ func (s *Server) saveAssistantBehaviour(c echo.Context) error {
 	u, _ := f.Update()
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
-	if _, err := settings.SaveAssistantBehaviour(ctx, s.opts.Store, u, settings.Actor{Name: actor(c), IP: c.RealIP()}); err != nil {
+	before, beforeErr := settings.LoadAssistantBehaviour(ctx, s.opts.Store)
+	saved, err := settings.SaveAssistantBehaviour(ctx, s.opts.Store, u, settings.Actor{Name: actor(c), IP: c.RealIP()})
+	if err != nil {
 		if errs := form.AssistantBehaviourErrors(err); !errs.OK() {
 			return refuse(http.StatusUnprocessableEntity, errs)
 		}
@@ -40,6 +45,13 @@ func (s *Server) saveAssistantBehaviour(c echo.Context) error {
 		}
 		return fmt.Errorf("admin: save assistant behaviour: %w", err)
 	}
-	s.setFlash(c, flashAssistantBehaviourSaved)
+	if err := s.opts.Assistant.ReloadBehaviour(ctx); err != nil {
+		return fmt.Errorf("admin: save assistant behaviour: %w", err)
+	}
+	flash := flashAssistantBehaviourSaved
+	if beforeErr == nil && !before.WantsDMs() && saved.WantsDMs() {
+		flash = flashAssistantDMsNextReconnect // turning them off is immediate: the gate drops every DM
+	}
+	s.setFlash(c, flash)
 	return c.Redirect(http.StatusSeeOther, "/assistant#behaviour")
 }

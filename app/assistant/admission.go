@@ -141,42 +141,59 @@ func (r *registry) matching(user, channel uint64) []*running {
 	return out
 }
 
-// Cancel stops userID's running turns in channelID (a thread's own id for
-// a thread) and returns how many it stopped: each ends at once with 🛑 and
-// no answer. The Discord side calls it for a message that is exactly
-// stop, cancel or abort and for /stop, before admission, so STOP never
-// queues behind the work it stops. Only the caller's own turns stop.
-func (a *Assistant) Cancel(userID, channelID uint64) int {
-	ts := a.active.matching(userID, channelID)
-	for _, t := range ts {
-		t.cancel(errStopped)
-	}
-	return len(ts)
+// Stopped is what one Cancel stopped.
+type Stopped struct {
+	// N is how many running turns were cancelled.
+	N int
+	// Wait blocks until they have all ended, up to StopWait or ctx, and
+	// reports whether they did (nil: nothing to wait for). Test doubles
+	// of the assistant set it.
+	Wait func(ctx context.Context) bool
 }
 
-// StopReply cancels as Cancel does, waits up to StopWait (or ctx) for the
-// stopped turns to end, and returns the original's answer to the STOP
-// (StopText).
-func (a *Assistant) StopReply(ctx context.Context, userID, channelID uint64) string {
+// Reply is the original's answer to the STOP, the same text on every
+// lane (a stop message, /stop): StopNoneText when nothing was running,
+// else StopText after waiting for the cleanup (Wait). The lanes add 🛑
+// (ReactStopped): a reaction on the stop message, the start of /stop's
+// ephemeral answer (which can carry none).
+func (s Stopped) Reply(ctx context.Context) string {
+	if s.N <= 0 {
+		return StopNoneText
+	}
+	complete := s.Wait == nil || s.Wait(ctx)
+	return StopText(s.N, complete)
+}
+
+// Cancel stops userID's running turns in channelID (a thread's own id for
+// a thread) and reports what it stopped: each ends at once with 🛑 and no
+// further answer (chunks not yet posted are not). The Discord side calls
+// it for a message that is exactly stop, cancel or abort and for /stop,
+// before admission, so STOP never queues behind the work it stops. Only
+// the caller's own turns stop.
+func (a *Assistant) Cancel(userID, channelID uint64) Stopped {
 	ts := a.active.matching(userID, channelID)
 	for _, t := range ts {
 		t.cancel(errStopped)
 	}
 	if len(ts) == 0 {
-		return StopNoneText
+		return Stopped{}
 	}
-	wait, cancel := context.WithTimeout(ctx, StopWait)
-	defer cancel()
-	complete := true
-	for _, t := range ts {
-		select {
-		case <-t.done:
-		case <-wait.Done():
-			complete = false
+	return Stopped{N: len(ts), Wait: func(ctx context.Context) bool {
+		wait, cancel := context.WithTimeout(ctx, StopWait)
+		defer cancel()
+		for _, t := range ts {
+			select {
+			case <-t.done:
+			case <-wait.Done():
+				return false
+			}
 		}
-		if !complete {
-			break
-		}
-	}
-	return StopText(len(ts), complete)
+		return true
+	}}
+}
+
+// StopReply cancels as Cancel does and returns the answer to the STOP
+// (Stopped.Reply: it waits up to StopWait for the cleanup).
+func (a *Assistant) StopReply(ctx context.Context, userID, channelID uint64) string {
+	return a.Cancel(userID, channelID).Reply(ctx)
 }

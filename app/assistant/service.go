@@ -99,6 +99,7 @@ type Service struct {
 	rebuiltAt time.Time
 	models    []llm.Model // the primary's list, fetched once per build
 	lastTest  *Report
+	name      string // the behaviour's configured assistant name
 }
 
 // New returns the owner with no provider yet: Reload (the appliance's
@@ -124,6 +125,9 @@ func New(o Options) (*Service, error) {
 // it. Settings that cannot be built leave no provider and say why in the
 // status; only a store failure is an error.
 func (s *Service) Reload(ctx context.Context) error {
+	if err := s.ReloadBehaviour(ctx); err != nil {
+		return fmt.Errorf("assistant: reload: %w", err)
+	}
 	stored, err := settings.LoadAssistant(ctx, s.o.Store)
 	if err != nil {
 		return fmt.Errorf("assistant: reload: %w", err)
@@ -158,6 +162,29 @@ func (s *Service) Reload(ctx context.Context) error {
 	}
 	s.changed.Notify()
 	return nil
+}
+
+// ReloadBehaviour re-reads the behaviour settings kept in memory (the
+// assistant name; a turn reads the rest at its start): at start (Reload)
+// and after each save of the behaviour form on /assistant.
+func (s *Service) ReloadBehaviour(ctx context.Context) error {
+	b, err := settings.LoadAssistantBehaviour(ctx, s.o.Store)
+	if err != nil {
+		return fmt.Errorf("assistant: reload behaviour: %w", err)
+	}
+	s.mu.Lock()
+	s.name = b.Name
+	s.mu.Unlock()
+	return nil
+}
+
+// AssistantName is the configured assistant name ("" for the bot's own
+// names only) as last loaded: the Discord side's text invocation reads it
+// on every message, from memory.
+func (s *Service) AssistantName() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.name
 }
 
 // build makes the clients: the demo model, or the primary (and fallback)

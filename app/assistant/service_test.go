@@ -374,3 +374,42 @@ func TestServiceDoesNotRetryARefusedAddress(t *testing.T) {
 		t.Fatalf("slept %v, %d requests; want no retry and no request", slept, len(f.Requests()))
 	}
 }
+
+// TestServiceKeepsTheAssistantName: Reload loads the configured name; a
+// later save is seen only after ReloadBehaviour (the Discord side reads
+// it from memory), which does not rebuild the provider.
+func TestServiceKeepsTheAssistantName(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t)
+	saveName := func(name string) {
+		t.Helper()
+		if _, err := settings.SaveAssistantBehaviour(ctx, st, settings.AssistantBehaviourUpdate{Name: name,
+			TurnDeadline: settings.DefaultTurnDeadline, IterationCap: settings.DefaultIterationCap}, settings.Actor{Name: "test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saveName("Ava")
+	s, _ := newService(t, Options{Store: st})
+	for _, step := range []struct {
+		save   string
+		reload bool
+		want   string
+	}{
+		{"", false, "Ava"},
+		{"Bo", false, "Ava"},
+		{"", true, "Bo"},
+		{" ", true, ""},
+	} {
+		if step.save != "" {
+			saveName(step.save)
+		}
+		if step.reload {
+			if err := s.ReloadBehaviour(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := s.AssistantName(); got != step.want {
+			t.Fatalf("after %+v: AssistantName = %q, want %q", step, got, step.want)
+		}
+	}
+}

@@ -262,7 +262,8 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 		a.react(ctx, s, ReactFailed, log)
 		return
 	}
-	turnID, err := a.o.Store.BeginTurn(ctx, conv, trig, botName)
+	names := selfNames{account: botName, assistant: beh.NameOr(botName)}
+	turnID, err := a.o.Store.BeginTurn(ctx, conv, trig, names.reserved()...)
 	if errors.Is(err, ErrTurnRunning) {
 		a.busy(s)
 		return
@@ -283,7 +284,7 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 	})
 	prog.set(ThinkingText)
 
-	out := a.converse(ctx, in, conv, turnID, beh.PersonaFor(botName), botName, deadline, iterCap, prog, log)
+	out := a.converse(ctx, in, conv, turnID, beh.PersonaFor(botName), names, deadline, iterCap, prog, log)
 
 	cctx, ccancel := cleanup()
 	defer ccancel()
@@ -294,9 +295,20 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 		a.react(cctx, s, ReactStopped, log)
 		return
 	}
-	delivered, ok := a.deliver(cctx, s, conv, in.Place.ChannelID, out.text, log)
+	// Delivery runs on the cleanup context (a deadline passing now does
+	// not cut the answer), but a STOP (or shutdown) still ends it between
+	// chunks: the chunks posted stay, the rest are not sent.
+	stopped := func() bool { c := context.Cause(ctx); return c == errStopped || c == errClosed }
+	delivered, end := a.deliver(cctx, stopped, s, conv, in.Place.ChannelID, out.text, log)
 	prog.close(cctx)
-	if !ok {
+	switch end {
+	case deliveryStopped:
+		log.Info("the turn was stopped during delivery", "delivered_chars", len(delivered))
+		a.finish(cctx, turnID, Finish{Status: StatusCancelled, ErrorKind: KindCancelled, Reply: delivered, BotID: botID}, log)
+		a.unreact(cctx, s, ReactWorking, log)
+		a.react(cctx, s, ReactStopped, log)
+		return
+	case deliveryFailed:
 		out.status, out.errorKind = StatusFailed, KindDelivery
 	}
 	a.finish(cctx, turnID, Finish{Status: out.status, ErrorKind: out.errorKind, Reply: delivered, BotID: botID}, log)
@@ -310,7 +322,7 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 }
 
 // converse builds the request and runs the tool-calling loop.
-func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation, turnID TurnID, persona, botName string,
+func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation, turnID TurnID, persona string, names selfNames,
 	deadline time.Duration, iterCap int, prog *progress, log *slog.Logger) outcome {
 	// ended is the ending once the turn's context has ended: STOP (or
 	// shutdown) cancels, the deadline times out.
@@ -343,10 +355,10 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 		return storageFailed("reading the activated tools", err)
 	}
 	tools := NewTools(a.o.Tools, callerOf(in), Policy{Blocked: policy.BlockedTools, Pinned: policy.PinnedTools}, activated, log)
-	system := systemPrompt(promptInput{Persona: persona, BotName: botName, CallerName: SanitizeName(in.DisplayName, botName),
+	system := systemPrompt(promptInput{Persona: persona, Names: names, CallerName: SanitizeName(in.DisplayName, names.reserved()...),
 		CallerID: in.UserID, Tier: in.Tier, Owner: in.Owner, GuildName: in.GuildName, ChannelName: in.ChannelName,
 		DM: in.Place.GuildID == 0, Instructions: policy.Instructions, Date: a.clock.Now()})
-	req := llm.Request{Messages: turnMessages(system, history, in, botName), Tools: tools.Offered()}
+	req := llm.Request{Messages: turnMessages(system, history, in, names), Tools: tools.Offered()}
 
 	provider := a.o.Provider.Provider()
 	if provider == nil {
@@ -505,11 +517,26 @@ func (a *Assistant) recordCall(ctx context.Context, turn TurnID, seq int, call l
 	}
 }
 
-// deliver sends the answer in chunks, each retried once; it returns the
-// text delivered and whether every chunk was.
-func (a *Assistant) deliver(ctx context.Context, s Surface, conv Conversation, channelID uint64, text string, log *slog.Logger) (string, bool) {
+// deliveryEnd is how a delivery ended.
+type deliveryEnd int
+
+const (
+	deliveryDone    deliveryEnd = iota // every chunk sent
+	deliveryFailed                     // a chunk failed twice
+	deliveryStopped                    // the turn was stopped before a chunk
+)
+
+// deliver sends the answer in chunks, each retried once, and checks
+// stopped before each chunk: a STOP during delivery leaves the chunks
+// already posted and sends no more. It returns the text delivered and
+// how delivery ended.
+func (a *Assistant) deliver(ctx context.Context, stopped func() bool, s Surface, conv Conversation, channelID uint64, text string,
+	log *slog.Logger) (string, deliveryEnd) {
 	var sent []string
 	for i, c := range chunk.Message(text) {
+		if stopped() {
+			return strings.Join(sent, "\n"), deliveryStopped
+		}
 		id, err := s.Deliver(ctx, c, i == 0)
 		if err != nil {
 			log.Warn("delivering a chunk failed, retrying once", "chunk", i+1, "err", err)
@@ -517,7 +544,7 @@ func (a *Assistant) deliver(ctx context.Context, s Surface, conv Conversation, c
 		}
 		if err != nil {
 			log.Error("delivering the answer failed", "chunk", i+1, "err", err)
-			return strings.Join(sent, "\n"), false
+			return strings.Join(sent, "\n"), deliveryFailed
 		}
 		sent = append(sent, c)
 		if id != 0 {
@@ -526,7 +553,7 @@ func (a *Assistant) deliver(ctx context.Context, s Surface, conv Conversation, c
 			}
 		}
 	}
-	return strings.Join(sent, "\n"), true
+	return strings.Join(sent, "\n"), deliveryDone
 }
 
 func (a *Assistant) finish(ctx context.Context, turn TurnID, f Finish, log *slog.Logger) {

@@ -97,6 +97,9 @@ type recSurface struct {
 	attempts    int
 	failDeliver map[int]bool
 	statusSeen  chan string
+	// afterDeliver, when set, runs after the n-th chunk (1-based) is
+	// delivered, before Deliver returns.
+	afterDeliver func(n int)
 }
 
 func newSurface() *recSurface {
@@ -126,17 +129,22 @@ func (s *recSurface) Busy(_ context.Context, text string) error {
 }
 func (s *recSurface) Deliver(_ context.Context, chunk string, first bool) (uint64, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.attempts++
 	if s.failDeliver[s.attempts] {
 		s.events = append(s.events, "deliver failed")
+		s.mu.Unlock()
 		return 0, errors.New("discord: 500")
 	}
 	s.nextID++
 	s.events = append(s.events, "deliver")
 	s.delivered = append(s.delivered, chunk)
 	s.firsts = append(s.firsts, first)
-	return s.nextID, nil
+	id, n, after := s.nextID, len(s.delivered), s.afterDeliver
+	s.mu.Unlock()
+	if after != nil {
+		after(n)
+	}
+	return id, nil
 }
 
 func (s *recSurface) Events() []string {
@@ -437,10 +445,10 @@ func TestCancelStopsTheCallersTurn(t *testing.T) {
 	s := newSurface()
 	r.a.Handle(context.Background(), incoming(77, "hi"), s)
 	r.waitRequests(t, 1)
-	if n := r.a.Cancel(6, 11); n != 0 {
+	if n := r.a.Cancel(6, 11).N; n != 0 {
 		t.Errorf("another user's Cancel stopped %d", n)
 	}
-	if n := r.a.Cancel(5, 12); n != 0 {
+	if n := r.a.Cancel(5, 12).N; n != 0 {
 		t.Errorf("Cancel in another channel stopped %d", n)
 	}
 	if got := r.a.StopReply(context.Background(), 5, 11); got != "Stopped 1 active response. Cleanup is complete." {
@@ -488,7 +496,7 @@ func TestAdmissionRefusesWithoutWaiting(t *testing.T) {
 	if got := len(r.fake.Requests()); got != DefaultMaxModelCalls {
 		t.Errorf("%d model requests at once, want %d", got, DefaultMaxModelCalls)
 	}
-	if n := r.a.Cancel(5, 11); n != 2 {
+	if n := r.a.Cancel(5, 11).N; n != 2 {
 		t.Errorf("cancelled %d of user 5's turns", n)
 	}
 	for i := range 14 {
@@ -696,5 +704,112 @@ func TestTurnActivatesBrowsedToolsAndKeepsThePromptStable(t *testing.T) {
 	}
 	if got, err := r.conv.ActivatedTools(context.Background(), conv); err != nil || !slices.Equal(got, []string{kudos.ToolLeaderboard}) {
 		t.Errorf("activated %q, %v", got, err)
+	}
+}
+
+// TestTurnUsesTheConfiguredName: with an assistant name set, the persona
+// is written with it (not the bot account's name), the prompt names both,
+// and a member whose display name is the assistant's cannot pass for it;
+// without one the bot account's name is used.
+func TestTurnUsesTheConfiguredName(t *testing.T) {
+	for _, tc := range []struct {
+		name, configured string
+		wantSys          []string
+		wantTrigger      string
+	}{
+		{"configured", "Ava", []string{"You are Ava, a helpful assistant", "Your name here is Ava; your reply is posted in Discord by the bot account Kimi"},
+			"member Ava: hi"},
+		{"the bot's own name", "", []string{"You are Kimi, a helpful assistant", "Your reply is posted in Discord as Kimi;"}, "Ava: hi"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTurnRig(t, llmfake.Step{Plan: llmfake.Text("Hello.")})
+			if _, err := settings.SaveAssistantBehaviour(context.Background(), r.st, settings.AssistantBehaviourUpdate{Name: tc.configured,
+				TurnDeadline: settings.DefaultTurnDeadline, IterationCap: settings.DefaultIterationCap}, settings.Actor{Name: "test"}); err != nil {
+				t.Fatal(err)
+			}
+			in := incoming(77, "hi")
+			in.DisplayName = "Ava"
+			r.run(t, in)
+			reqs := r.fake.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			msgs := reqs[0].Body.Messages
+			for _, want := range tc.wantSys {
+				if !strings.Contains(msgs[0].Content, want) {
+					t.Errorf("system prompt lacks %q:\n%s", want, msgs[0].Content)
+				}
+			}
+			if last := msgs[len(msgs)-1].Content; last != tc.wantTrigger {
+				t.Errorf("trigger message %q, want %q", last, tc.wantTrigger)
+			}
+		})
+	}
+}
+
+// TestStopDuringDelivery: a STOP while the answer's chunks are posted
+// stops between chunks (the posted ones stay, mapped and in the
+// transcript; the rest are never sent) and ends with 🛑, status
+// cancelled; the deadline passing during delivery does not cut it.
+func TestStopDuringDelivery(t *testing.T) {
+	long := strings.Repeat("word ", 900) // 3 chunks
+	for _, tc := range []struct {
+		name      string
+		after     func(r *turnRig) func(n int)
+		delivered int
+		status    string
+		reaction  string
+	}{
+		{"stop after the first chunk", func(r *turnRig) func(int) {
+			return func(n int) {
+				if n == 1 {
+					if st := r.a.Cancel(5, 11); st.N != 1 {
+						t.Errorf("Cancel during delivery stopped %d turns", st.N)
+					}
+				}
+			}
+		}, 1, StatusCancelled, ReactStopped},
+		{"a stop after the last chunk is too late: the answer is whole", func(r *turnRig) func(int) {
+			return func(n int) {
+				if n == 3 {
+					r.a.Cancel(5, 11)
+				}
+			}
+		}, 3, StatusDone, ReactDone},
+		{"the deadline passing during delivery", func(r *turnRig) func(int) {
+			return func(n int) {
+				if n == 1 {
+					r.clock.Advance(settings.DefaultTurnDeadline + time.Second)
+				}
+			}
+		}, 3, StatusDone, ReactDone},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTurnRig(t, llmfake.Step{Plan: llmfake.Text(long)})
+			s := newSurface()
+			s.afterDeliver = tc.after(r)
+			r.a.Handle(context.Background(), incoming(77, "hi"), s)
+			r.a.wg.Wait()
+			got := s.Delivered()
+			if len(got) != tc.delivered {
+				t.Fatalf("%d chunks delivered, want %d: %q", len(got), tc.delivered, s.Events())
+			}
+			ev := s.Events()
+			if ev[len(ev)-1] != "react "+tc.reaction || !slices.Contains(ev, "unreact ⏳") || !slices.Contains(ev, "clear status") {
+				t.Errorf("events %q", ev)
+			}
+			if row := r.lastTurn(t); row.Status != tc.status {
+				t.Errorf("turn row %+v, want status %s", row, tc.status)
+			}
+			var mapped int
+			var reply string
+			if err := r.st.Reader().QueryRow(`SELECT count(*) FROM kimi_assistant_delivered`).Scan(&mapped); err != nil || mapped != tc.delivered {
+				t.Errorf("%d delivered messages mapped (%v), want %d", mapped, err, tc.delivered)
+			}
+			if err := r.st.Reader().QueryRow(`SELECT content FROM kimi_assistant_messages WHERE role = 'assistant'`).Scan(&reply); err != nil ||
+				reply != strings.Join(got, "\n") {
+				t.Errorf("transcript reply %q (%v), want the posted chunks", clip(reply, 40), err)
+			}
+		})
 	}
 }

@@ -51,12 +51,7 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
 	}
 	if name == hostkit.CommandStop {
-		n := p.Assistant.Cancel(in.userID, in.channelID)
-		text := stopNone
-		if n > 0 {
-			text = emojiStop + " " + stopDone(n)
-		}
-		return true, in.Respond(ctx, sdk.Response{Content: text, Ephemeral: true})
+		return true, stopCommand(ctx, p.Assistant, in)
 	}
 	var parentID uint64
 	channelName := ""
@@ -96,9 +91,24 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	return true, nil
 }
 
+// stopCommand is /stop: the STOP lane's cancel and texts, answered
+// ephemerally. With work stopped it defers first (the summary waits for
+// the cleanup, up to assistant.StopWait) and starts with 🛑, the reaction
+// an ephemeral answer cannot carry.
+func stopCommand(ctx context.Context, a Responder, in *interaction) error {
+	stopped := a.Cancel(in.userID, in.channelID)
+	if stopped.N == 0 {
+		return in.Respond(ctx, sdk.Response{Content: stopped.Reply(ctx), Ephemeral: true})
+	}
+	if err := in.Defer(ctx, true); err != nil {
+		return err
+	}
+	return in.Respond(ctx, sdk.Response{Content: assistant.ReactStopped + " " + stopped.Reply(ctx), Ephemeral: true})
+}
+
 // askSurface is a turn's Surface for /ask: the deferred response is the
-// status and then the answer's first chunk; later chunks are follow-ups;
-// ephemeral when private. Reactions do nothing.
+// status and then the answer's first chunk (or 🛑 for a turn stopped
+// before it); later chunks are follow-ups; ephemeral when private.
 type askSurface struct {
 	in      *interaction
 	private bool
@@ -111,7 +121,24 @@ type askSurface struct {
 
 var _ assistant.Surface = (*askSurface)(nil)
 
-func (a *askSurface) React(context.Context, string) error   { return nil }
+// React shows 🛑 as the deferred response of a turn stopped before its
+// answer (else its status would stand); a stopped answer's chunks already
+// sent stay as they are, and the other reactions do nothing.
+func (a *askSurface) React(ctx context.Context, emoji string) error {
+	if emoji != assistant.ReactStopped {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.delivered {
+		return nil
+	}
+	a.delivered = true
+	_, err := a.edit(ctx, emoji, noMentions())
+	return err
+}
+
+// Unreact does nothing: /ask shows no reactions.
 func (a *askSurface) Unreact(context.Context, string) error { return nil }
 
 // Status edits the deferred response (mentions off) until the answer; it

@@ -2,12 +2,15 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/modules/sdk"
 )
 
 func askOpt(name string, v any) *discordgo.ApplicationCommandInteractionDataOption {
@@ -86,31 +89,135 @@ func TestAskDefersAndAnswers(t *testing.T) {
 	})
 }
 
-// TestStopCommandCancels: /stop calls Cancel for the caller in the
-// channel and answers ephemerally with the summary.
-func TestStopCommandCancels(t *testing.T) {
+// TestAskStoppedShowsStop: an /ask turn stopped before its answer shows
+// 🛑 in place of its status; once an answer chunk is out, 🛑 leaves it.
+func TestAskStoppedShowsStop(t *testing.T) {
 	w := newAsstWorld(t, asstOpts{})
+	ctx := context.Background()
 	for _, tc := range []struct {
-		running int
+		name    string
+		deliver bool
 		want    string
-	}{{0, stopNone}, {2, "🛑 " + stopDone(2)}} {
-		w.rec.mu.Lock()
-		w.rec.running, w.rec.cancels = tc.running, nil
-		w.rec.mu.Unlock()
-		id, err := w.f.RunCommand(w.general, w.bob, "stop")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := ixAnswered(t, w.f, id)
-		if st.Response.Data == nil || st.Response.Data.Content != tc.want || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
-			t.Fatalf("running %d: response = %+v", tc.running, st.Response)
-		}
-		w.rec.mu.Lock()
-		got := w.rec.cancels
-		w.rec.mu.Unlock()
-		if len(got) != 1 || got[0] != [2]uint64{parseID(w.bob), parseID(w.general)} {
-			t.Fatalf("cancels = %v", got)
-		}
+	}{
+		{"stopped before the answer", false, "🛑"},
+		{"stopped after the first chunk", true, "the first chunk"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id, err := w.f.RunCommand(w.general, w.alice, "ask", askOpt("question", "long one"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := w.rec.next(t)
+			ixAnswered(t, w.f, id)
+			if err := c.s.Status(ctx, "Thinking..."); err != nil {
+				t.Fatal(err)
+			}
+			if tc.deliver {
+				if _, err := c.s.Deliver(ctx, "the first chunk", true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, e := range []string{"⏳", "🛑", "✅"} {
+				if err := c.s.React(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := c.s.Status(ctx, "Still thinking… (30s)"); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.f.Interaction(id).Original; got == nil || got.Content != tc.want {
+				t.Fatalf("original = %+v, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestStopTextsOnBothLanes: a stop message and /stop cancel the caller's
+// work in the channel with the same texts, the original's exactly (one
+// definition, assistant.Stopped.Reply): 🛑 as the stop message's reaction,
+// at the start of /stop's ephemeral answer (which waits for the cleanup
+// behind a deferral).
+func TestStopTextsOnBothLanes(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{messageContent: true})
+	for _, tc := range []struct {
+		name       string
+		running    int
+		unfinished bool
+		want       string
+	}{
+		{"nothing running", 0, false, "I couldn't find active work to stop here."},
+		{"one stopped, cleanup complete", 1, false, "Stopped 1 active response. Cleanup is complete."},
+		{"two stopped, cleanup complete", 2, false, "Stopped 2 active responses. Cleanup is complete."},
+		{"one stopped, cleanup still running", 1, true, "Stopped 1 active response. Cleanup is still finishing in the background."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w.rec.mu.Lock()
+			w.rec.running, w.rec.unfinished, w.rec.cancels = tc.running, tc.unfinished, nil
+			w.rec.mu.Unlock()
+
+			// The message lane ("@Kimi stop" is answered with nothing running too).
+			m, err := w.f.PostMessage(w.general, w.bob, w.mention()+" stop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			connWaitFor(t, "the stop message's answer", func() bool {
+				return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
+					return x.MessageReference != nil && x.MessageReference.MessageID == m.ID
+				})
+			})
+			var answer *discordgo.Message
+			for _, x := range w.f.Messages(w.general) {
+				if x.MessageReference != nil && x.MessageReference.MessageID == m.ID {
+					answer = x
+				}
+			}
+			if answer.Content != tc.want || len(answer.Mentions) != 0 {
+				t.Errorf("stop message answered %q (mentions %v), want %q", answer.Content, answer.Mentions, tc.want)
+			}
+			if tc.running > 0 {
+				connWaitFor(t, "🛑 on the stop message", func() bool {
+					for _, x := range w.f.Messages(w.general) {
+						if x.ID == m.ID {
+							return slices.ContainsFunc(x.Reactions, func(r *discordgo.MessageReactions) bool { return r.Me && r.Emoji.Name == "🛑" })
+						}
+					}
+					return false
+				})
+			}
+
+			// /stop.
+			id, err := w.f.RunCommand(w.general, w.bob, "stop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if tc.running > 0 {
+				want = "🛑 " + tc.want
+			}
+			var got string
+			ixEventually(t, "/stop answered", func() bool {
+				st := w.f.Interaction(id)
+				switch {
+				case st == nil || st.Response == nil:
+					return false
+				case st.Response.Type == discordgo.InteractionResponseChannelMessageWithSource:
+					got = st.Response.Data.Content
+				case st.Original != nil:
+					got = st.Original.Content
+				}
+				return got != ""
+			})
+			if st := w.f.Interaction(id); got != want || st.Response.Data == nil || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+				t.Errorf("/stop answered %q (response %+v), want %q, ephemeral", got, st.Response, want)
+			}
+			w.rec.mu.Lock()
+			cancels := slices.Clone(w.rec.cancels)
+			w.rec.mu.Unlock()
+			who := [2]uint64{parseID(w.bob), parseID(w.general)}
+			if len(cancels) != 2 || cancels[0] != who || cancels[1] != who {
+				t.Fatalf("cancels = %v, want bob's in general twice", cancels)
+			}
+		})
 	}
 }
 
@@ -147,27 +254,115 @@ func TestIntentsNameTheAssistant(t *testing.T) {
 	}
 }
 
-// TestInvocationForms: the text invocation's separators, case and
-// longest-name-first rule.
+// TestInvocationForms: the text invocation's separators (whitespace or
+// ,!:;-), case, and the names — the configured assistant name first, then
+// the bot user's global and user names — tried longest first, so an
+// overlapping longer name wins and a name inside a word is none.
 func TestInvocationForms(t *testing.T) {
-	names := []string{"Kimi", "", "Kimi Bot"}
 	for _, tc := range []struct {
-		text, want string
-		ok         bool
+		name  string
+		names []string // configured, global name, username
+		text  string
+		want  string
+		ok    bool
 	}{
-		{"hey kimi bot do x", "do x", true},
-		{"hey-kimi:do it", "do it", true},
-		{"Hi\tKIMI", "", true},
-		{"kimi bot help", "help", true},
-		{"Kimi;help with this", "help with this", true},
-		{"kimi helpful", "", false},
-		{"hello kimi", "", false},
-		{"hey kimiko", "", false},
-		{"hey", "", false},
+		{"hey and the longer bot name", []string{"", "Kimi", "Kimi Bot"}, "hey kimi bot do x", "do x", true},
+		{"- and : separators", []string{"", "Kimi", "Kimi Bot"}, "hey-kimi:do it", "do it", true},
+		{"a tab, upper case, nothing after", []string{"", "Kimi", "Kimi Bot"}, "Hi\tKIMI", "", true},
+		{"<name> help keeps help", []string{"", "Kimi", "Kimi Bot"}, "kimi bot help", "help", true},
+		{"; before help", []string{"", "Kimi", "Kimi Bot"}, "Kimi;help with this", "help with this", true},
+		{"help inside a word", []string{"", "Kimi", "Kimi Bot"}, "kimi helpful", "", false},
+		{"hello is not hey", []string{"", "Kimi", "Kimi Bot"}, "hello kimi", "", false},
+		{"a name inside a word", []string{"", "Kimi", "Kimi Bot"}, "hey kimiko", "", false},
+		{"hey alone", []string{"", "Kimi", "Kimi Bot"}, "hey", "", false},
+
+		{"the configured name", []string{"Ava", "Kimi", "kimi"}, "hey ava, what's up", "what's up", true},
+		{"the configured name, ! and upper case", []string{"Ava", "Kimi", "kimi"}, "HI AVA! tell me", "tell me", true},
+		{"the bot's name still works beside it", []string{"Ava", "Kimi", "kimi"}, "hi kimi; hello", "hello", true},
+		{"configured <name> help", []string{"Ava", "Kimi", "kimi"}, "Ava - help me", "help me", true},
+		{"a longer configured name wins over the bot's", []string{"Kimi Helper", "Kimi", "kimi"}, "hey kimi helper, list kudos", "list kudos", true},
+		{"the longer configured name with help", []string{"Kimi Helper", "Kimi", "kimi"}, "kimi helper help", "help", true},
+		{"a shorter bot name where the longer does not match", []string{"Kimi Helper", "Kimi", "kimi"}, "hey kimi, helper?", "helper?", true},
+		{"a longer bot name wins over a shorter configured one", []string{"Ava", "Ava Bot", "avabot"}, "hey ava bot: go", "go", true},
+		{"a configured name with punctuation is literal", []string{"K.I.M.I", "Kimi", "kimi"}, "hey k.i.m.i go", "go", true},
+		{"its dots are not wildcards", []string{"K.I.M.I", "Kimi", "kimi"}, "hey kxixmxi go", "", false},
+		{"the configured name inside a word", []string{"Ava", "Kimi", "kimi"}, "hey avalanche", "", false},
+		{"another name", []string{"Ava", "Kimi", "kimi"}, "hey bob, hi", "", false},
 	} {
-		got, ok := invocation(tc.text, names)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("invocation(%q) = %q, %t; want %q, %t", tc.text, got, ok, tc.want, tc.ok)
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := invocation(tc.text, tc.names)
+			if got != tc.want || ok != tc.ok {
+				t.Errorf("invocation(%q, %q) = %q, %t; want %q, %t", tc.text, tc.names, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// TestCoreCommandsAreGuildOnly: /ask and /stop are registered for guilds
+// only (contexts [GUILD] in the PUT the fake receives at command sync); a
+// module's command keeps Discord's default (no contexts sent); and the
+// list Discord returns hashes as Kimi's, so a reconnect syncs nothing.
+func TestCoreCommandsAreGuildOnly(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	puts := w.f.RequestsTo(globalPUT)
+	if len(puts) != 1 {
+		t.Fatalf("%d global PUTs, want 1", len(puts))
+	}
+	var sent []struct {
+		Name     string          `json:"name"`
+		Contexts json.RawMessage `json:"contexts"`
+	}
+	if err := json.Unmarshal(puts[0].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range sent {
+		got[c.Name] = string(c.Contexts)
+	}
+	if got["ask"] != "[0]" || got["stop"] != "[0]" {
+		t.Fatalf("contexts sent = %v, want [0] (guild) for ask and stop", got)
+	}
+	for _, c := range w.f.Commands("") {
+		if c.Name == "ask" || c.Name == "stop" {
+			if c.Contexts == nil || !slices.Equal(*c.Contexts, []discordgo.InteractionContextType{discordgo.InteractionContextGuild}) {
+				t.Errorf("/%s registered with contexts %v", c.Name, c.Contexts)
+			}
 		}
+	}
+	syncs := w.b.ix.fullSyncs.Load()
+	w.b.Reconnect()
+	connWaitFor(t, "the next READY's sync", func() bool { return w.b.ix.fullSyncs.Load() > syncs })
+	if n := len(w.f.RequestsTo(globalPUT)); n != 1 {
+		t.Fatalf("%d global PUTs after a reconnect, want 1 (the registered list matches)", n)
+	}
+
+	out := commandsOut(append([]sdk.CommandSpec{{Name: "kudos", Description: "k"}, {Name: "give", Group: "tag", Description: "g"}}, coreCommandSpecs()...))
+	for _, c := range out {
+		guild := slices.Equal(c.Contexts, guildOnly)
+		if core := c.Name == "ask" || c.Name == "stop"; guild != core {
+			t.Errorf("/%s: contexts %v", c.Name, c.Contexts)
+		}
+	}
+}
+
+// TestRemoteContextsMatchKimis: a listed command's contexts hash as Kimi
+// sent them: Discord's default (every context) as none.
+func TestRemoteContextsMatchKimis(t *testing.T) {
+	type ctxs = []discordgo.InteractionContextType
+	for _, tc := range []struct {
+		name     string
+		in, want ctxs
+	}{
+		{"none", nil, nil},
+		{"every context is the default", ctxs{0, 1, 2}, nil},
+		{"every context in another order", ctxs{2, 0, 1}, nil},
+		{"guild only stays", ctxs{0}, ctxs{0}},
+		{"guild and bot DM stays", ctxs{0, 1}, ctxs{0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := remoteContexts(tc.in); !slices.Equal(got, tc.want) || (tc.want == nil) != (got == nil) {
+				t.Errorf("remoteContexts(%v) = %v, want %v", tc.in, got, tc.want)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,12 +21,15 @@ import (
 // /ask and /stop are in ask.go.
 
 // Responder is what the bot needs of the assistant (app/assistant's turn,
-// wired by the caller of AttachAssistant). Handle returns at once (the turn runs on its own);
-// Cancel cancels the caller's turns in a channel and returns how many.
+// wired by the caller of AttachAssistant). Handle returns at once (the
+// turn runs on its own); Cancel cancels the caller's turns in a channel
+// at once and reports them (its Reply waits for their cleanup).
 type Responder interface {
 	Handle(ctx context.Context, in assistant.Incoming, s assistant.Surface)
-	Cancel(userID, channelID uint64) int
+	Cancel(userID, channelID uint64) assistant.Stopped
 }
+
+var _ Responder = (*assistant.Assistant)(nil)
 
 // PlacePolicies is the guilds' assistant policy; *guildcfg.Service
 // implements it.
@@ -39,31 +41,20 @@ var _ PlacePolicies = (*guildcfg.Service)(nil)
 
 // ResponderPort is what AttachAssistant wires: the assistant, the guilds'
 // policy and the configured assistant name (a text invocation's name
-// besides the bot user's own names; "" for none).
+// besides the bot user's own names; nil or "" for none), read from memory
+// on every message (app/assistant.Service.AssistantName).
 type ResponderPort struct {
 	Assistant Responder
 	Policies  PlacePolicies
-	Name      string
+	Name      func() string
 }
 
-// The STOP lane's words and texts (the original's work_cancellation.py).
+// The STOP lane's words (the original's work_cancellation.py); its texts
+// are assistant.Stopped.Reply's, the same on /stop.
 var stopWords = []string{"stop", "cancel", "abort"}
 
-const (
-	stopNone   = "I couldn't find active work to stop here."
-	emojiStop  = "🛑"
-	emojiEmpty = "👋"
-)
-
-// stopDone is the original's CancellationSummary for n stopped responses:
-// the turn's cleanup runs on after Cancel returns.
-func stopDone(n int) string {
-	noun := "active response"
-	if n != 1 {
-		noun += "s"
-	}
-	return fmt.Sprintf("Stopped %d %s. Cleanup is still finishing in the background.", n, noun)
-}
+// emojiEmpty answers a bare mention (the original's 👋).
+const emojiEmpty = "👋"
 
 // AttachAssistant sets the assistant messages and /ask are handed to; a
 // port without an Assistant or Policies detaches it. Without one nothing
@@ -132,23 +123,24 @@ func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *Res
 }
 
 // stopLane cancels the author's work in the channel when the text is a
-// stop word, before admission: 🛑 and the original's summary; with nothing
-// running, "I couldn't find active work" to a trigger, nothing otherwise.
-// It reports whether the message was a STOP that was answered.
+// stop word, before admission (on the gateway goroutine, so no later
+// message of theirs is admitted first): 🛑 on the stop message and the
+// original's summary once the cleanup ended (or StopWait passed); with
+// nothing running, "I couldn't find active work" to a trigger, nothing
+// otherwise. It reports whether the message was a STOP that was answered.
 func (b *Bot) stopLane(ctx context.Context, s *discordgo.Session, p *ResponderPort, m *discordgo.Message, in assistant.Incoming, triggered bool) bool {
 	if !slices.Contains(stopWords, strings.ToLower(strings.TrimSpace(in.Text))) {
 		return false
 	}
-	n := p.Assistant.Cancel(in.UserID, in.Place.ChannelID)
-	if n == 0 && !triggered {
+	stopped := p.Assistant.Cancel(in.UserID, in.Place.ChannelID)
+	if stopped.N == 0 && !triggered {
 		return false
 	}
-	text := stopNone
-	if n > 0 {
-		b.reactTo(ctx, s, m, emojiStop)
-		text = stopDone(n)
+	if stopped.N > 0 {
+		b.reactTo(ctx, s, m, assistant.ReactStopped)
 	}
 	go func() {
+		text := stopped.Reply(ctx)
 		if _, err := s.ChannelMessageSendComplex(m.ChannelID, &discordgo.MessageSend{Content: text, AllowedMentions: noMentions(),
 			Reference: &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: ptr(false)}}, requestOptions(ctx)...); err != nil {
 			b.log.Warn("could not answer a stop", "err", err)
@@ -264,9 +256,16 @@ const (
 
 // assistantNames are the configured name and the bot user's names.
 func (b *Bot) assistantNames(s *discordgo.Session, p *ResponderPort) []string {
-	names := []string{p.Name}
-	if s.State != nil && s.State.User != nil {
-		names = append(names, s.State.User.GlobalName, s.State.User.Username)
+	names := make([]string, 0, 3)
+	if p.Name != nil {
+		names = append(names, p.Name())
+	}
+	if s.State != nil {
+		s.State.RLock()
+		if u := s.State.User; u != nil {
+			names = append(names, u.GlobalName, u.Username)
+		}
+		s.State.RUnlock()
 	}
 	return names
 }

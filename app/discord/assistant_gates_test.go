@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/app/settings"
 )
 
 // TestAssistantGates: a gated message never reaches Handle (each case is
@@ -87,7 +88,7 @@ func TestAssistantDMsWhenAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	connWaitFor(t, "the DM stop's summary", func() bool {
-		return slices.ContainsFunc(w.f.Messages(m.ChannelID), func(x *discordgo.Message) bool { return x.Content == stopDone(1) })
+		return slices.ContainsFunc(w.f.Messages(m.ChannelID), func(x *discordgo.Message) bool { return x.Content == "Stopped 1 active response. Cleanup is complete." })
 	})
 }
 
@@ -218,7 +219,7 @@ func TestAssistantStopLane(t *testing.T) {
 			if x.ID == m.ID {
 				reacted = slices.ContainsFunc(x.Reactions, func(r *discordgo.MessageReactions) bool { return r.Me && r.Emoji.Name == "🛑" })
 			}
-			answered = answered || (x.Content == stopDone(1) && x.MessageReference != nil && x.MessageReference.MessageID == m.ID)
+			answered = answered || (x.Content == "Stopped 1 active response. Cleanup is complete." && x.MessageReference != nil && x.MessageReference.MessageID == m.ID)
 		}
 		return reacted && answered
 	})
@@ -240,7 +241,61 @@ func TestAssistantStopLane(t *testing.T) {
 	w.sentinel(t)
 	connWaitFor(t, "the none-running answer", func() bool {
 		return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
-			return x.Content == stopNone && x.MessageReference != nil && x.MessageReference.MessageID == ab.ID
+			return x.Content == assistant.StopNoneText && x.MessageReference != nil && x.MessageReference.MessageID == ab.ID
 		})
 	})
+}
+
+// TestDMIntentAtTheNextReconnect: the Direct messages setting adds the
+// DM intent to the next Identify (the payload the fake records), not to
+// the session already open (saving does not reconnect, and a DM does not
+// reach that session), and turning it off drops the intent at the next
+// Identify again.
+func TestDMIntentAtTheNextReconnect(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	ctx := context.Background()
+	hasDM := func(i discordgo.Intent) bool { return i&discordgo.IntentDirectMessages != 0 }
+	for i, step := range []struct {
+		name   string
+		mode   settings.DMMode
+		users  string
+		wantDM bool
+	}{
+		{"on for alice", settings.DMUsers, asstAlice, true},
+		{"the owner only, with no owner known", settings.DMOwner, "", true},
+		{"off", settings.DMOff, "", false},
+	} {
+		before := w.f.IdentifyIntents()
+		if _, err := settings.SaveAssistantBehaviour(ctx, w.st, settings.AssistantBehaviourUpdate{DMMode: step.mode, DMUserIDs: step.users,
+			TurnDeadline: settings.DefaultTurnDeadline, IterationCap: settings.DefaultIterationCap}, settings.Actor{Name: "test"}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// On, but the open session was identified without the intent:
+			// alice's DM does not reach Kimi until it reconnects.
+			if _, err := w.f.PostDM(w.alice, "before the reconnect"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.sentinel(t)
+		if got := w.f.IdentifyIntents(); len(got) != len(before) || (i == 0 && hasDM(got[len(got)-1])) {
+			t.Fatalf("%s: identifies %v before the reconnect (was %v): saving reconnected or the intent changed", step.name, got, before)
+		}
+		w.b.Reconnect()
+		connWaitFor(t, "the next Identify", func() bool { return len(w.f.IdentifyIntents()) == len(before)+1 })
+		connWaitFor(t, "connected again", func() bool { st := w.b.Status(); return st.State == StateConnected && len(st.Guilds) == 5 })
+		got := w.f.IdentifyIntents()
+		if last := got[len(got)-1]; hasDM(last) != step.wantDM || last&baseIntents != baseIntents {
+			t.Fatalf("%s: the next Identify asked for %b (DM intent %t, want %t)", step.name, last, hasDM(last), step.wantDM)
+		}
+		if i == 0 {
+			m, err := w.f.PostDM(w.alice, "after the reconnect")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := w.rec.next(t); c.in.MessageID != parseID(m.ID) || c.in.Place.GuildID != 0 {
+				t.Fatalf("incoming = %+v, want the DM after the reconnect (not the one before)", c.in)
+			}
+		}
+	}
 }

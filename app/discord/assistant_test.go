@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,12 +28,14 @@ type asstCall struct {
 	s  assistant.Surface
 }
 
-// recAssistant records Handle and answers Cancel with running.
+// recAssistant records Handle and answers Cancel with running turns
+// stopped, whose cleanup has ended unless unfinished.
 type recAssistant struct {
-	mu      sync.Mutex
-	calls   chan asstCall
-	cancels [][2]uint64
-	running int
+	mu         sync.Mutex
+	calls      chan asstCall
+	cancels    [][2]uint64
+	running    int
+	unfinished bool
 }
 
 func newRecAssistant() *recAssistant { return &recAssistant{calls: make(chan asstCall, 64)} }
@@ -41,11 +44,12 @@ func (r *recAssistant) Handle(_ context.Context, in assistant.Incoming, s assist
 	r.calls <- asstCall{in, s}
 }
 
-func (r *recAssistant) Cancel(userID, channelID uint64) int {
+func (r *recAssistant) Cancel(userID, channelID uint64) assistant.Stopped {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cancels = append(r.cancels, [2]uint64{userID, channelID})
-	return r.running
+	done := !r.unfinished
+	return assistant.Stopped{N: r.running, Wait: func(context.Context) bool { return done }}
 }
 
 var _ Responder = (*recAssistant)(nil)
@@ -80,6 +84,8 @@ type asstOpts struct {
 	messageContent bool
 	dmUsers        string // the DM setting's user ids ("" DMs off)
 	noAssistant    bool   // attach no assistant
+	// name is the configured assistant name's source (nil: "Ava").
+	name func() string
 }
 
 func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
@@ -165,7 +171,11 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 	}
 	w.b.Attach(h)
 	if !o.noAssistant {
-		w.b.AttachAssistant(ResponderPort{Assistant: w.rec, Policies: guilds, Name: "Ava"})
+		name := o.name
+		if name == nil {
+			name = func() string { return "Ava" }
+		}
+		w.b.AttachAssistant(ResponderPort{Assistant: w.rec, Policies: guilds, Name: name})
 	}
 	w.b.Start(ctx)
 	connWaitFor(t, "the guilds", func() bool { st := w.b.Status(); return st.State == StateConnected && len(st.Guilds) == 5 })
@@ -307,5 +317,37 @@ func TestAssistantTriggersWithMessageContentOn(t *testing.T) {
 				t.Fatalf("ReplyToID = %d", c.in.ReplyToID)
 			}
 		})
+	}
+}
+
+// TestAssistantNameIsReadPerMessage: the configured name is read on every
+// message, so a rename answers to the new name at once (and no longer to
+// the old one), and no name leaves the bot user's own names.
+func TestAssistantNameIsReadPerMessage(t *testing.T) {
+	var name atomic.Pointer[string]
+	set := func(n string) { name.Store(&n) }
+	set("Ava")
+	w := newAsstWorld(t, asstOpts{messageContent: true, name: func() string { return *name.Load() }})
+	for _, tc := range []struct {
+		name, content, want string
+	}{
+		{"Ava", "hey ava, one", "one"},
+		{"Bo", "hey ava, two", ""},
+		{"Bo", "hi bo: three", "three"},
+		{"", "hi bo: four", ""},
+		{"", "hey kimi five", "five"},
+	} {
+		set(tc.name)
+		m, err := w.f.PostMessage(w.general, w.alice, tc.content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.want == "" {
+			w.sentinel(t)
+			continue
+		}
+		if c := w.rec.next(t); c.in.MessageID != parseID(m.ID) || c.in.Text != tc.want {
+			t.Fatalf("name %q, %q: incoming %+v, want text %q", tc.name, tc.content, c.in, tc.want)
+		}
 	}
 }

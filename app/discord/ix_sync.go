@@ -20,6 +20,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Command sync: all modules' global commands in one bulk overwrite per
@@ -30,7 +31,9 @@ import (
 // (staged, or recorded in kimi_command_guilds for a module since gone) in
 // one bulk overwrite of that guild's full set. DefaultMemberPermissions is
 // not set: Kimi's tiers come from its own role lists, and Discord's
-// permission would hide a command from Kimi staff who lack it.
+// permission would hide a command from Kimi staff who lack it. Core's /ask
+// and /stop carry contexts [GUILD] (usable in guilds only; the deprecated
+// dm_permission is not sent); the modules' commands carry none.
 
 // syncCounter counts finished full syncs (tests wait on it).
 type syncCounter = atomic.Int64
@@ -44,7 +47,21 @@ type appCommand struct {
 	Name        string                           `json:"name"`
 	Description string                           `json:"description"`
 	Options     []*appOption                     `json:"options,omitempty"`
+	// Contexts is where the command may be used: set (guild only) for
+	// core's /ask and /stop; nil, Discord's default, for the modules'.
+	Contexts []discordgo.InteractionContextType `json:"contexts,omitempty"`
 }
+
+// guildOnly is the contexts of a command usable in guilds only: core's
+// /ask and /stop (in a DM, where the assistant answers only when the
+// Direct messages setting allows it, a message that is exactly stop does
+// /stop's work).
+var guildOnly = []discordgo.InteractionContextType{discordgo.InteractionContextGuild}
+
+// allContexts is every context (guild, bot DM, private channel): what
+// Discord may list for a command registered without contexts.
+var allContexts = []discordgo.InteractionContextType{discordgo.InteractionContextGuild,
+	discordgo.InteractionContextBotDM, discordgo.InteractionContextPrivateChannel}
 
 type appOption struct {
 	Type         discordgo.ApplicationCommandOptionType `json:"type"`
@@ -81,8 +98,12 @@ func commandsOut(specs []sdk.CommandSpec) []*appCommand {
 	groups := map[string]*appCommand{}
 	for _, sp := range specs {
 		if sp.Group == "" {
-			out = append(out, &appCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Name,
-				Description: sp.Description, Options: optionsOut(sp.Options)})
+			c := &appCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Name,
+				Description: sp.Description, Options: optionsOut(sp.Options)}
+			if slices.Contains(hostkit.CoreCommands, sp.Name) { // a module's is refused at preflight
+				c.Contexts = guildOnly
+			}
+			out = append(out, c)
 			continue
 		}
 		g := groups[sp.Group]
@@ -232,8 +253,26 @@ func (x *interactions) remoteHash(ctx context.Context, s *discordgo.Session, ep 
 	if cmds == nil {
 		cmds = []*appCommand{}
 	}
+	for _, c := range cmds {
+		c.Contexts = remoteContexts(c.Contexts)
+	}
 	slices.SortFunc(cmds, func(a, b *appCommand) int { return cmp.Compare(a.Name, b.Name) })
 	return commandsHash(cmds)
+}
+
+// remoteContexts is a listed command's contexts as Kimi registers them:
+// every context (Discord's default for a command registered without any)
+// is none, as Kimi sends it.
+func remoteContexts(cs []discordgo.InteractionContextType) []discordgo.InteractionContextType {
+	if len(cs) == 0 {
+		return nil
+	}
+	set := slices.Clone(cs)
+	slices.Sort(set)
+	if slices.Equal(slices.Compact(set), allContexts) {
+		return nil
+	}
+	return cs
 }
 
 // push overwrites one scope's commands (guild 0: global) unless force is

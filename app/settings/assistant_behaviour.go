@@ -9,14 +9,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kimiapp/kimi/app/store"
 )
 
-// Keys of the assistant's behaviour settings (who it answers in direct
-// messages, its persona, the limits of a turn) in the settings table.
+// Keys of the assistant's behaviour settings (its name, who it answers in
+// direct messages, its persona, the limits of a turn) in the settings
+// table.
 const (
+	SettingAssistantName         = "assistant.name"
 	SettingAssistantDMMode       = "assistant.dm_mode"
 	SettingAssistantDMUserIDs    = "assistant.dm_user_ids"
 	SettingAssistantPersona      = "assistant.persona"
@@ -32,6 +35,7 @@ const AuditActionAssistantBehaviour = "assistant.behaviour"
 // Field names of the behaviour settings (Error.Fields keys and the form's
 // field names).
 const (
+	FieldAssistantName         = "assistant_name"
 	FieldAssistantDMMode       = "dm_mode"
 	FieldAssistantDMUserIDs    = "dm_user_ids"
 	FieldAssistantPersona      = "persona"
@@ -50,7 +54,8 @@ const (
 	DMUsers DMMode = "users"
 )
 
-// PersonaNamePlaceholder is replaced by the bot's name in the persona.
+// PersonaNamePlaceholder is replaced by the assistant's name in the
+// persona (the configured name, else the bot's).
 const PersonaNamePlaceholder = "{name}"
 
 // DefaultPersona is the persona when none is set. The original's default
@@ -69,10 +74,15 @@ const (
 	MaxIterationCap     = 200
 	MaxPersonaBytes     = 8000
 	MaxDMUserIDs        = 512
+	MaxNameRunes        = 32
 )
 
 // AssistantBehaviour is the stored behaviour configuration.
 type AssistantBehaviour struct {
+	// Name is the configured assistant name ("": the bot's own names
+	// only): a text invocation answers to it besides the bot user's names,
+	// and the persona is written with it.
+	Name   string
 	DMMode DMMode
 	// DMUserIDs are the users answered in DMs when DMMode is DMUsers.
 	DMUserIDs []uint64
@@ -89,14 +99,22 @@ func DefaultAssistantBehaviour() AssistantBehaviour {
 	return AssistantBehaviour{DMMode: DMOff, TurnDeadline: DefaultTurnDeadline, IterationCap: DefaultIterationCap}
 }
 
+// NameOr is the configured name, else botName.
+func (b AssistantBehaviour) NameOr(botName string) string {
+	if b.Name != "" {
+		return b.Name
+	}
+	return botName
+}
+
 // PersonaFor is the persona with every PersonaNamePlaceholder replaced by
-// name.
-func (b AssistantBehaviour) PersonaFor(name string) string {
+// the configured name, else by botName.
+func (b AssistantBehaviour) PersonaFor(botName string) string {
 	p := b.Persona
 	if p == "" {
 		p = DefaultPersona
 	}
-	return strings.ReplaceAll(p, PersonaNamePlaceholder, name)
+	return strings.ReplaceAll(p, PersonaNamePlaceholder, b.NameOr(botName))
 }
 
 // AllowsDM reports whether a direct message from userID is answered:
@@ -118,9 +136,11 @@ func (b AssistantBehaviour) WantsDMs() bool {
 	return b.DMMode == DMOwner || (b.DMMode == DMUsers && len(b.DMUserIDs) > 0)
 }
 
-// AssistantBehaviourUpdate is a submitted change: the user ids as typed
-// (one per line, commas and spaces separate too), the deadline in seconds.
+// AssistantBehaviourUpdate is a submitted change: the name as typed
+// (trimmed; "" for the bot's own names), the user ids as typed (one per
+// line, commas and spaces separate too), the deadline in seconds.
 type AssistantBehaviourUpdate struct {
+	Name         string
 	DMMode       DMMode
 	DMUserIDs    string
 	Persona      string
@@ -139,7 +159,10 @@ func (u AssistantBehaviourUpdate) Validate() error {
 func (u AssistantBehaviourUpdate) parse() (AssistantBehaviour, error) {
 	f := map[string]string{}
 	b := AssistantBehaviour{DMMode: u.DMMode, TurnDeadline: u.TurnDeadline, IterationCap: u.IterationCap,
-		Persona: strings.TrimSpace(strings.ReplaceAll(u.Persona, "\r\n", "\n"))}
+		Name: strings.TrimSpace(u.Name), Persona: strings.TrimSpace(strings.ReplaceAll(u.Persona, "\r\n", "\n"))}
+	if msg := nameProblem(b.Name); msg != "" {
+		f[FieldAssistantName] = msg
+	}
 	if b.DMMode == "" {
 		b.DMMode = DMOff
 	}
@@ -190,7 +213,24 @@ func (u AssistantBehaviourUpdate) parse() (AssistantBehaviour, error) {
 	return b, nil
 }
 
-var behaviourKeys = []string{SettingAssistantDMMode, SettingAssistantDMUserIDs, SettingAssistantPersona,
+// nameProblem is why name cannot be the assistant's name ("" when it can:
+// empty, or 1 to MaxNameRunes characters of UTF-8 text on one line,
+// without control or invisible format characters).
+func nameProblem(name string) string {
+	switch {
+	case name == "":
+		return ""
+	case !utf8.ValidString(name):
+		return "The name must be plain UTF-8 text."
+	case utf8.RuneCountInString(name) > MaxNameRunes:
+		return fmt.Sprintf("Use at most %d characters for the name.", MaxNameRunes)
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) >= 0:
+		return "The name must be one line without control or invisible characters."
+	}
+	return ""
+}
+
+var behaviourKeys = []string{SettingAssistantName, SettingAssistantDMMode, SettingAssistantDMUserIDs, SettingAssistantPersona,
 	SettingAssistantTurnDeadline, SettingAssistantIterationCap}
 
 // LoadAssistantBehaviour reads the stored settings over
@@ -205,8 +245,8 @@ func LoadAssistantBehaviour(ctx context.Context, st Store) (AssistantBehaviour, 
 }
 
 func readBehaviour(ctx context.Context, q querier) (AssistantBehaviour, error) {
-	rows, err := q.QueryContext(ctx, `SELECT key, value FROM kimi_settings WHERE key IN (?, ?, ?, ?, ?)`,
-		behaviourKeys[0], behaviourKeys[1], behaviourKeys[2], behaviourKeys[3], behaviourKeys[4])
+	rows, err := q.QueryContext(ctx, `SELECT key, value FROM kimi_settings WHERE key IN (?, ?, ?, ?, ?, ?)`,
+		behaviourKeys[0], behaviourKeys[1], behaviourKeys[2], behaviourKeys[3], behaviourKeys[4], behaviourKeys[5])
 	if err != nil {
 		return AssistantBehaviour{}, err
 	}
@@ -219,6 +259,10 @@ func readBehaviour(ctx context.Context, q querier) (AssistantBehaviour, error) {
 		}
 		n, nerr := strconv.Atoi(v)
 		switch k {
+		case SettingAssistantName:
+			if v == strings.TrimSpace(v) && nameProblem(v) == "" {
+				b.Name = v
+			}
 		case SettingAssistantDMMode:
 			if m := DMMode(v); m == DMOwner || m == DMUsers {
 				b.DMMode = m
@@ -265,6 +309,7 @@ func SaveAssistantBehaviour(ctx context.Context, st Store, u AssistantBehaviourU
 			ids[i] = strconv.FormatUint(id, 10)
 		}
 		if err := writeSettingsTx(ctx, tx, []settingWrite{
+			{SettingAssistantName, next.Name, false},
 			{SettingAssistantDMMode, string(next.DMMode), false}, {SettingAssistantDMUserIDs, strings.Join(ids, ","), false},
 			{SettingAssistantPersona, next.Persona, false},
 			{SettingAssistantTurnDeadline, strconv.Itoa(int(next.TurnDeadline / time.Second)), false},
@@ -292,6 +337,13 @@ func SaveAssistantBehaviour(ctx context.Context, st Store, u AssistantBehaviourU
 // DM list only as changed (a count for the list), never their content.
 func diffBehaviour(cur, next AssistantBehaviour) []string {
 	var out []string
+	if cur.Name != next.Name {
+		if next.Name == "" {
+			out = append(out, "assistant name default")
+		} else {
+			out = append(out, "assistant name "+strconv.Quote(next.Name))
+		}
+	}
 	if cur.DMMode != next.DMMode {
 		out = append(out, "direct messages "+string(next.DMMode))
 	}

@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"reflect"
@@ -69,6 +70,11 @@ func TestAssistantBehaviourRefusals(t *testing.T) {
 		{"deadline too long", func(u *AssistantBehaviourUpdate) { u.TurnDeadline = 31 * time.Minute }, FieldAssistantTurnDeadline, "from 10 to 1800"},
 		{"no iterations", func(u *AssistantBehaviourUpdate) { u.IterationCap = 0 }, FieldAssistantIterationCap, "from 1 to 200 (default 12)"},
 		{"too many iterations", func(u *AssistantBehaviourUpdate) { u.IterationCap = 201 }, FieldAssistantIterationCap, "from 1 to 200"},
+		{"name too long", func(u *AssistantBehaviourUpdate) { u.Name = strings.Repeat("é", MaxNameRunes+1) }, FieldAssistantName, "at most 32 characters"},
+		{"name on two lines", func(u *AssistantBehaviourUpdate) { u.Name = "Ava\nBot" }, FieldAssistantName, "one line without control"},
+		{"name with a tab", func(u *AssistantBehaviourUpdate) { u.Name = "Ava\tBot" }, FieldAssistantName, "one line without control"},
+		{"name with a zero-width space", func(u *AssistantBehaviourUpdate) { u.Name = "A\u200bva" }, FieldAssistantName, "invisible characters"},
+		{"name not UTF-8", func(u *AssistantBehaviourUpdate) { u.Name = "Av\xffa" }, FieldAssistantName, "plain UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,6 +145,66 @@ func TestAssistantBehaviourSaveLoadAudit(t *testing.T) {
 		if strings.Contains(d, "pirate") {
 			t.Fatalf("audit shows the persona: %q", d)
 		}
+	}
+}
+
+// TestAssistantBehaviourName: the name is trimmed, 1 to 32 characters
+// (runes, not bytes) or empty for the bot's own names; it is stored,
+// audited by value, substituted into the persona, and a blank save
+// removes it.
+func TestAssistantBehaviourName(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, typed, want, persona string
+	}{
+		{"empty is the bot's names", "", "", "You are Kimi, a helpful"},
+		{"spaces only is empty", "   ", "", "You are Kimi, a helpful"},
+		{"trimmed", "  Ava  ", "Ava", "You are Ava, a helpful"},
+		{"32 characters of UTF-8", strings.Repeat("é", MaxNameRunes), strings.Repeat("é", MaxNameRunes), "You are " + strings.Repeat("é", MaxNameRunes) + ","},
+		{"inner spaces and punctuation", "Kimi Bot-2", "Kimi Bot-2", "You are Kimi Bot-2, a helpful"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openSettingsStore(t)
+			u := validBehaviour()
+			u.Name = tc.typed
+			saved, err := SaveAssistantBehaviour(ctx, st, u, Actor{Name: "alice"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := LoadAssistantBehaviour(ctx, st)
+			if err != nil || saved.Name != tc.want || loaded.Name != tc.want {
+				t.Fatalf("saved %q, loaded %q (%v), want %q", saved.Name, loaded.Name, err, tc.want)
+			}
+			if got := loaded.PersonaFor("Kimi"); !strings.HasPrefix(got, tc.persona) {
+				t.Fatalf("PersonaFor = %q, want the prefix %q", got, tc.persona)
+			}
+			if got := loaded.NameOr("Kimi"); got != cmp.Or(tc.want, "Kimi") {
+				t.Fatalf("NameOr = %q", got)
+			}
+		})
+	}
+	st := openSettingsStore(t)
+	u := validBehaviour()
+	u.Name = "Ava"
+	for _, name := range []string{"Ava", "Ava", ""} {
+		u.Name = name
+		if _, err := SaveAssistantBehaviour(ctx, st, u, Actor{Name: "bob"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	if err := st.Reader().QueryRow(`SELECT count(*) FROM kimi_settings WHERE key = ?`, SettingAssistantName).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a blank name left %d rows (%v)", n, err)
+	}
+	if got, want := behaviourAudit(t, st), []string{`assistant name "Ava"`, "saved, nothing changed", "assistant name default"}; !slices.Equal(got, want) {
+		t.Fatalf("audit = %q, want %q", got, want)
+	}
+	// A stored value another program wrote out of bounds is the default.
+	if err := st.SetSetting(ctx, SettingAssistantName, strings.Repeat("x", MaxNameRunes+1)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := LoadAssistantBehaviour(ctx, st); err != nil || b.Name != "" {
+		t.Fatalf("an out-of-bounds stored name loads as %q (%v)", b.Name, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // /assistant/behaviour), shared by assistant.templ and the save handler:
 // the names the settings package keys its errors by.
 const (
+	AssistantName         = settings.FieldAssistantName
 	AssistantDMMode       = settings.FieldAssistantDMMode
 	AssistantDMUserIDs    = settings.FieldAssistantDMUserIDs
 	AssistantPersona      = settings.FieldAssistantPersona
@@ -27,15 +28,16 @@ const (
 	MsgAssistantIterationCap      = "Enter the iteration cap as a whole number."
 )
 
-// AssistantBehaviour is the submitted behaviour form, as typed: whom the
-// assistant answers in direct messages, its persona and a turn's limits.
+// AssistantBehaviour is the submitted behaviour form, as typed: the
+// assistant's name, whom it answers in direct messages, its persona and a
+// turn's limits.
 type AssistantBehaviour struct {
-	DMMode, DMUserIDs, Persona, TurnDeadline, IterationCap string
+	Name, DMMode, DMUserIDs, Persona, TurnDeadline, IterationCap string
 }
 
 // ParseAssistantBehaviour reads the form from r.
 func ParseAssistantBehaviour(r *http.Request) AssistantBehaviour {
-	return AssistantBehaviour{DMMode: strings.TrimSpace(value(r, AssistantDMMode)), DMUserIDs: value(r, AssistantDMUserIDs),
+	return AssistantBehaviour{Name: value(r, AssistantName), DMMode: strings.TrimSpace(value(r, AssistantDMMode)), DMUserIDs: value(r, AssistantDMUserIDs),
 		Persona: value(r, AssistantPersona), TurnDeadline: value(r, AssistantTurnDeadline), IterationCap: value(r, AssistantIterationCap)}
 }
 
@@ -50,7 +52,7 @@ func AssistantBehaviourOf(b settings.AssistantBehaviour) AssistantBehaviour {
 	if persona == "" {
 		persona = settings.DefaultPersona
 	}
-	return AssistantBehaviour{DMMode: string(b.DMMode), DMUserIDs: strings.Join(ids, "\n"), Persona: persona,
+	return AssistantBehaviour{Name: b.Name, DMMode: string(b.DMMode), DMUserIDs: strings.Join(ids, "\n"), Persona: persona,
 		TurnDeadline: strconv.Itoa(int(b.TurnDeadline / time.Second)), IterationCap: strconv.Itoa(b.IterationCap)}
 }
 
@@ -58,7 +60,7 @@ func AssistantBehaviourOf(b settings.AssistantBehaviour) AssistantBehaviour {
 // problems of its number fields (a blank number is its default).
 func (f AssistantBehaviour) Update() (settings.AssistantBehaviourUpdate, Errors) {
 	var e Errors
-	u := settings.AssistantBehaviourUpdate{DMMode: settings.DMMode(f.DMMode), DMUserIDs: f.DMUserIDs, Persona: f.Persona,
+	u := settings.AssistantBehaviourUpdate{Name: f.Name, DMMode: settings.DMMode(f.DMMode), DMUserIDs: f.DMUserIDs, Persona: f.Persona,
 		TurnDeadline: settings.DefaultTurnDeadline, IterationCap: settings.DefaultIterationCap}
 	whole := func(field, raw, msg string) (int, bool) {
 		raw = strings.ReplaceAll(strings.TrimSpace(raw), ",", "")
@@ -103,7 +105,7 @@ func (f AssistantBehaviour) Validate() Errors {
 func AssistantBehaviourErrors(err error) Errors {
 	return settingsRefusal(err, MsgAssistantBehaviourNotSaved, func(field string) bool {
 		switch field {
-		case AssistantDMMode, AssistantDMUserIDs, AssistantPersona, AssistantTurnDeadline, AssistantIterationCap:
+		case AssistantName, AssistantDMMode, AssistantDMUserIDs, AssistantPersona, AssistantTurnDeadline, AssistantIterationCap:
 			return true
 		}
 		return false
@@ -112,10 +114,15 @@ func AssistantBehaviourErrors(err error) Errors {
 
 // Hints of the behaviour form's fields, from the settings' bounds.
 var (
+	HintAssistantName = "What members may call the assistant: with the Message Content intent, “hey <name> …”, “hi <name> …” and " +
+		"“<name> help …” answer to it besides the bot's own names, and " + settings.PersonaNamePlaceholder +
+		" in the persona becomes it. Up to " + strconv.Itoa(settings.MaxNameRunes) + " characters on one line; leave it empty for the bot's own names only."
+	HintAssistantDMMode = "Kimi asks Discord for direct messages (a non-privileged intent) only while someone is answered here: " +
+		"a change takes effect at the next reconnect (Reconnect now on the Discord page, or a restart); saving does not reconnect."
 	HintAssistantDMUserIDs = "Discord user ids, one per line; used when direct messages are answered for these users (at most " +
 		strconv.Itoa(settings.MaxDMUserIDs) + ")."
 	HintAssistantPersona = "The system prompt's opening; " + settings.PersonaNamePlaceholder +
-		" becomes the bot's name. Clear it to use the default. At most " + strconv.Itoa(settings.MaxPersonaBytes) + " bytes."
+		" becomes the assistant's name (above, else the bot's). Clear it to use the default. At most " + strconv.Itoa(settings.MaxPersonaBytes) + " bytes."
 	HintAssistantTurnDeadline = "How long a whole turn may take, " + strconv.Itoa(int(settings.MinTurnDeadline/time.Second)) + " to " +
 		strconv.Itoa(int(settings.MaxTurnDeadline/time.Second)) + " seconds (default " + strconv.Itoa(int(settings.DefaultTurnDeadline/time.Second)) + ")."
 	HintAssistantIterationCap = "The most model calls one turn may make, " + strconv.Itoa(settings.MinIterationCap) + " to " +

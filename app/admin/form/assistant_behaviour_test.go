@@ -60,11 +60,11 @@ func TestAssistantBehaviourForm(t *testing.T) {
 
 func TestAssistantBehaviourOfShowsTheStoredSettings(t *testing.T) {
 	f := AssistantBehaviourOf(settings.DefaultAssistantBehaviour())
-	if f.Persona != settings.DefaultPersona || f.DMMode != "off" || f.TurnDeadline != "180" || f.IterationCap != "12" || f.DMUserIDs != "" {
+	if f.Persona != settings.DefaultPersona || f.DMMode != "off" || f.TurnDeadline != "180" || f.IterationCap != "12" || f.DMUserIDs != "" || f.Name != "" {
 		t.Fatalf("defaults shown as %+v", f)
 	}
-	b := settings.AssistantBehaviour{DMMode: settings.DMUsers, DMUserIDs: []uint64{5, 700}, Persona: "Hi {name}.", TurnDeadline: time.Minute, IterationCap: 3}
-	if f := AssistantBehaviourOf(b); f.DMUserIDs != "5\n700" || f.Persona != "Hi {name}." || f.TurnDeadline != "60" || f.IterationCap != "3" {
+	b := settings.AssistantBehaviour{Name: "Ava", DMMode: settings.DMUsers, DMUserIDs: []uint64{5, 700}, Persona: "Hi {name}.", TurnDeadline: time.Minute, IterationCap: 3}
+	if f := AssistantBehaviourOf(b); f.Name != "Ava" || f.DMUserIDs != "5\n700" || f.Persona != "Hi {name}." || f.TurnDeadline != "60" || f.IterationCap != "3" {
 		t.Fatalf("stored shown as %+v", f)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ type gatewayState struct {
 	conns      []*gwConn
 	stopAck    bool
 	identifies int
+	intents    []discordgo.Intent // each Identify's intents, in order
 	resumes    int
 	heartbeats int
 	flap       int // close code sent right after each READY and RESUMED (0: none)
@@ -255,6 +257,7 @@ const privileged = discordgo.IntentGuildMembers | discordgo.IntentGuildPresences
 // it does past the limit). s.mu held.
 func (s *Server) identify(c *gwConn, id *identifyData) bool {
 	s.gw.identifies++
+	s.gw.intents = append(s.gw.intents, id.Intents)
 	st := s.sessionStarts()
 	if st.remaining == 0 {
 		c.closeWith(CloseAuthenticationFailed)
@@ -613,6 +616,14 @@ func (s *Server) GatewayStats() GatewayStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return GatewayStats{Connections: len(s.gw.conns), Identifies: s.gw.identifies, Resumes: s.gw.resumes, Heartbeats: s.gw.heartbeats}
+}
+
+// IdentifyIntents returns the intents of every Identify received, in
+// order (refused ones too).
+func (s *Server) IdentifyIntents() []discordgo.Intent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.gw.intents)
 }
 
 // StopHeartbeatACKs makes the gateway stop (true) or resume (false) answering heartbeats, so a
