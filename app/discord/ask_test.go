@@ -109,7 +109,7 @@ func TestAskStoppedShowsStop(t *testing.T) {
 			}
 			c := w.rec.next(t)
 			ixAnswered(t, w.f, id)
-			if err := c.s.Status(ctx, "Thinking..."); err != nil {
+			if _, err := c.s.Status(ctx, "Thinking..."); err != nil {
 				t.Fatal(err)
 			}
 			if tc.deliver {
@@ -122,7 +122,7 @@ func TestAskStoppedShowsStop(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := c.s.Status(ctx, "Still thinking… (30s)"); err != nil {
+			if _, err := c.s.Status(ctx, "Still thinking… (30s)"); err != nil {
 				t.Fatal(err)
 			}
 			if got := w.f.Interaction(id).Original; got == nil || got.Content != tc.want {
