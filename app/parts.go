@@ -187,6 +187,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
 		Store: convs, Provider: asst, Tools: modHost, Guilds: guilds,
 		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"), Clock: c.assistantClock,
+		Calls: asst.Recorder(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant: %w", err)

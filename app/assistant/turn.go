@@ -99,6 +99,9 @@ type AssistantOptions struct {
 	Settings settings.Store
 	// Identity is the bot's id and name (nil: 0 and "Kimi").
 	Identity Identity
+	// Calls, when set, counts every model call of every turn for the
+	// status card on /assistant (Service.Recorder()).
+	Calls *Recorder
 	// Clock is the turn's time (nil: SystemClock).
 	Clock  Clock
 	Logger *slog.Logger
@@ -446,7 +449,18 @@ func (a *Assistant) complete(ctx context.Context, p llm.Provider, req llm.Reques
 		return llm.Response{}, ctx.Err()
 	}
 	defer func() { <-a.calls }()
-	return p.Complete(ctx, req, nil)
+	began := a.clock.Now()
+	resp, err := p.Complete(ctx, req, nil)
+	if a.o.Calls != nil && !errors.Is(err, context.Canceled) {
+		// A call the turn itself abandoned (STOP, shutdown) is no
+		// provider's failure; a deadline is counted, as the member saw it.
+		c := Call{At: a.clock.Now(), Backend: resp.Backend, Latency: a.clock.Now().Sub(began)}
+		if err != nil {
+			c.Err, c.Outcome = err, Describe(err)
+		}
+		a.o.Calls.Record(c)
+	}
+	return resp, err
 }
 
 // finalText is the answer of a response without tool calls: the length
