@@ -109,8 +109,38 @@ func (tb *e2eTab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	ctx, cancel := context.WithTimeout(tb.ctx, e2eWait)
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
-		tb.t.Fatalf("%s: %v", step, err)
+		tb.t.Fatalf("%s: %v\n%s", step, err, tb.page())
 	}
+}
+
+// page describes where the tab is and what it shows, for a failed step's
+// message: the address and the start of the page's text (a step that timed
+// out says only that it did).
+func (tb *e2eTab) page() string {
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	url, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		return "the page could not be read: " + err.Error()
+	}
+	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	if err != nil {
+		return "page " + url + "; its text could not be read: " + err.Error()
+	}
+	// One line: the page's lines joined, so a long page does not push the
+	// failure out of a log's tail.
+	var parts []string
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	text = strings.Join(parts, " · ")
+	const most = 1200
+	if r := []rune(text); len(r) > most {
+		text = string(r[:most]) + " …"
+	}
+	return "page " + url + " shows: " + text
 }
 
 // wantText waits until the first element matching css shows want: a

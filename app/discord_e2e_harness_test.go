@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -143,7 +144,7 @@ func startE2E(t *testing.T, o e2eOptions) *e2eApp {
 				t.Error("serve did not stop after cancel")
 			}
 			if t.Failed() {
-				t.Logf("serve's log:\n%s", stderr)
+				logServe(t, stderr.String())
 			}
 		})
 	}
@@ -392,4 +393,24 @@ func (m *e2eModule) next(t *testing.T, what string) sdk.Event {
 		t.Fatalf("the module got no %s", what)
 	}
 	return sdk.Event{}
+}
+
+// logServe reports a failed test's serve log: the whole log to a file in
+// $KIMI_ARTIFACTS (default the system temp dir's kimi-artifacts) and its
+// last lines in the test's output, so that the failure's own message
+// stays near the end of a long run's output (CI shows its tail).
+func logServe(t *testing.T, log string) {
+	t.Helper()
+	const tail = 20
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	dir := os.Getenv("KIMI_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
+	}
+	p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-serve-"+time.Now().UTC().Format("20060102T150405")+".log")
+	if err := os.MkdirAll(dir, 0o755); err == nil && os.WriteFile(p, []byte(log), 0o644) == nil && len(lines) > tail {
+		t.Logf("serve's log (%d lines) kept in %s; its last %d:\n%s", len(lines), p, tail, strings.Join(lines[len(lines)-tail:], "\n"))
+		return
+	}
+	t.Logf("serve's log:\n%s", log)
 }
