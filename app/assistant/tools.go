@@ -120,9 +120,12 @@ func (t *Tools) offered(info *host.ToolInfo) bool {
 
 // Offered is the iteration's tool list: the caller's tools (the host's
 // gate) minus blocked ones, searchable tools only once activated or
-// pinned, and browse_tools first.
+// pinned, and browse_tools first (unless the policy blocks it too).
 func (t *Tools) Offered() []llm.Tool {
-	out := []llm.Tool{browseSchema}
+	var out []llm.Tool
+	if !t.browseBlocked() {
+		out = append(out, browseSchema)
+	}
 	for _, info := range t.host.ToolsFor(t.tc) {
 		if t.offered(info) {
 			out = append(out, llm.Tool{Name: info.Name, Description: info.Description, Parameters: info.Schema})
@@ -134,7 +137,7 @@ func (t *Tools) Offered() []llm.Tool {
 // Label is the progress label of name for this caller ("Giving kudos"),
 // "" for a tool the caller cannot see.
 func (t *Tools) Label(name string) string {
-	if name == BrowseTools {
+	if name == BrowseTools && !t.browseBlocked() {
 		return "Browsing tools"
 	}
 	if info := t.visible(name); info != nil {
@@ -142,6 +145,10 @@ func (t *Tools) Label(name string) string {
 	}
 	return ""
 }
+
+// browseBlocked reports whether the policy blocks the core browse_tools
+// (an operator may block any tool, the core one included).
+func (t *Tools) browseBlocked() bool { return slices.Contains(t.policy.Blocked, BrowseTools) }
 
 // visible is name's listing when the host's gate lets the caller see it
 // and the policy does not block it; nil otherwise.
@@ -199,7 +206,7 @@ func (t *Tools) Run(ctx context.Context, call llm.ToolCall) Result {
 		return Result{Outcome: OutcomeBadArgs, Content: "Could not parse arguments for " + pyRepr(call.Name) + ". Raw input: " +
 			pyRepr(clipMarked(call.Arguments, maxRawEcho)) + ". Please provide valid JSON arguments." + strike(t.argStrikes)}
 	}
-	if call.Name == BrowseTools {
+	if call.Name == BrowseTools && !t.browseBlocked() {
 		return Result{Outcome: OutcomeOK, Content: t.browse(args)}
 	}
 	info := t.visible(call.Name)
