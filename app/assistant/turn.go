@@ -357,6 +357,15 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 	for iter := 1; ; iter++ {
 		prog.set(ThinkingText)
 		resp, err := a.complete(ctx, provider, req)
+		if err == nil {
+			// Recorded as it arrives, before asking whether the turn
+			// ended meanwhile: a response that came back is billed.
+			u := resp.Usage
+			if err := a.o.Store.RecordUsage(rec, turnID, Usage{Model: resp.ServedModel, PromptTokens: int64(u.PromptTokens),
+				CompletionTokens: int64(u.CompletionTokens), CachedTokens: int64(u.CachedTokens)}); err != nil {
+				log.Warn("recording usage failed", "err", err)
+			}
+		}
 		if out, done := ended(); done {
 			return out
 		}
@@ -368,11 +377,6 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 				text += EarlierToolsSuffix
 			}
 			return outcome{text: text, status: StatusFailed, errorKind: KindProvider}
-		}
-		u := resp.Usage
-		if err := a.o.Store.RecordUsage(rec, turnID, Usage{Model: resp.ServedModel, PromptTokens: int64(u.PromptTokens),
-			CompletionTokens: int64(u.CompletionTokens), CachedTokens: int64(u.CachedTokens)}); err != nil {
-			log.Warn("recording usage failed", "err", err)
 		}
 		if len(resp.ToolCalls) == 0 {
 			return outcome{text: finalText(resp), status: StatusDone}

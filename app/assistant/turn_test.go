@@ -660,3 +660,50 @@ func TestTurnActivatesBrowsedToolsAndKeepsThePromptStable(t *testing.T) {
 		t.Errorf("activated %q, %v", got, err)
 	}
 }
+
+// endingProvider answers every call with a billed response, but ends the
+// turn (end) just before it returns: the response has arrived when the
+// turn learns it is over.
+type endingProvider struct {
+	end func()
+}
+
+func (p endingProvider) Complete(context.Context, llm.Request, func(llm.Event)) (llm.Response, error) {
+	p.end()
+	return llm.Response{Content: "late answer", ServedModel: "billed-model", FinishReason: "stop",
+		Usage: llm.Usage{PromptTokens: 321, CompletionTokens: 12, CachedTokens: 7}}, nil
+}
+
+func (endingProvider) Models(context.Context) ([]llm.Model, error) { return nil, nil }
+
+// TestUsageRecordedWhenTheTurnEndsAsTheResponseArrives: a response that
+// arrived is billed, so its usage is recorded even when a STOP or the
+// deadline ended the turn while it came back (the original records every
+// response at once, "so a later timeout still persists calls already
+// billed").
+func TestUsageRecordedWhenTheTurnEndsAsTheResponseArrives(t *testing.T) {
+	cases := []struct {
+		name   string
+		end    func(r *turnRig)
+		status string
+	}{
+		{name: "stop", end: func(r *turnRig) { r.a.Cancel(5, 11) }, status: StatusCancelled},
+		{name: "deadline", end: func(r *turnRig) { r.clock.Advance(settings.DefaultTurnDeadline) }, status: StatusFailed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTurnRig(t)
+			a, err := NewAssistant(AssistantOptions{Store: r.conv, Tools: r.tools.h, Settings: r.st, Clock: r.clock,
+				Provider: providerFunc(func() llm.Provider { return endingProvider{end: func() { c.end(r) }} })})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.a = a
+			r.run(t, incoming(77, "hi"))
+			row := r.lastTurn(t)
+			if row.Status != c.status || row.Prompt != 321 || row.Iterations != 1 || row.Model != "billed-model" {
+				t.Errorf("turn row %+v, want status %s with the billed response's usage", row, c.status)
+			}
+		})
+	}
+}
