@@ -24,6 +24,11 @@ type Incoming struct {
 	// ReplyTo is the replied-to message as untrusted context (nil: none
 	// or not readable).
 	ReplyTo *Quoted
+	// ContinuationOnly marks an unpinged reply, which is no trigger of its
+	// own: it is answered only when ReplyToID is one of Kimi's answers
+	// whose conversation continues for the caller; otherwise Handle drops
+	// it (no model call, no row).
+	ContinuationOnly bool
 	// Caller. Tier is resolved once, when the trigger is built; Owner is
 	// the bot owner.
 	UserID      uint64

@@ -198,6 +198,17 @@ func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
 	if a.o.Provider.Provider() == nil {
 		return
 	}
+	if in.ContinuationOnly {
+		// An unpinged reply to anything but one of Kimi's answers (a
+		// module's post, say) is not addressed to the assistant.
+		ok, err := a.o.Store.Continues(a.base, in.Place.ChannelID, in.ReplyToID, in.UserID)
+		if err != nil {
+			a.log.Warn("routing an unpinged reply failed; it is dropped", "err", err)
+		}
+		if !ok {
+			return
+		}
+	}
 	if !a.admit.acquire(in.UserID) {
 		a.wg.Go(func() { a.busy(s) })
 		return

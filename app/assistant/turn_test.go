@@ -707,3 +707,75 @@ func TestUsageRecordedWhenTheTurnEndsAsTheResponseArrives(t *testing.T) {
 		})
 	}
 }
+
+// TestUnpingedReplyContinuesOnlyAnAnswer: an unpinged reply
+// (ContinuationOnly) continues a conversation when it replies to one of
+// Kimi's answers that continues for its author; a reply to any other
+// message (a module's post, a message Kimi never answered with, an
+// owner-only root's answer by someone else) is dropped before admission:
+// no model call, no row, nothing on the surface. A pinged reply to such a
+// message still starts a conversation.
+func TestUnpingedReplyContinuesOnlyAnAnswer(t *testing.T) {
+	cases := []struct {
+		name      string
+		private   bool   // the first turn is an owner-only /ask
+		replyTo   uint64 // 1001 is the first turn's delivered answer
+		user      uint64
+		pinged    bool
+		answered  bool
+		continued bool
+	}{
+		{name: "to an answer", replyTo: 1001, user: 5, answered: true, continued: true},
+		{name: "to an answer, by another member", replyTo: 1001, user: 6, answered: true, continued: true},
+		{name: "to a message Kimi did not answer with", replyTo: 5555, user: 5},
+		{name: "to an owner-only answer, by another member", private: true, replyTo: 1001, user: 6},
+		{name: "to an owner-only answer, by its owner", private: true, replyTo: 1001, user: 5, answered: true, continued: true},
+		{name: "pinged, to a message Kimi did not answer with", replyTo: 5555, user: 5, pinged: true, answered: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTurnRig(t, llmfake.Step{Repeat: true, Plan: llmfake.Text("ok")})
+			first := incoming(77, "first")
+			if c.private {
+				first.Kind, first.Private = KindAsk, true
+			}
+			if got := r.run(t, first).Delivered(); len(got) != 1 {
+				t.Fatalf("first turn delivered %q", got)
+			}
+			before := counts(t, r)
+			reply := incoming(78, "and then?")
+			reply.UserID, reply.ReplyToID, reply.ContinuationOnly = c.user, c.replyTo, !c.pinged
+			s := r.run(t, reply)
+			after := counts(t, r)
+			if !c.answered {
+				if ev := s.Events(); len(ev) != 0 || after != before || len(r.fake.Requests()) != 1 {
+					t.Fatalf("dropped reply: events %q, rows %v → %v, %d model calls", ev, before, after, len(r.fake.Requests()))
+				}
+				return
+			}
+			if got := s.Delivered(); !slices.Equal(got, []string{"ok"}) {
+				t.Fatalf("delivered %q; events %q", got, s.Events())
+			}
+			var root int64
+			if err := r.st.Reader().QueryRow(`SELECT c.root_message_id FROM kimi_assistant_turns t
+				JOIN kimi_assistant_conversations c ON c.id = t.conversation_id WHERE t.trigger_message_id = 78`).Scan(&root); err != nil {
+				t.Fatal(err)
+			}
+			if got := root == 77; got != c.continued {
+				t.Errorf("reply's root %d, continued %v, want %v", root, got, c.continued)
+			}
+		})
+	}
+}
+
+// counts is the number of conversations, turns and messages stored.
+func counts(t *testing.T, r *turnRig) [3]int {
+	t.Helper()
+	var n [3]int
+	for i, table := range []string{"kimi_assistant_conversations", "kimi_assistant_turns", "kimi_assistant_messages"} {
+		if err := r.st.Reader().QueryRow(`SELECT count(*) FROM ` + table).Scan(&n[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}

@@ -214,6 +214,10 @@ func (b *Bot) assistantTrigger(s *discordgo.Session, p *ResponderPort, m *discor
 		in.ReplyToID = parseID(m.ReferencedMessage.ID)
 		in.ReplyTo = quoted(botID, m.ReferencedMessage)
 	}
+	// An unpinged reply to the bot is answered only when it replies to one
+	// of the assistant's answers (not to a module's post): the assistant
+	// routes it.
+	in.ContinuationOnly = trig == triggerReply
 	var roles []uint64
 	if m.Member != nil {
 		roles = nonNil(parseIDs(m.Member.Roles))

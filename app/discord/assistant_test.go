@@ -260,6 +260,9 @@ func TestAssistantTriggersWithMessageContentOff(t *testing.T) {
 			if tc.replyTo && (c.in.ReplyToID != parseID(ans.ID) || c.in.ReplyTo == nil || !c.in.ReplyTo.FromBot || c.in.ReplyTo.Text != "the answer") {
 				t.Fatalf("reply = %d %+v", c.in.ReplyToID, c.in.ReplyTo)
 			}
+			if c.in.ContinuationOnly {
+				t.Fatal("a mention (a pinged reply too) is a trigger of its own, not ContinuationOnly")
+			}
 		})
 	}
 }
@@ -305,6 +308,11 @@ func TestAssistantTriggersWithMessageContentOn(t *testing.T) {
 			}
 			if tc.replyTo != "" && c.in.ReplyToID != parseID(tc.replyTo) {
 				t.Fatalf("ReplyToID = %d", c.in.ReplyToID)
+			}
+			// Only an unpinged reply is left for the assistant's routing to
+			// decide (a reply to a module's post is not addressed to it).
+			if want := tc.replyTo != ""; c.in.ContinuationOnly != want {
+				t.Fatalf("ContinuationOnly = %v, want %v", c.in.ContinuationOnly, want)
 			}
 		})
 	}
