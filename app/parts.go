@@ -180,7 +180,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// The assistant's turns: mentions, replies and /ask reach them through
 	// the bot's port, attached once, before the bot starts.
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
-		Store: assistant.NewConversations(st, nil), Provider: asst, Tools: modHost, Guilds: guilds,
+		Store: assistant.NewConversations(st, nil), Provider: asst, Calls: asst, Tools: modHost, Guilds: guilds,
 		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"),
 	})
 	if err != nil {

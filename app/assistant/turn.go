@@ -72,6 +72,14 @@ type ProviderSource interface {
 
 var _ ProviderSource = (*Service)(nil)
 
+// CallRecorder counts the turns' model calls on /assistant's status card
+// (*Service, whose Recorder Test connection feeds too).
+type CallRecorder interface {
+	RecordTurnCall(resp llm.Response, err error, latency time.Duration)
+}
+
+var _ CallRecorder = (*Service)(nil)
+
 // PolicySource is the guilds' assistant policy (*guildcfg.Service).
 type PolicySource interface {
 	AssistantFor(guildID, channelID, parentID uint64) (guildcfg.AssistantPolicy, bool)
@@ -89,6 +97,8 @@ type AssistantOptions struct {
 	Store *Conversations
 	// Provider gives each turn its model (required).
 	Provider ProviderSource
+	// Calls counts each model call on the status card (nil: not counted).
+	Calls CallRecorder
 	// Tools is the module host (required).
 	Tools ToolHost
 	// Guilds is the guilds' policy (nil: no blocked or pinned tools and no
@@ -443,7 +453,18 @@ func (a *Assistant) complete(ctx context.Context, p llm.Provider, req llm.Reques
 		return llm.Response{}, ctx.Err()
 	}
 	defer func() { <-a.calls }()
-	return p.Complete(ctx, req, nil)
+	began := a.clock.Now()
+	resp, err := p.Complete(ctx, req, nil)
+	// A call the turn's STOP, deadline or shutdown cut short is no
+	// provider error.
+	if a.o.Calls != nil && (err == nil || ctx.Err() == nil) {
+		latency := resp.Latency
+		if err != nil || latency <= 0 {
+			latency = a.clock.Now().Sub(began)
+		}
+		a.o.Calls.RecordTurnCall(resp, err, latency)
+	}
+	return resp, err
 }
 
 // finalText is the answer of a response without tool calls: the length

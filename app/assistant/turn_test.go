@@ -779,3 +779,59 @@ func counts(t *testing.T, r *turnRig) [3]int {
 	}
 	return n
 }
+
+// TestTurnCallsCountOnTheStatusCard: with the appliance's wiring (the
+// Service is the provider and counts the calls), every model call of a
+// turn is on /assistant's status card — the calls and errors today and
+// the last call — as Test connection's are; a call the turn's STOP
+// cut short is no provider error.
+func TestTurnCallsCountOnTheStatusCard(t *testing.T) {
+	busy := "The model provider is busy right now. Please try again shortly."
+	cases := []struct {
+		name        string
+		steps       []llmfake.Step
+		stop        bool
+		calls, errs int
+		lastOK      bool
+		lastOutcome string
+	}{
+		{name: "an answer", steps: []llmfake.Step{{Plan: llmfake.Text("hi")}}, calls: 1, lastOK: true},
+		{name: "a tool round", steps: []llmfake.Step{{Match: llmfake.Match{Role: "user"}, Plan: llmfake.ToolCall("h1", hello.ToolGreet, `{}`)},
+			{Match: llmfake.Match{ToolResultFor: "h1"}, Plan: llmfake.Text("done")}}, calls: 2, lastOK: true},
+		{name: "the provider busy", steps: []llmfake.Step{{Repeat: true, Plan: llmfake.RateLimited("")}}, calls: 1, errs: 1, lastOutcome: busy},
+		{name: "stopped mid-call", steps: []llmfake.Step{{Repeat: true, Plan: llmfake.Stall(false)}}, stop: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTurnRig(t, c.steps...)
+			save(t, r.st, r.fake.URL(), "fake-model", true)
+			svc, _ := newService(t, Options{Store: r.st, Now: r.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }})
+			a, err := NewAssistant(AssistantOptions{Store: r.conv, Provider: svc, Calls: svc, Tools: r.tools.h, Settings: r.st, Clock: r.clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.Close(context.Background()) })
+			r.a = a
+			s := newSurface()
+			a.Handle(context.Background(), incoming(77, "hi"), s)
+			if c.stop {
+				r.waitRequests(t, 1)
+				a.Cancel(5, 11)
+			}
+			a.wg.Wait()
+			st := svc.Status()
+			if st.CallsToday != c.calls || st.ErrorsToday != c.errs {
+				t.Fatalf("status card: %d calls, %d errors; want %d, %d (events %q)", st.CallsToday, st.ErrorsToday, c.calls, c.errs, s.Events())
+			}
+			if c.calls == 0 {
+				if st.HaveLast {
+					t.Errorf("last call %+v, want none", st.Last)
+				}
+				return
+			}
+			if !st.HaveLast || (st.Last.Err == nil) != c.lastOK || st.Last.Outcome != c.lastOutcome || st.Last.Backend != BackendPrimary || !st.Last.At.Equal(rigStart) {
+				t.Errorf("last call %+v", st.Last)
+			}
+		})
+	}
+}
