@@ -193,6 +193,11 @@ func (a *Assistant) Recover(ctx context.Context) ([]Interrupted, error) {
 	return a.o.Store.MarkInterrupted(ctx)
 }
 
+// Ready reports whether Handle can start a turn now: a model provider is
+// configured and the assistant is not closing. Handle drops a trigger
+// otherwise; /ask asks first, so as to answer rather than defer.
+func (a *Assistant) Ready() bool { return a.base.Err() == nil && a.o.Provider.Provider() != nil }
+
 // Handle starts a turn for in on s and returns at once: admission never
 // waits. Refused (too many turns at once, or the caller's two already
 // running), the trigger gets BusyText through s.Busy. ctx bounds nothing
@@ -200,12 +205,9 @@ func (a *Assistant) Recover(ctx context.Context) ([]Interrupted, error) {
 // be safe for concurrent use: the status throttle's timer calls Status
 // from its own goroutine.
 func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
-	if a.base.Err() != nil {
-		return
-	}
 	// The assistant answers once a provider is configured (issue 25 item
 	// 7): until then a trigger costs nothing and leaves no row.
-	if a.o.Provider.Provider() == nil {
+	if !a.Ready() {
 		return
 	}
 	if in.ContinuationOnly {

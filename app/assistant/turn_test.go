@@ -835,3 +835,38 @@ func TestTurnCallsCountOnTheStatusCard(t *testing.T) {
 		})
 	}
 }
+
+// TestReady: the assistant is ready while a provider is configured and
+// it is not closed (Handle drops a trigger otherwise, and /ask asks first).
+func TestReady(t *testing.T) {
+	r := newTurnRig(t)
+	client, err := llm.New(llm.Options{BaseURL: r.fake.URL(), Model: "m", Transport: http.DefaultTransport})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		provider llm.Provider
+		close    bool
+		want     bool
+	}{
+		{name: "a provider", provider: client, want: true},
+		{name: "no provider", want: false},
+		{name: "closed", provider: client, close: true, want: false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := NewAssistant(AssistantOptions{Store: r.conv, Tools: r.tools.h, Settings: r.st, Clock: r.clock,
+				Provider: providerFunc(func() llm.Provider { return c.provider })})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.close {
+				a.Close(context.Background())
+			}
+			if got := a.Ready(); got != c.want {
+				t.Errorf("Ready = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

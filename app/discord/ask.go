@@ -71,7 +71,9 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	owner := x.owner != nil && in.userID != 0 && in.userID == x.owner()
 	pol, active := p.Policies.AssistantFor(in.guildID, in.channelID, parentID)
 	switch {
-	case !active || !pol.Enabled:
+	case !active || !pol.Enabled || !p.Assistant.Ready():
+		// Without a provider Handle drops the question: deferring would
+		// leave "thinking" that nothing answers.
 		return true, in.Respond(ctx, sdk.Response{Content: replyUnavailable, Ephemeral: true})
 	case !pol.ChannelAllowed || !pol.Allows(tier, owner):
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})

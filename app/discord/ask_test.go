@@ -73,6 +73,32 @@ func TestAskDefersAndAnswers(t *testing.T) {
 			}
 		})
 	}
+	t.Run("no model provider: unavailable at once, nothing handled", func(t *testing.T) {
+		// Handle would drop it (a trigger costs nothing until a provider
+		// is configured), leaving a deferred "thinking" nothing answers.
+		w.rec.mu.Lock()
+		w.rec.unready = true
+		w.rec.mu.Unlock()
+		defer func() {
+			w.rec.mu.Lock()
+			w.rec.unready = false
+			w.rec.mu.Unlock()
+		}()
+		id, err := w.f.RunCommand(w.general, w.alice, "ask", askOpt("question", "hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := ixAnswered(t, w.f, id)
+		if st.Response.Type != discordgo.InteractionResponseChannelMessageWithSource || st.Response.Data == nil ||
+			st.Response.Data.Content != replyUnavailable || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+			t.Fatalf("response = %+v, want the ephemeral unavailable reply", st.Response)
+		}
+		select {
+		case c := <-w.rec.calls:
+			t.Fatalf("Handle got %+v", c.in)
+		default:
+		}
+	})
 	t.Run("refused below min_tier, nothing handled", func(t *testing.T) {
 		id, err := w.f.RunCommand(w.staffChan, w.alice, "ask", askOpt("question", "hi"))
 		if err != nil {

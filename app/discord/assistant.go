@@ -23,10 +23,13 @@ import (
 
 // Responder is what the bot needs of the assistant (app/assistant's turn,
 // wired by the caller of AttachAssistant). Handle returns at once (the turn runs on its own);
-// Cancel cancels the caller's turns in a channel and returns how many.
+// Cancel cancels the caller's turns in a channel and returns how many;
+// Ready reports whether a turn can start at all (a model provider is
+// configured), so /ask is refused rather than deferred with no answer.
 type Responder interface {
 	Handle(ctx context.Context, in assistant.Incoming, s assistant.Surface)
 	Cancel(userID, channelID uint64) int
+	Ready() bool
 }
 
 // PlacePolicies is the guilds' assistant policy; *guildcfg.Service

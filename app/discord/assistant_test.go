@@ -27,12 +27,20 @@ type asstCall struct {
 	s  assistant.Surface
 }
 
-// recAssistant records Handle and answers Cancel with running.
+// recAssistant records Handle and answers Cancel with running; Ready is
+// false while unready is set.
 type recAssistant struct {
 	mu      sync.Mutex
 	calls   chan asstCall
 	cancels [][2]uint64
 	running int
+	unready bool
+}
+
+func (r *recAssistant) Ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.unready
 }
 
 func newRecAssistant() *recAssistant { return &recAssistant{calls: make(chan asstCall, 64)} }
