@@ -59,7 +59,8 @@ type Quoted struct {
 // failed delivery ends it with ❌).
 type Surface interface {
 	// React adds emoji (⏳, ✅, ❌, 🛑) to the trigger; Unreact removes
-	// the bot's own. /ask's surface does nothing.
+	// the bot's own. /ask's surface shows ❌ or 🛑 in its response when
+	// no answer was delivered, and does nothing else.
 	React(ctx context.Context, emoji string) error
 	Unreact(ctx context.Context, emoji string) error
 	// Status shows text as the turn's one status message (sent with

@@ -100,7 +100,8 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 
 // askSurface is a turn's Surface for /ask: the deferred response is the
 // status and then the answer's first chunk; later chunks are follow-ups;
-// ephemeral when private. Reactions do nothing.
+// ephemeral when private. Reactions do nothing but show an ending
+// without an answer.
 type askSurface struct {
 	in      *interaction
 	private bool
@@ -113,7 +114,23 @@ type askSurface struct {
 
 var _ assistant.Surface = (*askSurface)(nil)
 
-func (a *askSurface) React(context.Context, string) error   { return nil }
+// React shows an ending without an answer (🛑 stopped, ❌ failed before
+// it could run) in the deferred response, whose status would otherwise
+// stand; every other reaction does nothing.
+func (a *askSurface) React(ctx context.Context, emoji string) error {
+	if emoji != assistant.ReactStopped && emoji != assistant.ReactFailed {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.delivered {
+		return nil
+	}
+	a.delivered = true
+	_, err := a.edit(ctx, emoji, noMentions())
+	return err
+}
+
 func (a *askSurface) Unreact(context.Context, string) error { return nil }
 
 // Status edits the deferred response (mentions off) until the answer.
