@@ -49,7 +49,9 @@ type Quoted struct {
 	AuthorID    uint64
 	DisplayName string
 	Text        string
-	FromBot     bool
+	// FromBot: Kimi wrote it (quoted under the bot's name); another
+	// bot's message is quoted under its own.
+	FromBot bool
 }
 
 // Surface is where one turn shows its progress and delivers its answer,

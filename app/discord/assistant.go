@@ -332,12 +332,13 @@ func compileInvocation(key string, ns []string) *invocationRE {
 		help: regexp.MustCompile(`(?is)^` + names + sep + `+(help(?:` + sep + `.*)?)$`)}
 }
 
-// quoted is the replied-to message as untrusted context.
+// quoted is the replied-to message as untrusted context: FromBot only
+// for Kimi's own message (another bot's is quoted under its name).
 func quoted(botID uint64, r *discordgo.Message) *assistant.Quoted {
 	q := &assistant.Quoted{Text: r.Content}
 	if r.Author != nil {
 		q.AuthorID, q.DisplayName = parseID(r.Author.ID), displayName(r.Author, r.Member)
-		q.FromBot = r.Author.Bot || q.AuthorID == botID
+		q.FromBot = botID != 0 && q.AuthorID == botID
 	}
 	return q
 }

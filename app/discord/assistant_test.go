@@ -325,3 +325,45 @@ func TestAssistantTriggersWithMessageContentOn(t *testing.T) {
 		})
 	}
 }
+
+// TestAssistantReplyContextNamesItsAuthor: the replied-to message is
+// quoted as Kimi's own (FromBot) only when Kimi wrote it; another bot's
+// (or a webhook's) message is quoted under its own name, not passed off
+// to the model as something Kimi said.
+func TestAssistantReplyContextNamesItsAuthor(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	ans := w.answer(t)
+	botMsg, err := w.f.PostMessage(w.general, w.otherBot, "beep: the build is red")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobMsg, err := w.f.PostMessage(w.general, w.bob, "lunch?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, replyTo string
+		fromBot       bool
+		author        string
+	}{
+		{name: "Kimi's answer", replyTo: ans.ID, fromBot: true},
+		{name: "another bot's message", replyTo: botMsg.ID, author: "robot"},
+		{name: "a member's message", replyTo: bobMsg.ID, author: "bob"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := w.f.PostReplyNoPing(w.general, w.alice, w.mention()+" what does it mean?", tc.replyTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := w.rec.next(t)
+			q := c.in.ReplyTo
+			if c.in.MessageID != parseID(m.ID) || q == nil || c.in.ReplyToID != parseID(tc.replyTo) {
+				t.Fatalf("incoming = %+v", c.in)
+			}
+			if q.FromBot != tc.fromBot || (!tc.fromBot && q.DisplayName != tc.author) {
+				t.Fatalf("quoted = %+v, want FromBot %v, author %q", q, tc.fromBot, tc.author)
+			}
+		})
+	}
+}
