@@ -405,9 +405,10 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 			return outcome{text: finalText(resp), status: StatusDone}
 		}
 		// The assistant message exactly as received, reasoning included:
-		// Kimi's thinking models refuse a replay without it.
+		// Kimi's thinking models refuse a replay without it. Only a call
+		// whose name never arrived is named, as UnnamedTool.
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content,
-			ToolCalls: resp.ToolCalls, ReasoningContent: resp.Reasoning})
+			ToolCalls: replayedCalls(resp.ToolCalls), ReasoningContent: resp.Reasoning})
 		for i, call := range resp.ToolCalls {
 			if _, done := ended(); done {
 				// Calls that never ran get synthetic results, so the
@@ -445,6 +446,22 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 		}
 		req.Tools = tools.Offered()
 	}
+}
+
+// replayedCalls are calls as the next request carries them: as received,
+// a nameless one named UnnamedTool (a request refuses a call without a
+// name, which would end the turn instead of correcting the model).
+func replayedCalls(calls []llm.ToolCall) []llm.ToolCall {
+	if !slices.ContainsFunc(calls, func(c llm.ToolCall) bool { return c.Name == "" }) {
+		return calls
+	}
+	out := slices.Clone(calls)
+	for i := range out {
+		if out[i].Name == "" {
+			out[i].Name = UnnamedTool
+		}
+	}
+	return out
 }
 
 // complete is one provider call under the provider-call semaphore.

@@ -870,3 +870,34 @@ func TestReady(t *testing.T) {
 		})
 	}
 }
+
+// TestUnnamedToolCallIsCorrected: a tool call whose name never arrived (a
+// quirky server's stream) is a model mistake like an unknown tool: it is
+// answered "Unknown tool: …" under a placeholder name (a request cannot
+// carry a nameless call) and the turn goes on; it ended the turn with the
+// internal-error message.
+func TestUnnamedToolCallIsCorrected(t *testing.T) {
+	r := newTurnRig(t,
+		llmfake.Step{Match: llmfake.Match{Role: "user"}, Plan: llmfake.Plan{Calls: []llmfake.Call{
+			{ID: "c1", Name: "", Args: []string{"{}"}}, {ID: "c2", Name: hello.ToolGreet, Args: []string{"{}"}}}}},
+		llmfake.Step{Match: llmfake.Match{ToolResultFor: "c2"}, Plan: llmfake.Text("fine")})
+	s := r.run(t, incoming(77, "hi"))
+	if got := s.Delivered(); !slices.Equal(got, []string{"fine"}) {
+		t.Fatalf("delivered %q; events %q", got, s.Events())
+	}
+	reqs := r.fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	msgs := reqs[1].Body.Messages
+	asst, res1, res2 := msgs[len(msgs)-3], msgs[len(msgs)-2], msgs[len(msgs)-1]
+	if len(asst.ToolCalls) != 2 || asst.ToolCalls[0].Function.Name != UnnamedTool || asst.ToolCalls[1].Function.Name != hello.ToolGreet {
+		t.Errorf("assistant message replayed as %+v", asst)
+	}
+	if res1.ToolCallID != "c1" || res1.Content != "Unknown tool: "+UnnamedTool || res2.ToolCallID != "c2" || !strings.Contains(res2.Content, "Hello, Ada!") {
+		t.Errorf("tool results %+v, %+v", res1, res2)
+	}
+	if row := r.lastTurn(t); row.Status != StatusDone || row.Iterations != 2 {
+		t.Errorf("turn row %+v", row)
+	}
+}
