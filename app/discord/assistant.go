@@ -136,13 +136,17 @@ func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *Res
 
 // stopLane cancels the author's work in the channel when the text is a
 // stop word, before admission: 🛑 and the original's summary; with nothing
-// running, "I couldn't find active work" to a trigger, nothing otherwise.
-// It reports whether the message was a STOP that was answered.
+// running, "I couldn't find active work" to a trigger, nothing otherwise
+// (an unpinged reply is no trigger). It reports whether the message was
+// taken as a STOP (then it is not a question either).
 func (b *Bot) stopLane(ctx context.Context, s *discordgo.Session, p *ResponderPort, m *discordgo.Message, in assistant.Incoming, triggered bool) bool {
 	if !slices.Contains(stopWords, strings.ToLower(strings.TrimSpace(in.Text))) {
 		return false
 	}
 	n := p.Assistant.Cancel(in.UserID, in.Place.ChannelID)
+	if n == 0 && in.ContinuationOnly {
+		return true // an unpinged reply is no trigger of its own: nothing to stop, nothing to say
+	}
 	if n == 0 && !triggered {
 		return false
 	}

@@ -367,3 +367,46 @@ func TestAssistantReplyContextNamesItsAuthor(t *testing.T) {
 		})
 	}
 }
+
+// TestAssistantStopWordInAnUnpingedReply: an unpinged reply is no trigger
+// of its own, so a stop word in one stops the author's running work but,
+// with nothing running, gets no "couldn't find" answer (a member's
+// "cancel" under one of Kimi's posts is not addressed to the assistant)
+// and is not handed on as a question either.
+func TestAssistantStopWordInAnUnpingedReply(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{messageContent: true})
+	post := w.answer(t)
+	reply, err := w.f.PostReplyNoPing(w.general, w.bob, "cancel", post.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.sentinel(t)
+	// A later STOP that is answered: the reply's answer, had there been
+	// one, was sent first.
+	ab, err := w.f.PostMessage(w.general, w.bob, w.mention()+" abort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := func(id string) bool {
+		return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
+			return x.Content == stopNone && x.MessageReference != nil && x.MessageReference.MessageID == id
+		})
+	}
+	connWaitFor(t, "the triggered stop's answer", func() bool { return answered(ab.ID) })
+	if answered(reply.ID) {
+		t.Fatal("an unpinged \"cancel\" with nothing running was answered")
+	}
+	// With work running, the same reply stops it.
+	w.rec.mu.Lock()
+	w.rec.running = 1
+	w.rec.mu.Unlock()
+	stop, err := w.f.PostReplyNoPing(w.general, w.bob, "cancel", post.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connWaitFor(t, "the stop's summary", func() bool {
+		return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
+			return x.Content == stopDone(1) && x.MessageReference != nil && x.MessageReference.MessageID == stop.ID
+		})
+	})
+}
