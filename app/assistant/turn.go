@@ -131,6 +131,10 @@ type Assistant struct {
 	stop   context.CancelCauseFunc
 	wg     sync.WaitGroup
 	closed sync.Once
+	// mu orders spawn's Add before Close's Wait: closing, set under it,
+	// refuses every later spawn.
+	mu      sync.Mutex
+	closing bool
 }
 
 // NewAssistant returns an Assistant; Close ends its running turns.
@@ -174,7 +178,12 @@ func cmpOr(v, def int) int {
 // Close cancels the running turns and waits for them to end (bounded by
 // ctx).
 func (a *Assistant) Close(ctx context.Context) error {
-	a.closed.Do(func() { a.stop(errClosed) })
+	a.closed.Do(func() {
+		a.mu.Lock()
+		a.closing = true
+		a.mu.Unlock()
+		a.stop(errClosed)
+	})
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()
 	select {
@@ -222,21 +231,37 @@ func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
 		}
 	}
 	if !a.admit.acquire(in.UserID) {
-		a.wg.Go(func() { a.busy(s) })
+		a.spawn(func() { a.busy(s) })
 		return
 	}
 	tctx, cancel := context.WithCancelCause(a.base)
 	r := &running{user: in.UserID, channel: in.Place.ChannelID, cancel: cancel, done: make(chan struct{})}
+	end := func() {
+		a.active.remove(r)
+		a.admit.release(in.UserID)
+		cancel(nil)
+		close(r.done)
+	}
 	a.active.add(r)
-	a.wg.Go(func() {
-		defer func() {
-			a.active.remove(r)
-			a.admit.release(in.UserID)
-			cancel(nil)
-			close(r.done)
-		}()
+	if !a.spawn(func() {
+		defer end()
 		a.turn(tctx, in, s)
-	})
+	}) {
+		end()
+	}
+}
+
+// spawn runs f as one of the turns' goroutines, which Close waits for,
+// unless Close has begun (then it reports false and f never runs): a
+// trigger that passed Ready as Close began starts nothing after it.
+func (a *Assistant) spawn(f func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.wg.Go(f)
+	return true
 }
 
 func (a *Assistant) busy(s Surface) {

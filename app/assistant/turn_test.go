@@ -901,3 +901,62 @@ func TestUnnamedToolCallIsCorrected(t *testing.T) {
 		t.Errorf("turn row %+v", row)
 	}
 }
+
+// pausingSource blocks its first Provider call (Handle's readiness check)
+// until release is closed, after signalling entered.
+type pausingSource struct {
+	p                llm.Provider
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (s *pausingSource) Provider() llm.Provider {
+	s.once.Do(func() { close(s.entered); <-s.release })
+	return s.p
+}
+
+// TestNoTurnStartsOnceClosed: a trigger that passed the readiness check
+// as Close began starts no turn after Close returned (Close promises the
+// running turns have ended; a turn started after its Wait touched a
+// closing bot and store, and a WaitGroup reused during its Wait may
+// panic).
+func TestNoTurnStartsOnceClosed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		user uint64
+		busy bool // the caller is at its limit: the busy reply's path
+	}{{name: "a turn", user: 5}, {name: "a busy reply", user: 5, busy: true}} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newTurnRig(t, llmfake.Step{Repeat: true, Plan: llmfake.Text("hi")})
+			client, err := llm.New(llm.Options{BaseURL: r.fake.URL(), Model: "m", Transport: http.DefaultTransport})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := &pausingSource{p: client, entered: make(chan struct{}), release: make(chan struct{})}
+			a, err := NewAssistant(AssistantOptions{Store: r.conv, Provider: src, Tools: r.tools.h, Settings: r.st, Clock: r.clock,
+				MaxTurnsPerUser: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.busy {
+				a.admit.acquire(c.user) // the caller's one turn is "running"
+			}
+			s := newSurface()
+			handled := make(chan struct{})
+			go func() { defer close(handled); a.Handle(context.Background(), incoming(77, "hi"), s) }()
+			<-src.entered
+			if err := a.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			close(src.release)
+			<-handled
+			a.wg.Wait()
+			if ev := s.Events(); len(ev) != 0 {
+				t.Errorf("after Close returned the trigger got %q", ev)
+			}
+			if n := counts(t, r); n != [3]int{} {
+				t.Errorf("rows %v after Close", n)
+			}
+		})
+	}
+}
