@@ -185,9 +185,8 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// the bot's port, attached once, before the bot starts.
 	convs := assistant.NewConversations(st, nil)
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
-		Store: convs, Provider: asst, Tools: modHost, Guilds: guilds,
+		Store: convs, Provider: asst, Calls: asst, Tools: modHost, Guilds: guilds,
 		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"), Clock: c.assistantClock,
-		Calls: asst.Recorder(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant: %w", err)

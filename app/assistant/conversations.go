@@ -180,6 +180,28 @@ func (c *Conversations) Open(ctx context.Context, t Trigger) (Conversation, erro
 	return conv, nil
 }
 
+// Continues reports whether a message of userID replying to messageID in
+// channelID continues a conversation, as Open would route it: messageID
+// is a message Kimi delivered there, and its root is not owner-only or is
+// userID's. It only reads.
+func (c *Conversations) Continues(ctx context.Context, channelID, messageID, userID uint64) (bool, error) {
+	if channelID == 0 || messageID == 0 {
+		return false, nil
+	}
+	var owner int64
+	var ownerOnly bool
+	err := c.st.Reader().QueryRowContext(ctx, `SELECT c.owner_id, c.owner_only FROM kimi_assistant_delivered d
+		JOIN kimi_assistant_conversations c ON c.id = d.conversation_id WHERE d.message_id = ? AND d.channel_id = ?`,
+		int64(messageID), int64(channelID)).Scan(&owner, &ownerOnly)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("assistant: route a reply: %w", err)
+	}
+	return !ownerOnly || uint64(owner) == userID, nil
+}
+
 func scanConversation(row *sql.Row) (Conversation, error) {
 	var c Conversation
 	var g, ch, par, dm, root, owner int64

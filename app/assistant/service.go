@@ -250,6 +250,32 @@ func (s *Service) Provider() llm.Provider {
 // its model calls there.
 func (s *Service) Recorder() *Recorder { return s.rec }
 
+// RecordTurnCall counts one of a turn's model calls on the status card:
+// its backend (the Chain member that served it; for a failure, which
+// names none, the demo or the primary when it is alone), its scrubbed
+// outcome when it failed, and its latency.
+func (s *Service) RecordTurnCall(resp llm.Response, err error, latency time.Duration) {
+	c := Call{Err: err, Backend: resp.Backend, Latency: latency}
+	if err != nil {
+		_, o := llm.Classify(err)
+		c.Outcome = llm.UserMessage(o)
+	}
+	if c.Backend == "" {
+		s.mu.RLock()
+		fallback := s.settings.HasFallback()
+		s.mu.RUnlock()
+		switch {
+		case s.o.Demo != nil:
+			c.Backend = BackendDemo
+		case !fallback:
+			c.Backend = BackendPrimary
+		default:
+			c.Backend = BackendPrimary + " or " + BackendFallback
+		}
+	}
+	s.rec.Record(c)
+}
+
 // Watch signals after every change the status card shows (a rebuild, a
 // recorded call), until ctx ends.
 func (s *Service) Watch(ctx context.Context) <-chan struct{} { return s.changed.Watch(ctx) }

@@ -24,6 +24,11 @@ type Incoming struct {
 	// ReplyTo is the replied-to message as untrusted context (nil: none
 	// or not readable).
 	ReplyTo *Quoted
+	// ContinuationOnly marks an unpinged reply, which is no trigger of its
+	// own: it is answered only when ReplyToID is one of Kimi's answers
+	// whose conversation continues for the caller; otherwise Handle drops
+	// it (no model call, no row).
+	ContinuationOnly bool
 	// Caller. Tier is resolved once, when the trigger is built; Owner is
 	// the bot owner.
 	UserID      uint64
@@ -44,7 +49,9 @@ type Quoted struct {
 	AuthorID    uint64
 	DisplayName string
 	Text        string
-	FromBot     bool
+	// FromBot: Kimi wrote it (quoted under the bot's name); another
+	// bot's message is quoted under its own.
+	FromBot bool
 }
 
 // Surface is where one turn shows its progress and delivers its answer,
@@ -54,7 +61,8 @@ type Quoted struct {
 // failed delivery ends it with ❌).
 type Surface interface {
 	// React adds emoji (⏳, ✅, ❌, 🛑) to the trigger; Unreact removes
-	// the bot's own. /ask's surface does nothing.
+	// the bot's own. /ask's surface shows ❌ or 🛑 in its response when
+	// no answer was delivered, and does nothing else.
 	React(ctx context.Context, emoji string) error
 	Unreact(ctx context.Context, emoji string) error
 	// Status shows text as the turn's one status message (sent with

@@ -420,3 +420,40 @@ func TestUntrustedEnvelope(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedBrowseTools: an operator's blocked_tools may name the core
+// browse_tools (guildcfg accepts it without a warning): it is then neither
+// offered nor run, and its load activates nothing.
+func TestBlockedBrowseTools(t *testing.T) {
+	r := newToolRig(t)
+	ctx := context.Background()
+	cases := []struct {
+		name        string
+		policy      Policy
+		offered     bool
+		wantOutcome Outcome
+		activated   []string
+	}{
+		{name: "not blocked", policy: Policy{}, offered: true, wantOutcome: OutcomeOK, activated: []string{kudos.ToolLeaderboard}},
+		{name: "blocked", policy: Policy{Blocked: []string{BrowseTools}}, wantOutcome: OutcomeUnknown},
+		{name: "blocked among others", policy: Policy{Blocked: []string{hello.ToolGreet, BrowseTools}}, wantOutcome: OutcomeUnknown},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tools := NewTools(r.h, memberCaller, c.policy, nil, nil)
+			if got := slices.Contains(offeredNames(tools), BrowseTools); got != c.offered {
+				t.Errorf("browse_tools offered = %v, want %v (%v)", got, c.offered, offeredNames(tools))
+			}
+			res := tools.Run(ctx, call(BrowseTools, `{"load":["`+kudos.ToolLeaderboard+`"]}`))
+			if res.Outcome != c.wantOutcome {
+				t.Errorf("Run = %q (%s), want outcome %s", res.Content, res.Outcome, c.wantOutcome)
+			}
+			if c.wantOutcome == OutcomeUnknown && res.Content != "Unknown tool: "+BrowseTools {
+				t.Errorf("Run = %q", res.Content)
+			}
+			if got := tools.Activated(); !slices.Equal(got, c.activated) {
+				t.Errorf("activated %v, want %v", got, c.activated)
+			}
+		})
+	}
+}

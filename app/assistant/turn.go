@@ -72,6 +72,14 @@ type ProviderSource interface {
 
 var _ ProviderSource = (*Service)(nil)
 
+// CallRecorder counts the turns' model calls on /assistant's status card
+// (*Service, whose Recorder Test connection feeds too).
+type CallRecorder interface {
+	RecordTurnCall(resp llm.Response, err error, latency time.Duration)
+}
+
+var _ CallRecorder = (*Service)(nil)
+
 // PolicySource is the guilds' assistant policy (*guildcfg.Service).
 type PolicySource interface {
 	AssistantFor(guildID, channelID, parentID uint64) (guildcfg.AssistantPolicy, bool)
@@ -89,6 +97,8 @@ type AssistantOptions struct {
 	Store *Conversations
 	// Provider gives each turn its model (required).
 	Provider ProviderSource
+	// Calls counts each model call on the status card (nil: not counted).
+	Calls CallRecorder
 	// Tools is the module host (required).
 	Tools ToolHost
 	// Guilds is the guilds' policy (nil: no blocked or pinned tools and no
@@ -99,9 +109,6 @@ type AssistantOptions struct {
 	Settings settings.Store
 	// Identity is the bot's id and name (nil: 0 and "Kimi").
 	Identity Identity
-	// Calls, when set, counts every model call of every turn for the
-	// status card on /assistant (Service.Recorder()).
-	Calls *Recorder
 	// Clock is the turn's time (nil: SystemClock).
 	Clock  Clock
 	Logger *slog.Logger
@@ -124,6 +131,10 @@ type Assistant struct {
 	stop   context.CancelCauseFunc
 	wg     sync.WaitGroup
 	closed sync.Once
+	// mu orders spawn's Add before Close's Wait: closing, set under it,
+	// refuses every later spawn.
+	mu      sync.Mutex
+	closing bool
 }
 
 // NewAssistant returns an Assistant; Close ends its running turns.
@@ -167,7 +178,12 @@ func cmpOr(v, def int) int {
 // Close cancels the running turns and waits for them to end (bounded by
 // ctx).
 func (a *Assistant) Close(ctx context.Context) error {
-	a.closed.Do(func() { a.stop(errClosed) })
+	a.closed.Do(func() {
+		a.mu.Lock()
+		a.closing = true
+		a.mu.Unlock()
+		a.stop(errClosed)
+	})
 	done := make(chan struct{})
 	go func() { a.wg.Wait(); close(done) }()
 	select {
@@ -186,6 +202,11 @@ func (a *Assistant) Recover(ctx context.Context) ([]Interrupted, error) {
 	return a.o.Store.MarkInterrupted(ctx)
 }
 
+// Ready reports whether Handle can start a turn now: a model provider is
+// configured and the assistant is not closing. Handle drops a trigger
+// otherwise; /ask asks first, so as to answer rather than defer.
+func (a *Assistant) Ready() bool { return a.base.Err() == nil && a.o.Provider.Provider() != nil }
+
 // Handle starts a turn for in on s and returns at once: admission never
 // waits. Refused (too many turns at once, or the caller's two already
 // running), the trigger gets BusyText through s.Busy. ctx bounds nothing
@@ -193,30 +214,54 @@ func (a *Assistant) Recover(ctx context.Context) ([]Interrupted, error) {
 // be safe for concurrent use: the status throttle's timer calls Status
 // from its own goroutine.
 func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
-	if a.base.Err() != nil {
-		return
-	}
 	// The assistant answers once a provider is configured (issue 25 item
 	// 7): until then a trigger costs nothing and leaves no row.
-	if a.o.Provider.Provider() == nil {
+	if !a.Ready() {
 		return
 	}
+	if in.ContinuationOnly {
+		// An unpinged reply to anything but one of Kimi's answers (a
+		// module's post, say) is not addressed to the assistant.
+		ok, err := a.o.Store.Continues(a.base, in.Place.ChannelID, in.ReplyToID, in.UserID)
+		if err != nil {
+			a.log.Warn("routing an unpinged reply failed; it is dropped", "err", err)
+		}
+		if !ok {
+			return
+		}
+	}
 	if !a.admit.acquire(in.UserID) {
-		a.wg.Go(func() { a.busy(s) })
+		a.spawn(func() { a.busy(s) })
 		return
 	}
 	tctx, cancel := context.WithCancelCause(a.base)
 	r := &running{user: in.UserID, channel: in.Place.ChannelID, cancel: cancel, done: make(chan struct{})}
+	end := func() {
+		a.active.remove(r)
+		a.admit.release(in.UserID)
+		cancel(nil)
+		close(r.done)
+	}
 	a.active.add(r)
-	a.wg.Go(func() {
-		defer func() {
-			a.active.remove(r)
-			a.admit.release(in.UserID)
-			cancel(nil)
-			close(r.done)
-		}()
+	if !a.spawn(func() {
+		defer end()
 		a.turn(tctx, in, s)
-	})
+	}) {
+		end()
+	}
+}
+
+// spawn runs f as one of the turns' goroutines, which Close waits for,
+// unless Close has begun (then it reports false and f never runs): a
+// trigger that passed Ready as Close began starts nothing after it.
+func (a *Assistant) spawn(f func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closing {
+		return false
+	}
+	a.wg.Go(f)
+	return true
 }
 
 func (a *Assistant) busy(s Surface) {
@@ -378,6 +423,15 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 	for iter := 1; ; iter++ {
 		prog.set(ThinkingText)
 		resp, err := a.complete(ctx, provider, req)
+		if err == nil {
+			// Recorded as it arrives, before asking whether the turn
+			// ended meanwhile: a response that came back is billed.
+			u := resp.Usage
+			if err := a.o.Store.RecordUsage(rec, turnID, Usage{Model: resp.ServedModel, PromptTokens: int64(u.PromptTokens),
+				CompletionTokens: int64(u.CompletionTokens), CachedTokens: int64(u.CachedTokens)}); err != nil {
+				log.Warn("recording usage failed", "err", err)
+			}
+		}
 		if out, done := ended(); done {
 			return out
 		}
@@ -390,18 +444,14 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 			}
 			return outcome{text: text, status: StatusFailed, errorKind: KindProvider}
 		}
-		u := resp.Usage
-		if err := a.o.Store.RecordUsage(rec, turnID, Usage{Model: resp.ServedModel, PromptTokens: int64(u.PromptTokens),
-			CompletionTokens: int64(u.CompletionTokens), CachedTokens: int64(u.CachedTokens)}); err != nil {
-			log.Warn("recording usage failed", "err", err)
-		}
 		if len(resp.ToolCalls) == 0 {
 			return outcome{text: finalText(resp), status: StatusDone}
 		}
 		// The assistant message exactly as received, reasoning included:
-		// Kimi's thinking models refuse a replay without it.
+		// Kimi's thinking models refuse a replay without it. Only a call
+		// whose name never arrived is named, as UnnamedTool.
 		req.Messages = append(req.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Content,
-			ToolCalls: resp.ToolCalls, ReasoningContent: resp.Reasoning})
+			ToolCalls: replayedCalls(resp.ToolCalls), ReasoningContent: resp.Reasoning})
 		for i, call := range resp.ToolCalls {
 			if _, done := ended(); done {
 				// Calls that never ran get synthetic results, so the
@@ -441,6 +491,22 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 	}
 }
 
+// replayedCalls are calls as the next request carries them: as received,
+// a nameless one named UnnamedTool (a request refuses a call without a
+// name, which would end the turn instead of correcting the model).
+func replayedCalls(calls []llm.ToolCall) []llm.ToolCall {
+	if !slices.ContainsFunc(calls, func(c llm.ToolCall) bool { return c.Name == "" }) {
+		return calls
+	}
+	out := slices.Clone(calls)
+	for i := range out {
+		if out[i].Name == "" {
+			out[i].Name = UnnamedTool
+		}
+	}
+	return out
+}
+
 // complete is one provider call under the provider-call semaphore.
 func (a *Assistant) complete(ctx context.Context, p llm.Provider, req llm.Request) (llm.Response, error) {
 	select {
@@ -451,14 +517,14 @@ func (a *Assistant) complete(ctx context.Context, p llm.Provider, req llm.Reques
 	defer func() { <-a.calls }()
 	began := a.clock.Now()
 	resp, err := p.Complete(ctx, req, nil)
-	if a.o.Calls != nil && !errors.Is(err, context.Canceled) {
-		// A call the turn itself abandoned (STOP, shutdown) is no
-		// provider's failure; a deadline is counted, as the member saw it.
-		c := Call{At: a.clock.Now(), Backend: resp.Backend, Latency: a.clock.Now().Sub(began)}
-		if err != nil {
-			c.Err, c.Outcome = err, Describe(err)
+	// A call the turn's STOP, deadline or shutdown cut short is no
+	// provider error.
+	if a.o.Calls != nil && (err == nil || ctx.Err() == nil) {
+		latency := resp.Latency
+		if err != nil || latency <= 0 {
+			latency = a.clock.Now().Sub(began)
 		}
-		a.o.Calls.Record(c)
+		a.o.Calls.RecordTurnCall(resp, err, latency)
 	}
 	return resp, err
 }

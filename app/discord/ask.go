@@ -66,7 +66,9 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	owner := x.owner != nil && in.userID != 0 && in.userID == x.owner()
 	pol, active := p.Policies.AssistantFor(in.guildID, in.channelID, parentID)
 	switch {
-	case !active || !pol.Enabled:
+	case !active || !pol.Enabled || !p.Assistant.Ready():
+		// Without a provider Handle drops the question: deferring would
+		// leave "thinking" that nothing answers.
 		return true, in.Respond(ctx, sdk.Response{Content: replyUnavailable, Ephemeral: true})
 	case !pol.ChannelAllowed || !pol.Allows(tier, owner):
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
@@ -107,8 +109,8 @@ func stopCommand(ctx context.Context, a Responder, in *interaction) error {
 }
 
 // askSurface is a turn's Surface for /ask: the deferred response is the
-// status and then the answer's first chunk (or 🛑 for a turn stopped
-// before it); later chunks are follow-ups; ephemeral when private.
+// status and then the answer's first chunk (or 🛑/❌ for a turn that
+// ended without one); later chunks are follow-ups; ephemeral when private.
 type askSurface struct {
 	in      *interaction
 	private bool
@@ -121,11 +123,12 @@ type askSurface struct {
 
 var _ assistant.Surface = (*askSurface)(nil)
 
-// React shows 🛑 as the deferred response of a turn stopped before its
-// answer (else its status would stand); a stopped answer's chunks already
-// sent stay as they are, and the other reactions do nothing.
+// React shows an ending without an answer (🛑 stopped, ❌ failed before
+// it could run) as the deferred response, whose status would otherwise
+// stand; a stopped answer's chunks already sent stay as they are, and
+// every other reaction does nothing.
 func (a *askSurface) React(ctx context.Context, emoji string) error {
-	if emoji != assistant.ReactStopped {
+	if emoji != assistant.ReactStopped && emoji != assistant.ReactFailed {
 		return nil
 	}
 	a.mu.Lock()

@@ -76,6 +76,32 @@ func TestAskDefersAndAnswers(t *testing.T) {
 			}
 		})
 	}
+	t.Run("no model provider: unavailable at once, nothing handled", func(t *testing.T) {
+		// Handle would drop it (a trigger costs nothing until a provider
+		// is configured), leaving a deferred "thinking" nothing answers.
+		w.rec.mu.Lock()
+		w.rec.unready = true
+		w.rec.mu.Unlock()
+		defer func() {
+			w.rec.mu.Lock()
+			w.rec.unready = false
+			w.rec.mu.Unlock()
+		}()
+		id, err := w.f.RunCommand(w.general, w.alice, "ask", askOpt("question", "hi"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := ixAnswered(t, w.f, id)
+		if st.Response.Type != discordgo.InteractionResponseChannelMessageWithSource || st.Response.Data == nil ||
+			st.Response.Data.Content != replyUnavailable || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+			t.Fatalf("response = %+v, want the ephemeral unavailable reply", st.Response)
+		}
+		select {
+		case c := <-w.rec.calls:
+			t.Fatalf("Handle got %+v", c.in)
+		default:
+		}
+	})
 	t.Run("refused below min_tier, nothing handled", func(t *testing.T) {
 		id, err := w.f.RunCommand(w.staffChan, w.alice, "ask", askOpt("question", "hi"))
 		if err != nil {
@@ -87,6 +113,53 @@ func TestAskDefersAndAnswers(t *testing.T) {
 		}
 		w.sentinel(t)
 	})
+}
+
+// TestAskEndingWithoutAnAnswer: a /ask turn that ends before any answer
+// (stopped, or failed before it could run) replaces its "Thinking..."
+// status with the ending's emoji, which would otherwise stand for good;
+// once an answer is delivered the ending's reactions leave it alone.
+func TestAskEndingWithoutAnAnswer(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	ctx := context.Background()
+	cases := []struct {
+		name    string
+		deliver bool
+		emoji   string
+		want    string
+	}{
+		{name: "stopped", emoji: assistant.ReactStopped, want: assistant.ReactStopped},
+		{name: "failed before running", emoji: assistant.ReactFailed, want: assistant.ReactFailed},
+		{name: "the working reaction changes nothing", emoji: assistant.ReactWorking, want: "Thinking..."},
+		{name: "answered, then done", deliver: true, emoji: assistant.ReactDone, want: "the answer"},
+		{name: "answered, then stopped", deliver: true, emoji: assistant.ReactStopped, want: "the answer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id, err := w.f.RunCommand(w.general, w.alice, "ask", askOpt("question", "hi"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := w.rec.next(t).s
+			if _, err := s.Status(ctx, "Thinking..."); err != nil {
+				t.Fatal(err)
+			}
+			if c.deliver {
+				if _, err := s.Deliver(ctx, "the answer", true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.React(ctx, c.emoji); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Unreact(ctx, assistant.ReactWorking); err != nil {
+				t.Fatal(err)
+			}
+			if got := w.f.Interaction(id).Original; got == nil || got.Content != c.want {
+				t.Fatalf("original = %+v, want %q", got, c.want)
+			}
+		})
+	}
 }
 
 // TestAskStoppedShowsStop: an /ask turn stopped before its answer shows

@@ -23,10 +23,13 @@ import (
 // Responder is what the bot needs of the assistant (app/assistant's turn,
 // wired by the caller of AttachAssistant). Handle returns at once (the
 // turn runs on its own); Cancel cancels the caller's turns in a channel
-// at once and reports them (its Reply waits for their cleanup).
+// at once and reports them (its Reply waits for their cleanup); Ready
+// reports whether a turn can start at all (a model provider is
+// configured), so /ask is refused rather than deferred with no answer.
 type Responder interface {
 	Handle(ctx context.Context, in assistant.Incoming, s assistant.Surface)
 	Cancel(userID, channelID uint64) assistant.Stopped
+	Ready() bool
 }
 
 var _ Responder = (*assistant.Assistant)(nil)
@@ -127,12 +130,16 @@ func (b *Bot) assistantMessage(ctx context.Context, s *discordgo.Session, p *Res
 // message of theirs is admitted first): 🛑 on the stop message and the
 // original's summary once the cleanup ended (or StopWait passed); with
 // nothing running, "I couldn't find active work" to a trigger, nothing
-// otherwise. It reports whether the message was a STOP that was answered.
+// otherwise (an unpinged reply is no trigger). It reports whether the
+// message was taken as a STOP (then it is not a question either).
 func (b *Bot) stopLane(ctx context.Context, s *discordgo.Session, p *ResponderPort, m *discordgo.Message, in assistant.Incoming, triggered bool) bool {
 	if !slices.Contains(stopWords, strings.ToLower(strings.TrimSpace(in.Text))) {
 		return false
 	}
 	stopped := p.Assistant.Cancel(in.UserID, in.Place.ChannelID)
+	if stopped.N == 0 && in.ContinuationOnly {
+		return true // an unpinged reply is no trigger of its own: nothing to stop, nothing to say
+	}
 	if stopped.N == 0 && !triggered {
 		return false
 	}
@@ -206,6 +213,10 @@ func (b *Bot) assistantTrigger(s *discordgo.Session, p *ResponderPort, m *discor
 		in.ReplyToID = parseID(m.ReferencedMessage.ID)
 		in.ReplyTo = quoted(botID, m.ReferencedMessage)
 	}
+	// An unpinged reply to the bot is answered only when it replies to one
+	// of the assistant's answers (not to a module's post): the assistant
+	// routes it.
+	in.ContinuationOnly = trig == triggerReply
 	var roles []uint64
 	if m.Member != nil {
 		roles = nonNil(parseIDs(m.Member.Roles))
@@ -324,12 +335,13 @@ func compileInvocation(key string, ns []string) *invocationRE {
 		help: regexp.MustCompile(`(?is)^` + names + sep + `+(help(?:` + sep + `.*)?)$`)}
 }
 
-// quoted is the replied-to message as untrusted context.
+// quoted is the replied-to message as untrusted context: FromBot only
+// for Kimi's own message (another bot's is quoted under its name).
 func quoted(botID uint64, r *discordgo.Message) *assistant.Quoted {
 	q := &assistant.Quoted{Text: r.Content}
 	if r.Author != nil {
 		q.AuthorID, q.DisplayName = parseID(r.Author.ID), displayName(r.Author, r.Member)
-		q.FromBot = r.Author.Bot || q.AuthorID == botID
+		q.FromBot = botID != 0 && q.AuthorID == botID
 	}
 	return q
 }

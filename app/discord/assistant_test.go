@@ -29,13 +29,21 @@ type asstCall struct {
 }
 
 // recAssistant records Handle and answers Cancel with running turns
-// stopped, whose cleanup has ended unless unfinished.
+// stopped, whose cleanup has ended unless unfinished; Ready is false while
+// unready is set.
 type recAssistant struct {
 	mu         sync.Mutex
 	calls      chan asstCall
 	cancels    [][2]uint64
 	running    int
 	unfinished bool
+	unready    bool
+}
+
+func (r *recAssistant) Ready() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.unready
 }
 
 func newRecAssistant() *recAssistant { return &recAssistant{calls: make(chan asstCall, 64)} }
@@ -270,6 +278,9 @@ func TestAssistantTriggersWithMessageContentOff(t *testing.T) {
 			if tc.replyTo && (c.in.ReplyToID != parseID(ans.ID) || c.in.ReplyTo == nil || !c.in.ReplyTo.FromBot || c.in.ReplyTo.Text != "the answer") {
 				t.Fatalf("reply = %d %+v", c.in.ReplyToID, c.in.ReplyTo)
 			}
+			if c.in.ContinuationOnly {
+				t.Fatal("a mention (a pinged reply too) is a trigger of its own, not ContinuationOnly")
+			}
 		})
 	}
 }
@@ -316,6 +327,11 @@ func TestAssistantTriggersWithMessageContentOn(t *testing.T) {
 			if tc.replyTo != "" && c.in.ReplyToID != parseID(tc.replyTo) {
 				t.Fatalf("ReplyToID = %d", c.in.ReplyToID)
 			}
+			// Only an unpinged reply is left for the assistant's routing to
+			// decide (a reply to a module's post is not addressed to it).
+			if want := tc.replyTo != ""; c.in.ContinuationOnly != want {
+				t.Fatalf("ContinuationOnly = %v, want %v", c.in.ContinuationOnly, want)
+			}
 		})
 	}
 }
@@ -350,4 +366,89 @@ func TestAssistantNameIsReadPerMessage(t *testing.T) {
 			t.Fatalf("name %q, %q: incoming %+v, want text %q", tc.name, tc.content, c.in, tc.want)
 		}
 	}
+}
+
+// TestAssistantReplyContextNamesItsAuthor: the replied-to message is
+// quoted as Kimi's own (FromBot) only when Kimi wrote it; another bot's
+// (or a webhook's) message is quoted under its own name, not passed off
+// to the model as something Kimi said.
+func TestAssistantReplyContextNamesItsAuthor(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{})
+	ans := w.answer(t)
+	botMsg, err := w.f.PostMessage(w.general, w.otherBot, "beep: the build is red")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobMsg, err := w.f.PostMessage(w.general, w.bob, "lunch?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, replyTo string
+		fromBot       bool
+		author        string
+	}{
+		{name: "Kimi's answer", replyTo: ans.ID, fromBot: true},
+		{name: "another bot's message", replyTo: botMsg.ID, author: "robot"},
+		{name: "a member's message", replyTo: bobMsg.ID, author: "bob"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := w.f.PostReplyNoPing(w.general, w.alice, w.mention()+" what does it mean?", tc.replyTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := w.rec.next(t)
+			q := c.in.ReplyTo
+			if c.in.MessageID != parseID(m.ID) || q == nil || c.in.ReplyToID != parseID(tc.replyTo) {
+				t.Fatalf("incoming = %+v", c.in)
+			}
+			if q.FromBot != tc.fromBot || (!tc.fromBot && q.DisplayName != tc.author) {
+				t.Fatalf("quoted = %+v, want FromBot %v, author %q", q, tc.fromBot, tc.author)
+			}
+		})
+	}
+}
+
+// TestAssistantStopWordInAnUnpingedReply: an unpinged reply is no trigger
+// of its own, so a stop word in one stops the author's running work but,
+// with nothing running, gets no "couldn't find" answer (a member's
+// "cancel" under one of Kimi's posts is not addressed to the assistant)
+// and is not handed on as a question either.
+func TestAssistantStopWordInAnUnpingedReply(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{messageContent: true})
+	post := w.answer(t)
+	reply, err := w.f.PostReplyNoPing(w.general, w.bob, "cancel", post.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.sentinel(t)
+	// A later STOP that is answered: the reply's answer, had there been
+	// one, was sent first.
+	ab, err := w.f.PostMessage(w.general, w.bob, w.mention()+" abort")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := func(id string) bool {
+		return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
+			return x.Content == assistant.StopNoneText && x.MessageReference != nil && x.MessageReference.MessageID == id
+		})
+	}
+	connWaitFor(t, "the triggered stop's answer", func() bool { return answered(ab.ID) })
+	if answered(reply.ID) {
+		t.Fatal("an unpinged \"cancel\" with nothing running was answered")
+	}
+	// With work running, the same reply stops it.
+	w.rec.mu.Lock()
+	w.rec.running = 1
+	w.rec.mu.Unlock()
+	stop, err := w.f.PostReplyNoPing(w.general, w.bob, "cancel", post.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connWaitFor(t, "the stop's summary", func() bool {
+		return slices.ContainsFunc(w.f.Messages(w.general), func(x *discordgo.Message) bool {
+			return x.Content == (assistant.Stopped{N: 1, Wait: func(context.Context) bool { return true }}).Reply(context.Background()) && x.MessageReference != nil && x.MessageReference.MessageID == stop.ID
+		})
+	})
 }
