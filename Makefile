@@ -78,6 +78,7 @@ bench-report: ## the budget table of the last make bench ($(BENCHOUT)), figures 
 	      if ($$(i+1) == "p50-ms") info("turn p50", $$i, "ms", "%8.2f"); \
 	      if ($$(i+1) == "load-p99-ms") info("turn p99 under load", $$i, "ms", "%8.2f"); \
 	      if ($$(i+1) == "allocs/op") info("turn allocations", $$i, "", "%8.0f"); \
+	      if ($$(i+1) == "cpu-ms/turn") info("turn CPU time", $$i, "ms", "%8.2f"); \
 	      if ($$(i+1) == "turns/raw-commit") info("turns/raw commit", $$i, "", "%8.4f"); \
 	      if ($$(i+1) == "turns/ingest-event") info("turns/ingest event", $$i, "", "%8.4f"); } \
 	    if ($$(i+1) == "events/s" && $$1 ~ /^BenchmarkGatewayIngest-/) showmin("gateway ingest", $$i, "ev/s", 20000, "%8.0f"); \

@@ -380,9 +380,11 @@ func (w *turnBench) ingestRate(b *testing.B, n int) float64 {
 // turn's reactions: tbMaxTurns), each member waits for its answer before
 // its next mention, and an op is one turn. Reported:
 //
-//   - turns/s: b.N turns, tbMembers members at once; allocs/op and B/op
-//     for them (the whole process: the fake Discord and the fake model
-//     included); load-p50-ms and load-p99-ms their trigger→answer;
+//   - turns/s: b.N turns, tbMembers members at once; cpu-ms/turn (Linux),
+//     allocs/op and B/op for them (the whole process: the fake Discord
+//     and the fake model included; the CPU time, unlike turns/s, does not
+//     depend on what else the machine runs); load-p50-ms and load-p99-ms
+//     their trigger→answer;
 //   - p50-ms and p99-ms: trigger→answer (the mention posted to the fake
 //     holding the answer, OnMessageCreate) of tbLatencyTurns more turns
 //     one at a time, after the timed ones: Kimi's own overhead without
@@ -405,9 +407,11 @@ func BenchmarkAssistantTurn(b *testing.B) {
 	w.run(b, tbMembers, 0, warm, lat)
 
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	b.ResetTimer()
 	elapsed := w.run(b, tbMembers, warm, warm+b.N, lat)
 	b.StopTimer()
+	cpu := processCPU() - cpu0
 	w.run(b, 1, warm+b.N, warm+b.N+tbLatencyTurns, lat)
 	// The last turns' cleanup ends before the baselines.
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
@@ -420,6 +424,9 @@ func BenchmarkAssistantTurn(b *testing.B) {
 	ingest := w.ingestRate(b, 5000)
 	loaded, alone := lat[warm:warm+b.N], lat[warm+b.N:]
 	b.ReportMetric(tps, "turns/s")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/turn")
+	}
 	b.ReportMetric(percentileMS(alone, 0.50), "p50-ms")
 	b.ReportMetric(percentileMS(alone, 0.99), "p99-ms")
 	b.ReportMetric(percentileMS(loaded, 0.50), "load-p50-ms")
