@@ -29,14 +29,17 @@ func (benchSurface) Deliver(context.Context, string, bool) (uint64, error) {
 	return uint64(time.Now().UnixNano()), nil
 }
 
-// BenchmarkAssistantTurn is one turn from Handle to the final reaction
+// BenchmarkAssistantTurnCore is the assistant alone: one turn from Handle
+// to the final reaction on a minimal in-process surface (app's
+// BenchmarkAssistantTurn is a turn through the bot and the fake Discord),
 // with a zero-latency fake model (over loopback HTTP) and one tool round
 // (hello_member through the real host), on real SQLite, on the wall
-// clock: turns/s, allocations per turn, p50/p99 trigger→answer, beside
-// the raw SQLite commit rate of the same kind of store in the same run
-// (a turn makes eight commits: open, begin, the status message, two
-// usages, the tool call, the delivered map and the finish). Turns run one after another.
-func BenchmarkAssistantTurn(b *testing.B) {
+// clock: turns/s, allocations per turn, p50/p99 Handle→final reaction,
+// beside the raw SQLite commit rate of the same kind of store in the same
+// run (a turn makes eight commits: open, begin, the status message, two
+// usages, the tool call, the delivered map and the finish). Turns run one
+// after another.
+func BenchmarkAssistantTurnCore(b *testing.B) {
 	r := newTurnRigTimeout(b, 300*time.Millisecond, llmfake.Step{Repeat: true, Reply: func(rec llmfake.Recorded) llmfake.Plan {
 		if rec.Body.Last().Role == "tool" {
 			return llmfake.Plan{Content: []string{"Done, ", "Ada."}, Usage: llmfake.Usage{Prompt: 100, Completion: 2}}

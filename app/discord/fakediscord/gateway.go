@@ -386,7 +386,7 @@ func (s *Server) resume(c *gwConn, r *resumeData) bool {
 	}
 	for _, fr := range sess.replay {
 		if fr.seq > r.Seq {
-			c.write(fr.frame, sess.compress)
+			c.write(fr.frame, s.compressed(sess, fr.frame))
 		}
 	}
 	s.send(sess, "RESUMED", map[string]any{})
@@ -540,8 +540,14 @@ func (s *Server) sendRaw(sess *gwSession, event string, raw []byte) {
 		}
 	}
 	if sess.conn != nil {
-		sess.conn.write(fr, sess.compress)
+		sess.conn.write(fr, s.compressed(sess, fr))
 	}
+}
+
+// compressed reports whether a dispatch frame goes zlib-compressed on its own: the session asked
+// for payload compression and the frame is at least Options.CompressMin bytes.
+func (s *Server) compressed(sess *gwSession, frame []byte) bool {
+	return sess.compress && len(frame) >= s.opts.CompressMin
 }
 
 // write sends one frame: on a zlib-stream connection through its one compression context (the

@@ -1,9 +1,13 @@
 package fakediscord
 
 import (
+	"bytes"
+	"compress/zlib"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -405,6 +409,82 @@ func TestGatewayCompressedFrames(t *testing.T) {
 	w.fake.mu.Unlock()
 	if !compressed {
 		t.Fatal("the session did not ask for compression")
+	}
+}
+
+// TestGatewayCompressMin: a session that asked for payload compression gets a dispatch as a
+// zlib binary frame from Options.CompressMin bytes, and as text below it (0: every frame
+// compressed).
+func TestGatewayCompressMin(t *testing.T) {
+	t.Parallel()
+	short, long := "short", strings.Repeat("a long message ", 400)
+	for _, c := range []struct {
+		name        string
+		min         int
+		short, long int // the websocket message kinds of the two MESSAGE_CREATEs
+	}{
+		{"every frame (the default)", 0, websocket.BinaryMessage, websocket.BinaryMessage},
+		{"the large ones", 4096, websocket.TextMessage, websocket.BinaryMessage},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, Options{CompressMin: c.min})
+			ws, _, err := w.fake.Dialer().Dial(w.fake.GatewayURL()+"?v=10&encoding=json", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			if _, _, err := ws.ReadMessage(); err != nil { // Hello
+				t.Fatal(err)
+			}
+			identify, _ := json.Marshal(map[string]any{"op": 2, "d": map[string]any{"token": w.fake.Token(), "compress": true,
+				"intents":    discordgo.IntentGuilds | discordgo.IntentGuildMessages | discordgo.IntentMessageContent,
+				"properties": map[string]string{"os": "linux"}}})
+			if err := ws.WriteMessage(websocket.TextMessage, identify); err != nil {
+				t.Fatal(err)
+			}
+			// Posted once READY came (the session exists), then read until both arrived.
+			kinds := map[string]int{}
+			for len(kinds) < 2 {
+				_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+				kind, msg, err := ws.ReadMessage()
+				if err != nil {
+					t.Fatalf("read: %v (MESSAGE_CREATEs so far: %v)", err, kinds)
+				}
+				if kind == websocket.BinaryMessage {
+					z, err := zlib.NewReader(bytes.NewReader(msg))
+					if err != nil {
+						t.Fatalf("a binary frame that is not zlib: %v", err)
+					}
+					if msg, err = io.ReadAll(z); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var fr struct {
+					T string `json:"t"`
+					D struct {
+						Content string `json:"content"`
+					} `json:"d"`
+				}
+				if err := json.Unmarshal(msg, &fr); err != nil {
+					t.Fatalf("frame %q: %v", msg, err)
+				}
+				switch fr.T {
+				case "READY":
+					for _, text := range []string{short, long} {
+						if _, err := w.fake.PostMessage(w.text, w.alice, text); err != nil {
+							t.Fatal(err)
+						}
+					}
+				case "MESSAGE_CREATE":
+					kinds[fr.D.Content] = kind
+				}
+			}
+			if kinds[short] != c.short || kinds[long] != c.long {
+				t.Fatalf("message kinds: short %d, long %d; want %d, %d (text %d, binary %d)",
+					kinds[short], kinds[long], c.short, c.long, websocket.TextMessage, websocket.BinaryMessage)
+			}
+		})
 	}
 }
 

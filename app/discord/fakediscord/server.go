@@ -44,6 +44,12 @@ type Options struct {
 	RouteWindow time.Duration
 	// GlobalLimit is the global limit in requests per second across every route (0: none).
 	GlobalLimit int
+	// CompressMin, for a session whose Identify asked for payload compression (compress: true,
+	// discordgo's default), is the size from which a dispatch frame is zlib-compressed: smaller
+	// ones go as text, as Discord compresses only some payloads, the large ones. 0 compresses
+	// every frame (each with a fresh compressor, about 1 ms apiece: a composed benchmark sets it
+	// so the fake's compression is not what it measures).
+	CompressMin int
 	// MaxRecorded bounds the request recorder (the oldest are dropped); 0 keeps every request,
 	// as tests want. A long-running fake (demo mode) sets it.
 	MaxRecorded int
