@@ -103,6 +103,9 @@ type interactions struct {
 
 	syncMu    sync.Mutex // one sync at a time
 	fullSyncs syncCounter
+	// guildCreates counts the GUILD_CREATEs whose command check finished
+	// (a sync or nothing to do; tests wait on it).
+	guildCreates syncCounter
 }
 
 func newInteractions(log *slog.Logger, src sessionSource, guilds GuildConfig, st *store.Store) *interactions {

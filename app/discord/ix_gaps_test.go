@@ -178,6 +178,9 @@ func TestIxGuildCommands(t *testing.T) {
 	second := &ixModule{}
 	w := newIxWorld(t, &ixModule{}, ixOptions{timer: timer, more: map[string]*ixModule{"second": second}, caps: []string{sdk.CapDiscordGuildCommands}})
 	ixEventually(t, "READY sync", func() bool { return w.x.fullSyncs.Load() == 1 })
+	// The guild's GUILD_CREATE checks its command set on its own: once it
+	// found none, no sync of it can land between the pushes below.
+	ixEventually(t, "GUILD_CREATE's command check", func() bool { return w.x.guildCreates.Load() >= 1 })
 	ctx, gid := context.Background(), parseID(w.guild)
 	demoIx, secondIx := w.mod.runtime().Interactions, second.runtime().Interactions
 

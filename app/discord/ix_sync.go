@@ -400,6 +400,7 @@ func (x *interactions) onGuildCreate(s *discordgo.Session, g *discordgo.GuildCre
 	x.mu.Unlock()
 	go func() {
 		defer x.wg.Done()
+		defer x.guildCreates.Add(1)
 		h, app := x.hostNow(), x.app()
 		if h == nil || app == "" || !commandsRegistered(h) {
 			return // not yet: the host's full sync covers this guild
