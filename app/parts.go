@@ -196,6 +196,13 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// messages, removed once the bot is ready.
 	cleanup := &interruptedCleanup{bot: bot, await: awaitDiscord(bot, cfg.DiscordReadyWait), logger: logger}
 
+	// The transcript retention: a core job on the modules' durable scheduler.
+	retention, err := assistant.NewRetention(assistant.RetentionOptions{Store: st, Jobs: modHost.Scheduler(),
+		Logger: root.With("component", "assistant-retention")})
+	if err != nil {
+		return nil, fmt.Errorf("app: assistant retention: %w", err)
+	}
+
 	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"))
 	if err != nil {
 		return nil, err
@@ -219,7 +226,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 			Scheduler: modHost.Scheduler(), Startup: run,
 			TrustedProxies: cfg.TrustedProxies, AllowedHosts: hosts, Demo: demo, Discord: bot, Proposals: props,
-			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs,
+			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs, Retention: retention,
 		})
 	})
 	if err != nil {
@@ -301,6 +308,11 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		// failed module does: the tasks then do not run, and the log says why.
 		{Name: "tasks", Optional: true, StartBudget: tasksStartBudget, CloseBudget: tasksCloseBudget,
 			Start: taskParts.runner.Start, Close: taskParts.runner.Close},
+		// Start only: the scheduler's close, with the modules, cancels a run
+		// under way (its batch rolls back) and keeps the next run's row. A
+		// retention job that cannot start leaves the transcripts in place
+		// (the log says why).
+		{Name: "assistant retention", Optional: true, Start: retention.Start},
 	}
 	if fake != nil {
 		// Closed after the bot that talks to it.

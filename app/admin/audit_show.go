@@ -154,6 +154,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Changed the model provider", true
 	case settings.AuditActionAssistantBehaviour:
 		return "Changed the assistant's behaviour", true
+	case settings.AuditActionAssistantRetention:
+		return "Changed the assistant's transcript retention", true
 	case ActionAssistantTest:
 		return "Tested the model provider's connection", true
 	case host.ActionModuleEnable:
