@@ -28,6 +28,7 @@ import (
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // The parts' budgets. Starting: a part that bounds itself has none (the
@@ -192,6 +193,10 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		return nil, fmt.Errorf("app: assistant: %w", err)
 	}
 	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds, Name: asst.AssistantName})
+	// /forget: a member deletes their own conversations (core command and buttons).
+	forget := assistant.NewForget(st, root.With("component", "assistant"), nil)
+	bot.RegisterCoreCommand(hostkit.CommandForget, assistant.ForgetNamespace, forget)
+	bot.RegisterCoreHandler(assistant.ForgetNamespace, forget)
 	// The ⏳ a crash left on interrupted turns' triggers and their status
 	// messages, removed once the bot is ready.
 	cleanup := &interruptedCleanup{bot: bot, await: awaitDiscord(bot, cfg.DiscordReadyWait), logger: logger}
@@ -507,3 +512,9 @@ func shutdownHTTP(ctx context.Context, srv *http.Server, logger *slog.Logger) er
 	}
 	return nil
 }
+
+// /forget's handler answers both the core command and its buttons.
+var (
+	_ discord.CoreCommandHandler = (*assistant.Forget)(nil)
+	_ discord.CoreHandler        = (*assistant.Forget)(nil)
+)
