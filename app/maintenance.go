@@ -34,7 +34,13 @@ A full backup holds the Worldtree API keys (and every other secret setting)
 in plain text, besides the password and session hashes: keep it as private
 as the server itself. --without-secrets writes a copy with the secret
 settings deleted and vacuumed away (recorded in the copy's audit log); after
-restoring it, enter the keys again on the Worldtree page.`
+restoring it, enter the keys again on the Worldtree page.
+
+A backup without secrets still holds the assistant's transcripts: the
+members' messages and Kimi's replies, and the tool calls' argument and
+result excerpts. --without-transcripts leaves them out (the turn rows and
+the usage roll-up, which hold no content, stay); combine both flags for a
+copy with neither.`
 
 const restoreHelp = `
 Replace the database with the backup FILE. The backup is verified first: its
@@ -169,10 +175,11 @@ func migrateStatus(ctx context.Context, c *cli, cfg config.Config, logger *slog.
 }
 
 func runBackup(ctx context.Context, c *cli, args []string) error {
-	var force, withoutSecrets bool
+	var force, withoutSecrets, withoutTranscripts bool
 	cfg, logger, pos, err := c.setup("backup", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&force, "force", false, "overwrite FILE if it exists")
 		fs.BoolVar(&withoutSecrets, "without-secrets", false, "leave the secret settings (Worldtree keys) out of the copy")
+		fs.BoolVar(&withoutTranscripts, "without-transcripts", false, "leave the assistant's transcripts (messages, tool-call excerpts) out of the copy")
 	})
 	if err != nil {
 		return err
@@ -193,7 +200,8 @@ func runBackup(ctx context.Context, c *cli, args []string) error {
 	defer st.Close()
 	start := time.Now()
 	p := &progressPrinter{w: c.stderr}
-	info, err := st.BackupWith(ctx, dest, store.BackupOptions{Progress: p.report, WithoutSecrets: withoutSecrets, Actor: cliActor})
+	info, err := st.BackupWith(ctx, dest, store.BackupOptions{Progress: p.report, WithoutSecrets: withoutSecrets,
+		WithoutTranscripts: withoutTranscripts, Actor: cliActor})
 	if err != nil {
 		return err
 	}
@@ -201,6 +209,11 @@ func runBackup(ctx context.Context, c *cli, args []string) error {
 	kind := "full, holds the secrets (Worldtree and model-provider keys, the Discord token) in plain text: keep it private"
 	if info.WithoutSecrets {
 		kind = "without secrets"
+	}
+	if info.WithoutTranscripts {
+		kind += ", without transcripts"
+	} else {
+		kind += ", holds the assistant's transcripts"
 	}
 	fmt.Fprintf(c.stdout, "backup written: %s (%d bytes in %s; %s)\n", info.Path, info.Bytes, time.Since(start).Round(time.Millisecond), kind)
 	return nil

@@ -28,6 +28,7 @@ import (
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // The parts' budgets. Starting: a part that bounds itself has none (the
@@ -192,9 +193,20 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		return nil, fmt.Errorf("app: assistant: %w", err)
 	}
 	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds, Name: asst.AssistantName})
+	// /forget: a member deletes their own conversations (core command and buttons).
+	forget := assistant.NewForget(st, root.With("component", "assistant"), nil)
+	bot.RegisterCoreCommand(hostkit.CommandForget, assistant.ForgetNamespace, forget)
+	bot.RegisterCoreHandler(assistant.ForgetNamespace, forget)
 	// The ⏳ a crash left on interrupted turns' triggers and their status
 	// messages, removed once the bot is ready.
 	cleanup := &interruptedCleanup{bot: bot, await: awaitDiscord(bot, cfg.DiscordReadyWait), logger: logger}
+
+	// The transcript retention: a core job on the modules' durable scheduler.
+	retention, err := assistant.NewRetention(assistant.RetentionOptions{Store: st, Jobs: modHost.Scheduler(),
+		Logger: root.With("component", "assistant-retention")})
+	if err != nil {
+		return nil, fmt.Errorf("app: assistant retention: %w", err)
+	}
 
 	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"))
 	if err != nil {
@@ -219,7 +231,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 			Scheduler: modHost.Scheduler(), Startup: run,
 			TrustedProxies: cfg.TrustedProxies, AllowedHosts: hosts, Demo: demo, Discord: bot, Proposals: props,
-			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs,
+			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs, Retention: retention,
 		})
 	})
 	if err != nil {
@@ -301,6 +313,11 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		// failed module does: the tasks then do not run, and the log says why.
 		{Name: "tasks", Optional: true, StartBudget: tasksStartBudget, CloseBudget: tasksCloseBudget,
 			Start: taskParts.runner.Start, Close: taskParts.runner.Close},
+		// Start only: the scheduler's close, with the modules, cancels a run
+		// under way (its batch rolls back) and keeps the next run's row. A
+		// retention job that cannot start leaves the transcripts in place
+		// (the log says why).
+		{Name: "assistant retention", Optional: true, Start: retention.Start},
 	}
 	if fake != nil {
 		// Closed after the bot that talks to it.
@@ -495,3 +512,9 @@ func shutdownHTTP(ctx context.Context, srv *http.Server, logger *slog.Logger) er
 	}
 	return nil
 }
+
+// /forget's handler answers both the core command and its buttons.
+var (
+	_ discord.CoreCommandHandler = (*assistant.Forget)(nil)
+	_ discord.CoreHandler        = (*assistant.Forget)(nil)
+)

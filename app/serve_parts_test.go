@@ -199,7 +199,7 @@ func TestCloseBudgetsFitTheShutdownBound(t *testing.T) {
 	if total > shutdownTimeout {
 		t.Fatalf("close budgets with their graces add up to %s, past the %s shutdown bound", total, shutdownTimeout)
 	}
-	want := []string{"demo fakes", "configuration", "proposals", "assistant", "admin", "discord", "modules", "results", "tasks"}
+	want := []string{"demo fakes", "configuration", "proposals", "assistant", "admin", "discord", "modules", "results", "tasks", "assistant retention"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("parts = %q, want %q", names, want)
 	}

@@ -220,8 +220,12 @@ func (s *Server) renderAssistant(c echo.Context, status int, mutate func(*templa
 	if err != nil {
 		return fmt.Errorf("admin: assistant page: %w", err)
 	}
+	retention, err := s.assistantRetentionView(c.Request().Context())
+	if err != nil {
+		return fmt.Errorf("admin: assistant page: %w", err)
+	}
 	v := templates.AssistantView{Live: "/assistant/events", Status: s.assistantStatusView(c),
-		Form: s.assistantFormView(c.Request().Context()), Behaviour: form.AssistantBehaviourOf(behaviour)}
+		Form: s.assistantFormView(c.Request().Context()), Behaviour: form.AssistantBehaviourOf(behaviour), Retention: retention}
 	if mutate != nil {
 		mutate(&v)
 	}

@@ -138,6 +138,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Changed the proposal notifications", true
 	case store.ActionBackupWithoutSecrets:
 		return "Removed the secrets from a backup copy", true
+	case store.ActionBackupWithoutTranscripts:
+		return "Removed the assistant's transcripts from a backup copy", true
 	case settings.AuditActionWorldtree:
 		return "Changed Worldtree settings", true
 	case settings.AuditActionDiscordToken:
@@ -152,6 +154,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Changed the model provider", true
 	case settings.AuditActionAssistantBehaviour:
 		return "Changed the assistant's behaviour", true
+	case settings.AuditActionAssistantRetention:
+		return "Changed the assistant's transcript retention", true
 	case ActionAssistantTest:
 		return "Tested the model provider's connection", true
 	case host.ActionModuleEnable:

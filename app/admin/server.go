@@ -102,6 +102,10 @@ type Options struct {
 	// passes its *assistant.Conversations): each tool's calls and error
 	// rate over 30 days on /modules/{name}. Nil: the page shows neither.
 	ToolStats ToolStats
+	// Retention is the assistant's transcript retention job (app/parts.go
+	// passes its *assistant.Retention): the next run and what it deletes
+	// on /assistant. Nil: the card says the job is not running.
+	Retention AssistantRetention
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both

@@ -21,7 +21,8 @@ const ActionBackupDownload = "backup.download"
 // temporary file beside the database — same filesystem, so no tmpfs RAM is
 // spent on a large database — streams it as an attachment and removes it.
 // The form chooses a full backup (the Worldtree keys in plain text) or one
-// without the secret settings; the audit row says which was downloaded.
+// without the secret settings, either with or without the assistant's
+// transcripts; the audit row says which was downloaded.
 func (s *Server) downloadBackup(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 10*time.Minute)
 	defer cancel()
@@ -40,9 +41,15 @@ func (s *Server) downloadBackup(c echo.Context) error {
 	if f.WithoutSecrets {
 		kind, suffix = "backup without secrets", "-without-secrets"
 	}
+	if f.WithoutTranscripts {
+		kind, suffix = kind+", without transcripts", suffix+"-without-transcripts"
+	} else {
+		kind += ", holds the assistant's transcripts"
+	}
 	name := "kimi-backup-" + time.Now().UTC().Format("20060102T150405Z") + suffix + ".db"
 	dest := filepath.Join(tmpDir, name)
-	if _, err := s.opts.Store.BackupWith(ctx, dest, store.BackupOptions{WithoutSecrets: f.WithoutSecrets, Actor: sess.Username}); err != nil {
+	if _, err := s.opts.Store.BackupWith(ctx, dest, store.BackupOptions{
+		WithoutSecrets: f.WithoutSecrets, WithoutTranscripts: f.WithoutTranscripts, Actor: sess.Username}); err != nil {
 		s.log.Error("backup failed", "err", err, "request_id", requestIDOf(c))
 		return echo.NewHTTPError(http.StatusInternalServerError, msgBackupFailed).SetInternal(err)
 	}

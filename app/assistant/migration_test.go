@@ -120,3 +120,52 @@ func TestMigration00011Down(t *testing.T) {
 		t.Fatalf("up again: %v", err)
 	}
 }
+
+// TestMigration00012Down: migration 00012's usage roll-up and error counts
+// take what the store writes and refuse what it never does (a bad day, a
+// negative count, a user 0, a duplicate key); its Down over rows leaves
+// exactly the schema of version 11, and Up applies again.
+func TestMigration00012Down(t *testing.T) {
+	ctx := context.Background()
+	ref, refP := migrationtest.Open(t, "eleven.db")
+	if _, err := refP.UpTo(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	want := migrationtest.Schema(t, ref)
+
+	db, p := migrationtest.Open(t, "twelve.db")
+	if _, err := p.UpTo(ctx, 12); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id, model, calls, prompt_tokens, completion_tokens, cached_tokens, turns) VALUES ('2031-03-04', 10, 7, 'kimi-k2', 2, 1200, 40, 1000, 1)`,
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id) VALUES ('2031-03-04', 0, 7)`,
+		`INSERT INTO kimi_assistant_usage_errors (day, guild_id, user_id, kind, count) VALUES ('2031-03-04', 10, 7, 'provider_5xx', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id) VALUES ('2031-3-4', 10, 7)`,
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id) VALUES ('yesterday!', 10, 7)`,
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id) VALUES ('2031-03-05', 10, 0)`,
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id, prompt_tokens) VALUES ('2031-03-05', 10, 7, -1)`,
+		`INSERT INTO kimi_assistant_usage (day, guild_id, user_id, model) VALUES ('2031-03-04', 10, 7, 'kimi-k2')`,
+		`INSERT INTO kimi_assistant_usage_errors (day, guild_id, user_id, kind) VALUES ('2031-03-04', 10, 7, '')`,
+		`INSERT INTO kimi_assistant_usage_errors (day, guild_id, user_id, kind, count) VALUES ('2031-03-04', 10, 7, 'busy', -2)`,
+	} {
+		if _, err := db.Exec(q); err == nil {
+			t.Errorf("accepted: %.160s", q)
+		}
+	}
+	if _, err := p.DownTo(ctx, 11); err != nil {
+		t.Fatalf("down to 11: %v", err)
+	}
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
+		t.Errorf("schema after 00012's Down:\n%q\nwant (version 11):\n%q", got, want)
+	}
+	if _, err := p.UpTo(ctx, 12); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}

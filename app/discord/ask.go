@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,8 +16,9 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
-// Core commands: /ask and /stop, routed here before the module host and
-// synced with the modules' commands while an assistant is attached
+// Core commands: /ask and /stop, routed here before the module host, and
+// /forget, routed to its registered handler (RegisterCoreCommand); synced
+// with the modules' commands while an assistant is attached
 // (hostkit.CoreCommands: a module declaring one is refused at preflight).
 
 // coreCommandSpecs are the core commands' definitions.
@@ -27,6 +29,7 @@ func coreCommandSpecs() []sdk.CommandSpec {
 			{Name: "private", Kind: sdk.OptionBoolean, Description: "Answer only you (ephemeral)"},
 		}},
 		{Name: hostkit.CommandStop, Description: "Stop the assistant's work for you in this channel", MinTier: sdk.TierMember},
+		{Name: hostkit.CommandForget, Description: "Delete your conversations with the assistant in this server", MinTier: sdk.TierMember},
 	}
 }
 
@@ -40,15 +43,19 @@ func (x *interactions) syncedCommands(h Host) []sdk.CommandSpec {
 	return cmds
 }
 
-// runCoreCommand answers /ask and /stop; ok is false for any other
-// command (or without an assistant), which goes to the module host.
+// runCoreCommand answers /ask, /stop and a registered core command; ok
+// is false for any other command (or without an assistant), which goes to
+// the module host.
 func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk.TrustTier, in *interaction) (bool, error) {
 	p := x.assistantPort()
-	if p == nil || (name != hostkit.CommandAsk && name != hostkit.CommandStop) {
+	if p == nil || !slices.Contains(hostkit.CoreCommands, name) {
 		return false, nil
 	}
 	if in.guildID == 0 {
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
+	}
+	if name != hostkit.CommandAsk && name != hostkit.CommandStop {
+		return true, x.runRegisteredCommand(ctx, name, tier, in)
 	}
 	if name == hostkit.CommandStop {
 		return true, stopCommand(ctx, p.Assistant, in)

@@ -294,12 +294,12 @@ func TestStopTextsOnBothLanes(t *testing.T) {
 	}
 }
 
-// TestAskNotSyncedWithoutAssistant: without an attached assistant /ask
-// and /stop are not registered, and an empty port attaches nothing.
+// TestAskNotSyncedWithoutAssistant: without an attached assistant /ask,
+// /stop and /forget are not registered, and an empty port attaches nothing.
 func TestAskNotSyncedWithoutAssistant(t *testing.T) {
 	w := newAsstWorld(t, asstOpts{noAssistant: true})
 	for _, c := range w.f.Commands("") {
-		if c.Name == "ask" || c.Name == "stop" {
+		if c.Name == "ask" || c.Name == "stop" || c.Name == "forget" {
 			t.Fatalf("/%s synced without an assistant", c.Name)
 		}
 	}
@@ -371,7 +371,7 @@ func TestInvocationForms(t *testing.T) {
 	}
 }
 
-// TestCoreCommandsAreGuildOnly: /ask and /stop are registered for guilds
+// TestCoreCommandsAreGuildOnly: /ask, /stop and /forget are registered for guilds
 // only (contexts [GUILD] in the PUT the fake receives at command sync); a
 // module's command keeps Discord's default (no contexts sent); and the
 // list Discord returns hashes as Kimi's, so a reconnect syncs nothing.
@@ -392,11 +392,11 @@ func TestCoreCommandsAreGuildOnly(t *testing.T) {
 	for _, c := range sent {
 		got[c.Name] = string(c.Contexts)
 	}
-	if got["ask"] != "[0]" || got["stop"] != "[0]" {
-		t.Fatalf("contexts sent = %v, want [0] (guild) for ask and stop", got)
+	if got["ask"] != "[0]" || got["stop"] != "[0]" || got["forget"] != "[0]" {
+		t.Fatalf("contexts sent = %v, want [0] (guild) for ask, stop and forget", got)
 	}
 	for _, c := range w.f.Commands("") {
-		if c.Name == "ask" || c.Name == "stop" {
+		if c.Name == "ask" || c.Name == "stop" || c.Name == "forget" {
 			if c.Contexts == nil || !slices.Equal(*c.Contexts, []discordgo.InteractionContextType{discordgo.InteractionContextGuild}) {
 				t.Errorf("/%s registered with contexts %v", c.Name, c.Contexts)
 			}
@@ -412,7 +412,7 @@ func TestCoreCommandsAreGuildOnly(t *testing.T) {
 	out := commandsOut(append([]sdk.CommandSpec{{Name: "kudos", Description: "k"}, {Name: "give", Group: "tag", Description: "g"}}, coreCommandSpecs()...))
 	for _, c := range out {
 		guild := slices.Equal(c.Contexts, guildOnly)
-		if core := c.Name == "ask" || c.Name == "stop"; guild != core {
+		if core := c.Name == "ask" || c.Name == "stop" || c.Name == "forget"; guild != core {
 			t.Errorf("/%s: contexts %v", c.Name, c.Contexts)
 		}
 	}

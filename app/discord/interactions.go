@@ -64,7 +64,7 @@ type CoreHandler interface {
 
 // coreOwners are the custom-id namespaces core owns: never routed to a
 // module, answered "no longer active" until their handler is registered.
-var coreOwners = map[string]bool{"proposals": true}
+var coreOwners = map[string]bool{"proposals": true, "assistant": true}
 
 var _ Host = (*host.Host)(nil)
 
@@ -87,14 +87,17 @@ type interactions struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	host   Host
-	core   map[string]CoreHandler
-	appID  string // from the last READY
-	ready  bool
-	timer  stopper
-	closed bool
-	hashes map[string]string // without a store: app \x00 guild → hash
+	mu   sync.Mutex
+	host Host
+	core map[string]CoreHandler
+	// coreCmds are the core commands answered by a registered handler
+	// (RegisterCoreCommand), by name.
+	coreCmds map[string]coreCommand
+	appID    string // from the last READY
+	ready    bool
+	timer    stopper
+	closed   bool
+	hashes   map[string]string // without a store: app \x00 guild → hash
 
 	// asst is the attached assistant (AttachAssistant; nil: none), owner
 	// the bot owner's id.

@@ -31,6 +31,9 @@ type BackupInfo struct {
 	Bytes int64     `json:"bytes"`
 	// WithoutSecrets reports a backup written with BackupOptions.WithoutSecrets.
 	WithoutSecrets bool `json:"without_secrets,omitempty"`
+	// WithoutTranscripts reports a backup written with
+	// BackupOptions.WithoutTranscripts.
+	WithoutTranscripts bool `json:"without_transcripts,omitempty"`
 }
 
 // BackupOptions tunes BackupWith. The zero value is a full backup.
@@ -42,7 +45,13 @@ type BackupOptions struct {
 	// the Worldtree keys, later the Discord token). A full backup holds them
 	// in plain text.
 	WithoutSecrets bool
+	// WithoutTranscripts leaves out the assistant's transcripts: every
+	// kimi_assistant_messages row and the tool calls' argument and result
+	// excerpts (the rows' structure stays). A backup without secrets still
+	// holds them.
+	WithoutTranscripts bool
 	// Actor is recorded in the copy's audit row of a backup without secrets
+	// or transcripts
 	// ("cli" or the admin's username); empty means "kimi".
 	Actor string
 }
@@ -50,6 +59,10 @@ type BackupOptions struct {
 // ActionBackupWithoutSecrets is the audit action a backup without secrets
 // records in its own audit log.
 const ActionBackupWithoutSecrets = "store.backup_without_secrets"
+
+// ActionBackupWithoutTranscripts is the audit action a backup without the
+// assistant's transcripts records in its own audit log.
+const ActionBackupWithoutTranscripts = "store.backup_without_transcripts"
 
 type backuper interface {
 	NewBackup(dstURI string) (*sqlite.Backup, error)
@@ -98,8 +111,8 @@ func (s *Store) BackupWith(ctx context.Context, dest string, opts BackupOptions)
 	if err := s.copyTo(ctx, tmp, opts.Progress); err != nil {
 		return BackupInfo{}, err
 	}
-	if opts.WithoutSecrets {
-		if err := removeSecrets(ctx, tmp, opts.Actor); err != nil {
+	if opts.WithoutSecrets || opts.WithoutTranscripts {
+		if err := scrubCopy(ctx, tmp, opts); err != nil {
 			return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 		}
 	}
@@ -114,7 +127,8 @@ func (s *Store) BackupWith(ctx context.Context, dest string, opts BackupOptions)
 	if err != nil {
 		return BackupInfo{}, fmt.Errorf("store: backup: %w", err)
 	}
-	info := BackupInfo{Path: abs, At: time.Now().UTC().Truncate(time.Second), Bytes: fi.Size(), WithoutSecrets: opts.WithoutSecrets}
+	info := BackupInfo{Path: abs, At: time.Now().UTC().Truncate(time.Second), Bytes: fi.Size(),
+		WithoutSecrets: opts.WithoutSecrets, WithoutTranscripts: opts.WithoutTranscripts}
 	b, _ := json.Marshal(info)
 	if err := s.SetSetting(ctx, settingLastBackup, string(b)); err != nil {
 		// The backup itself is complete and usable; only the bookkeeping failed
@@ -124,11 +138,13 @@ func (s *Store) BackupWith(ctx context.Context, dest string, opts BackupOptions)
 	return info, nil
 }
 
-// removeSecrets deletes every secret setting from the backup copy at path,
-// records that in the copy's audit log and vacuums it. secure_delete zeroes
-// the deleted cells in the pages the delete rewrites, and VACUUM rebuilds the
-// file without free pages, so no byte of a secret stays in the file.
-func removeSecrets(ctx context.Context, path, actor string) error {
+// scrubCopy deletes from the backup copy at path what opts leaves out (the
+// secret settings, the assistant's transcripts), records each in the copy's
+// audit log and vacuums it. secure_delete zeroes the deleted cells in the
+// pages the delete rewrites, and VACUUM rebuilds the file without free
+// pages, so no byte of what was left out stays in the file.
+func scrubCopy(ctx context.Context, path string, opts BackupOptions) error {
+	actor := opts.Actor
 	if actor == "" {
 		actor = "kimi"
 	}
@@ -138,32 +154,64 @@ func removeSecrets(ctx context.Context, path, actor string) error {
 	}
 	defer db.Close()
 	if _, err := db.ExecContext(ctx, "PRAGMA secure_delete = ON"); err != nil {
-		return fmt.Errorf("remove secrets: %w", err)
+		return fmt.Errorf("scrub copy: %w", err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("remove secrets: %w", err)
+		return fmt.Errorf("scrub copy: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if opts.WithoutSecrets {
+		if err := removeSecretsTx(ctx, tx, actor); err != nil {
+			return err
+		}
+	}
+	if opts.WithoutTranscripts {
+		if err := removeTranscriptsTx(ctx, tx, actor); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("scrub copy: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("scrub copy: vacuum: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("scrub copy: checkpoint: %w", err)
+	}
+	return db.Close()
+}
+
+// removeSecretsTx deletes every secret setting from a backup copy and
+// records that in the copy's audit log.
+func removeSecretsTx(ctx context.Context, tx *sql.Tx, actor string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM kimi_settings WHERE secret = 1`)
 	if err != nil {
 		return fmt.Errorf("remove secrets: %w", err)
 	}
 	n, _ := res.RowsAffected()
-	if err := AuditTx(ctx, tx, AuditEntry{Actor: actor, Action: ActionBackupWithoutSecrets, Target: "settings",
-		Detail: fmt.Sprintf("backup written without secrets: %d secret setting(s) left out", n)}); err != nil {
-		return err
+	return AuditTx(ctx, tx, AuditEntry{Actor: actor, Action: ActionBackupWithoutSecrets, Target: "settings",
+		Detail: fmt.Sprintf("backup written without secrets: %d secret setting(s) left out", n)})
+}
+
+// removeTranscriptsTx deletes the assistant's transcripts from a backup
+// copy (every message row; the tool calls' excerpts are blanked, their rows
+// stay) and records that in the copy's audit log.
+func removeTranscriptsTx(ctx context.Context, tx *sql.Tx, actor string) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM kimi_assistant_messages`)
+	if err != nil {
+		return fmt.Errorf("remove transcripts: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("remove secrets: %w", err)
+	msgs, _ := res.RowsAffected()
+	res, err = tx.ExecContext(ctx, `UPDATE kimi_assistant_tool_calls SET arguments = '', result = ''
+		WHERE arguments != '' OR result != ''`)
+	if err != nil {
+		return fmt.Errorf("remove transcripts: %w", err)
 	}
-	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
-		return fmt.Errorf("remove secrets: vacuum: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return fmt.Errorf("remove secrets: checkpoint: %w", err)
-	}
-	return db.Close()
+	calls, _ := res.RowsAffected()
+	return AuditTx(ctx, tx, AuditEntry{Actor: actor, Action: ActionBackupWithoutTranscripts, Target: "assistant",
+		Detail: fmt.Sprintf("backup written without transcripts: %d message(s) and %d tool-call excerpt(s) left out", msgs, calls)})
 }
 
 // liveSuffixes name the database file and its companions: the rollback

@@ -14,6 +14,8 @@ type AssistantView struct {
 	// input) and BehaviourErrors its refusal.
 	Behaviour       form.AssistantBehaviour
 	BehaviourErrors form.Errors
+	// Retention is the transcript retention card.
+	Retention AssistantRetentionView
 }
 
 // AssistantStatusView is the live part of /assistant: the status card and

@@ -10,6 +10,12 @@ const (
 	FieldBackupSecrets = "secrets"
 	// BackupSecretsOmit asks for a backup without the secret settings.
 	BackupSecretsOmit = "omit"
+	// FieldBackupTranscripts is the checkbox that leaves the assistant's
+	// transcripts out of either download; checked, it submits
+	// BackupTranscriptsOmit.
+	FieldBackupTranscripts = "transcripts"
+	// BackupTranscriptsOmit asks for a backup without the transcripts.
+	BackupTranscriptsOmit = "omit"
 )
 
 // BackupDownload is the backup download form.
@@ -17,10 +23,16 @@ type BackupDownload struct {
 	// WithoutSecrets asks for a copy without the secret settings (the
 	// Worldtree keys); false is a full backup.
 	WithoutSecrets bool
+	// WithoutTranscripts asks for a copy without the assistant's
+	// transcripts (messages and tool-call excerpts).
+	WithoutTranscripts bool
 }
 
-// ParseBackupDownload reads the form from r. Any value of the field other
-// than BackupSecretsOmit is a full backup, as the field's absence is.
+// ParseBackupDownload reads the form from r. Any value of a field other
+// than its omit value keeps what it names, as the field's absence does.
 func ParseBackupDownload(r *http.Request) BackupDownload {
-	return BackupDownload{WithoutSecrets: value(r, FieldBackupSecrets) == BackupSecretsOmit}
+	return BackupDownload{
+		WithoutSecrets:     value(r, FieldBackupSecrets) == BackupSecretsOmit,
+		WithoutTranscripts: value(r, FieldBackupTranscripts) == BackupTranscriptsOmit,
+	}
 }

@@ -89,6 +89,11 @@ func (s *Server) interMessage(in *Interaction, id string) (*discordgo.Message, *
 	if m := in.ephemeral[id]; m != nil {
 		return m, nil
 	}
+	// A component on an ephemeral response another interaction of the same
+	// user was answered with (Discord lets its clicks update it).
+	if m := s.ephemeralOf(in.ChannelID, in.UserID, id); m != nil {
+		return m, nil
+	}
 	ch := s.channels[in.ChannelID]
 	if ch == nil {
 		return nil, nil
