@@ -12,6 +12,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
@@ -158,6 +159,10 @@ func auditActionLabel(id string) (string, bool) {
 		return "Changed the assistant's transcript retention", true
 	case ActionAssistantTest:
 		return "Tested the model provider's connection", true
+	case settings.AuditActionAssistantTranscripts:
+		return "Turned Show transcripts on or off", true
+	case assistant.AuditActionConversationDelete:
+		return "Deleted an assistant conversation", true
 	case host.ActionModuleEnable:
 		return "Enabled a module", true
 	case host.ActionModuleDisable:

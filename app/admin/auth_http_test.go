@@ -69,13 +69,14 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 		path := strings.NewReplacer(":name", "hello", ":id", "1", "*", "x").Replace(r.Path)
 		switch {
 		case r.Method == http.MethodGet && (r.Path == "/modules/events" || r.Path == "/demo/events" || r.Path == "/discord/events" ||
-			r.Path == "/proposals/events" || r.Path == "/results/events" || r.Path == "/assistant/events"):
+			r.Path == "/proposals/events" || r.Path == "/results/events" || r.Path == "/assistant/events" ||
+			r.Path == "/assistant/conversations/events"):
 			// An event stream never ends by itself: TestModuleEvents*,
 			// TestDemoEventsFollowTheFake, TestDiscordEvents,
 			// TestProposalEvents, TestResultEvents and TestAssistantEvents
 			// cover them.
 		case r.Method == http.MethodGet && (r.Path == "/proposals/:id" || r.Path == "/results/:module/:name/:guild" ||
-			r.Path == "/tasks/:id" || r.Path == "/tasks/:id/edit" || r.Path == "/tasks/events"):
+			r.Path == "/tasks/:id" || r.Path == "/tasks/:id/edit" || r.Path == "/tasks/events" || r.Path == "/assistant/conversations/:id"):
 			// No proposal or task has the id "1" (not 32 hex), no
 			// subscription the address /results/:module/…, and the task
 			// stream without an id streams nothing: the page is a 404

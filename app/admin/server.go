@@ -106,6 +106,10 @@ type Options struct {
 	// passes its *assistant.Retention): the next run and what it deletes
 	// on /assistant. Nil: the card says the job is not running.
 	Retention AssistantRetention
+	// Conversations is the assistant's conversation log (app/parts.go
+	// passes its *assistant.Conversations): /assistant/conversations and
+	// each conversation's page. Nil: they answer 503.
+	Conversations ConversationLog
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
@@ -247,7 +251,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.assets = assets
 	s.pageAssets = templates.Assets{CSS: assets.url("app.css"), Icon: assets.url("favicon.svg")}
-	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil || opts.Results != nil { // the module pages', /demo's, /proposals' and /results' live regions
+	if opts.Host != nil || opts.Demo != nil || opts.Proposals != nil || opts.Results != nil || opts.Conversations != nil { // the module pages', /demo's, /proposals', /results' and the conversations' live regions
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store, discordMetrics(opts.Discord))

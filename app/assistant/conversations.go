@@ -11,6 +11,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/kimiapp/kimi/app/internal/signal"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -55,8 +56,9 @@ var _ writer = (*store.Store)(nil)
 // delivered-message map, the transcript, turns, tool calls and activated
 // tools, in the kimi_assistant_* tables. Safe for concurrent use.
 type Conversations struct {
-	st  writer
-	now func() time.Time
+	st      writer
+	now     func() time.Time
+	changed signal.Watchers // a turn began or ended, a conversation was deleted (Watch)
 }
 
 // NewConversations returns the conversation storage over st; now is the
@@ -248,6 +250,7 @@ func (c *Conversations) BeginTurn(ctx context.Context, conv Conversation, t Trig
 	if err != nil {
 		return 0, fmt.Errorf("assistant: begin turn: %w", err)
 	}
+	c.changed.Notify()
 	return id, nil
 }
 
@@ -368,6 +371,7 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 	if err != nil {
 		return fmt.Errorf("assistant: finish turn %d: %w", turn, err)
 	}
+	c.changed.Notify()
 	return nil
 }
 
@@ -444,6 +448,9 @@ func (c *Conversations) MarkInterrupted(ctx context.Context) ([]Interrupted, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("assistant: mark interrupted turns: %w", err)
+	}
+	if len(out) > 0 {
+		c.changed.Notify()
 	}
 	return out, nil
 }
