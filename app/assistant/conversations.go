@@ -57,6 +57,10 @@ var _ writer = (*store.Store)(nil)
 type Conversations struct {
 	st  writer
 	now func() time.Time
+	// usage is the last usage report (usagereport.go); meter counts
+	// usage since the process started (meter.go).
+	usage usageCache
+	meter Meter
 }
 
 // NewConversations returns the conversation storage over st; now is the
@@ -279,6 +283,7 @@ func (c *Conversations) RecordUsage(ctx context.Context, turn TurnID, u Usage) e
 	if err != nil {
 		return fmt.Errorf("assistant: record usage of turn %d: %w", turn, err)
 	}
+	c.meter.response(model, u)
 	return nil
 }
 
@@ -349,11 +354,12 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 	if len(f.ErrorKind) > 64 {
 		return fmt.Errorf("assistant: finish turn %d: error kind of %d bytes (at most 64)", turn, len(f.ErrorKind))
 	}
+	var model string
 	err := c.st.Write(ctx, func(tx *sql.Tx) error {
 		now := c.now().UnixMilli()
 		var conv int64
 		err := tx.QueryRowContext(ctx, `UPDATE kimi_assistant_turns SET status = ?, error_kind = ?, duration_ms = max(? - started_ms, 0)
-			WHERE id = ? AND status = 'running' RETURNING conversation_id`, f.Status, f.ErrorKind, now, int64(turn)).Scan(&conv)
+			WHERE id = ? AND status = 'running' RETURNING conversation_id, model_served`, f.Status, f.ErrorKind, now, int64(turn)).Scan(&conv, &model)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -368,6 +374,7 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 	if err != nil {
 		return fmt.Errorf("assistant: finish turn %d: %w", turn, err)
 	}
+	c.meter.turn(model, f.Status)
 	return nil
 }
 
