@@ -182,6 +182,7 @@ func newHarnessStore(t testing.TB, sopts store.Options, mutate ...func(*Options)
 		t.Fatalf("assistant reload: %v", err)
 	}
 	opts.Assistant = asst
+	opts.Usage = assistant.NewConversations(st, nil)
 	for _, m := range mutate {
 		m(&opts)
 	}
