@@ -231,7 +231,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
 			Scheduler: modHost.Scheduler(), Startup: run,
 			TrustedProxies: cfg.TrustedProxies, AllowedHosts: hosts, Demo: demo, Discord: bot, Proposals: props,
-			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs, Retention: retention, Conversations: convs,
+			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs, Retention: retention, Conversations: convs, Usage: convs,
 		})
 	})
 	if err != nil {

@@ -182,7 +182,8 @@ func newHarnessStore(t testing.TB, sopts store.Options, mutate ...func(*Options)
 		t.Fatalf("assistant reload: %v", err)
 	}
 	opts.Assistant = asst
-	opts.Conversations = assistant.NewConversations(st, nil)
+	convs := assistant.NewConversations(st, nil)
+	opts.Conversations, opts.Usage = convs, convs
 	for _, m := range mutate {
 		m(&opts)
 	}

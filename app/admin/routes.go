@@ -89,6 +89,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	ga := g.Group("/assistant", s.requireAssistant)
 	ga.GET("", s.assistantShow)
 	ga.GET("/events", s.assistantEvents)
+	ga.GET("/usage", s.assistantUsageShow)
 	ga.POST("", s.saveAssistant)
 	ga.POST("/behaviour", s.saveAssistantBehaviour)
 	ga.POST("/retention", s.saveAssistantRetention)

@@ -110,6 +110,11 @@ type Options struct {
 	// passes its *assistant.Conversations): /assistant/conversations and
 	// each conversation's page. Nil: they answer 503.
 	Conversations ConversationLog
+	// Usage is the assistant's usage records (app/parts.go passes its
+	// *assistant.Conversations): /assistant/usage and the assistant's
+	// counters on /metrics. Nil: the page answers 503 and /metrics has
+	// no assistant counters.
+	Usage AssistantUsage
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For and
 	// X-Forwarded-Proto are believed; see trustedProxies.clientIP for the
 	// rule. Empty (the default): the direct peer is the client and both
@@ -255,6 +260,9 @@ func New(opts Options) (*Server, error) {
 		s.pageAssets.Live = assets.url("live.js")
 	}
 	s.metrics = newMetrics(opts.Store, discordMetrics(opts.Discord))
+	if opts.Usage != nil {
+		s.metrics.reg.MustRegister(assistantCollector{opts.Usage})
+	}
 	if opts.Host != nil {
 		s.metrics.reg.MustRegister(moduleGoroutines{opts.Host})
 	}

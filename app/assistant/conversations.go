@@ -59,6 +59,10 @@ type Conversations struct {
 	st      writer
 	now     func() time.Time
 	changed signal.Watchers // a turn began or ended, a conversation was deleted (Watch)
+	// usage is the last usage report (usagereport.go); meter counts
+	// usage since the process started (meter.go).
+	usage usageCache
+	meter Meter
 }
 
 // NewConversations returns the conversation storage over st; now is the
@@ -282,6 +286,7 @@ func (c *Conversations) RecordUsage(ctx context.Context, turn TurnID, u Usage) e
 	if err != nil {
 		return fmt.Errorf("assistant: record usage of turn %d: %w", turn, err)
 	}
+	c.meter.response(model, u)
 	return nil
 }
 
@@ -352,11 +357,12 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 	if len(f.ErrorKind) > 64 {
 		return fmt.Errorf("assistant: finish turn %d: error kind of %d bytes (at most 64)", turn, len(f.ErrorKind))
 	}
+	var model string
 	err := c.st.Write(ctx, func(tx *sql.Tx) error {
 		now := c.now().UnixMilli()
 		var conv int64
 		err := tx.QueryRowContext(ctx, `UPDATE kimi_assistant_turns SET status = ?, error_kind = ?, duration_ms = max(? - started_ms, 0)
-			WHERE id = ? AND status = 'running' RETURNING conversation_id`, f.Status, f.ErrorKind, now, int64(turn)).Scan(&conv)
+			WHERE id = ? AND status = 'running' RETURNING conversation_id, model_served`, f.Status, f.ErrorKind, now, int64(turn)).Scan(&conv, &model)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -372,6 +378,7 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 		return fmt.Errorf("assistant: finish turn %d: %w", turn, err)
 	}
 	c.changed.Notify()
+	c.meter.turn(model, f.Status)
 	return nil
 }
 

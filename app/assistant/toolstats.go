@@ -47,8 +47,15 @@ func (c *Conversations) ToolStats(ctx context.Context, module string) (map[strin
 	return out, nil
 }
 
+// ToolStat's rules, shared by ToolStats and UsageReport: the calls that
+// ran the tool (toolStatsRan), counted as calls and errors.
+const (
+	toolStatsRan    = `outcome IN ('ok', 'truncated', 'failed')`
+	toolStatsCounts = `count(*), count(*) FILTER (WHERE outcome = 'failed')`
+)
+
 // toolStatsQuery is ToolStats' query (its outcomes are ToolStat's).
-const toolStatsQuery = `SELECT tool, count(*), count(*) FILTER (WHERE outcome = 'failed')
+const toolStatsQuery = `SELECT tool, ` + toolStatsCounts + `
 	FROM kimi_assistant_tool_calls
-	WHERE module = ? AND created_ms >= ? AND outcome IN ('ok', 'truncated', 'failed')
+	WHERE module = ? AND created_ms >= ? AND ` + toolStatsRan + `
 	GROUP BY tool`
