@@ -120,3 +120,15 @@ func TestAssistantRetentionCard(t *testing.T) {
 		t.Error("a next run shown without the job")
 	}
 }
+
+// assistantRetentionScenarios are the retention form's route scenarios:
+// refused without a session or CSRF, audited when saved.
+var assistantRetentionScenarios = []scenario{
+	{name: "assistant retention: anonymous save is refused", method: "POST", url: "/assistant/retention",
+		form: url.Values{form.AssistantRetentionDays: {"7"}}, wantStatus: http.StatusUnauthorized, wantNoAudit: true},
+	{name: "assistant retention: a save without CSRF changes nothing", method: "POST", url: "/assistant/retention", signedIn: true, noCSRF: true,
+		form: url.Values{form.AssistantRetentionDays: {"7"}}, wantStatus: http.StatusForbidden, wantNoAudit: true},
+	{name: "assistant retention: a save is stored and audited", method: "POST", url: "/assistant/retention", signedIn: true,
+		form: url.Values{form.AssistantRetentionDays: {"7"}}, wantStatus: http.StatusSeeOther, wantLocation: "/assistant#retention",
+		wantAudit: []string{settings.AuditActionAssistantRetention}},
+}

@@ -163,6 +163,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Turned Show transcripts on or off", true
 	case assistant.AuditActionConversationDelete:
 		return "Deleted an assistant conversation", true
+	case assistant.ActionForget:
+		return "Deleted their assistant data (/forget)", true
 	case host.ActionModuleEnable:
 		return "Enabled a module", true
 	case host.ActionModuleDisable:
