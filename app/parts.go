@@ -183,7 +183,12 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
 	// The assistant's turns: mentions, replies and /ask reach them through
 	// the bot's port, attached once, before the bot starts.
-	convs := assistant.NewConversations(st, nil)
+	// The usage roll-up's day is the turn's clock's.
+	var convNow func() time.Time
+	if c.assistantClock != nil {
+		convNow = c.assistantClock.Now
+	}
+	convs := assistant.NewConversations(st, convNow)
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
 		Store: convs, Provider: asst, Calls: asst, Tools: modHost, Guilds: guilds,
 		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"), Clock: c.assistantClock,

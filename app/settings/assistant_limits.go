@@ -40,7 +40,7 @@ const (
 const (
 	DefaultUserTurnsPer10Min = 10
 	MinUserTurnsPer10Min     = 1
-	MaxUserTurnsPer10Min     = 1000
+	MaxUserTurnsPer10Min     = 10000
 	DefaultUserDailyTokens   = 100_000
 	DefaultGuildDailyTokens  = 1_000_000
 	MinDailyTokens           = 1000

@@ -23,7 +23,7 @@ func TestAssistantLimitsRefusals(t *testing.T) {
 		field string
 		msg   string
 	}{
-		{"turns zero", func(u *AssistantLimitsUpdate) { u.UserTurnsPer10Min = "0" }, FieldAssistantUserTurnsPer10Min, "from 1 to 1000"},
+		{"turns zero", func(u *AssistantLimitsUpdate) { u.UserTurnsPer10Min = "0" }, FieldAssistantUserTurnsPer10Min, "from 1 to 10000"},
 		{"turns text", func(u *AssistantLimitsUpdate) { u.UserTurnsPer10Min = "ten" }, FieldAssistantUserTurnsPer10Min, "ten minutes"},
 		{"user tokens low", func(u *AssistantLimitsUpdate) { u.UserDailyTokens = "999" }, FieldAssistantUserDailyTokens, "a member's tokens a day"},
 		{"guild tokens high", func(u *AssistantLimitsUpdate) { u.GuildDailyTokens = "1000000001" }, FieldAssistantGuildDailyTokens, "a guild's tokens a day"},
