@@ -91,6 +91,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	ga.GET("/events", s.assistantEvents)
 	ga.POST("", s.saveAssistant)
 	ga.POST("/behaviour", s.saveAssistantBehaviour)
+	ga.POST("/limits", s.saveAssistantLimits)
 	ga.POST("/test", s.testAssistantConnection)
 	gp := g.Group("/proposals", s.requireProposals)
 	gp.GET("", s.proposalsList)

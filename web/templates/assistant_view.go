@@ -14,6 +14,10 @@ type AssistantView struct {
 	// input) and BehaviourErrors its refusal.
 	Behaviour       form.AssistantBehaviour
 	BehaviourErrors form.Errors
+	// Limits is the limits form (stored, or the refused input) and
+	// LimitsErrors its refusal.
+	Limits       form.AssistantLimits
+	LimitsErrors form.Errors
 }
 
 // AssistantStatusView is the live part of /assistant: the status card and
