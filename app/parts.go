@@ -196,7 +196,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant: %w", err)
 	}
-	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds, Name: asst.AssistantName})
+	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds, Name: asst.AssistantName, Usage: turns})
 	// The ⏳ a crash left on interrupted turns' triggers and their status
 	// messages, removed once the bot is ready.
 	cleanup := &interruptedCleanup{bot: bot, await: awaitDiscord(bot, cfg.DiscordReadyWait), logger: logger}

@@ -72,15 +72,16 @@ func DeclaredNameConflicts(specs []sdk.Spec) map[string]string {
 	return out
 }
 
-// The core commands (the assistant's /ask and /stop): no module may
-// declare them.
+// The core commands (the assistant's /ask, /stop and /usage): no module
+// may declare them.
 const (
-	CommandAsk  = "ask"
-	CommandStop = "stop"
+	CommandAsk   = "ask"
+	CommandStop  = "stop"
+	CommandUsage = "usage"
 )
 
 // CoreCommands are the command names core owns.
-var CoreCommands = []string{CommandAsk, CommandStop}
+var CoreCommands = []string{CommandAsk, CommandStop, CommandUsage}
 
 // CoreCommandConflict refuses a spec declaring a core command:
 // "Kimi module 'm' declares command 'ask', which is reserved for Kimi's
