@@ -170,6 +170,11 @@ func startTurnBench(b *testing.B, turns int) *turnBench {
 	if err := settings.SaveDiscordIntents(ctx, st, true, true, settings.Actor{Name: "bench"}); err != nil {
 		b.Fatal(err)
 	}
+	// The members' turns stay within the limits, whose reads still run.
+	if _, err := settings.SaveAssistantLimits(ctx, st, settings.AssistantLimitsUpdate{UserTurnsPer10Min: "10000",
+		UserDailyTokens: "1000000000", GuildDailyTokens: "1000000000", MonthlyTokens: "0"}, settings.Actor{Name: "bench"}); err != nil {
+		b.Fatal(err)
+	}
 	counter := &tbCounter{done: make(chan struct{}, 1), inflight: make(chan struct{}, sdk.EventQueueSize/2)}
 	specs := []sdk.Spec{hello.Spec(), counter.spec()}
 	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Modules: specs, Logger: logger})

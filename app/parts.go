@@ -184,7 +184,12 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
 	// The assistant's turns: mentions, replies and /ask reach them through
 	// the bot's port, attached once, before the bot starts.
-	convs := assistant.NewConversations(st, nil)
+	// The usage roll-up's day is the turn's clock's.
+	var convNow func() time.Time
+	if c.assistantClock != nil {
+		convNow = c.assistantClock.Now
+	}
+	convs := assistant.NewConversations(st, convNow)
 	turns, err := assistant.NewAssistant(assistant.AssistantOptions{
 		Store: convs, Provider: asst, Calls: asst, Tools: modHost, Guilds: guilds,
 		Settings: st, Identity: bot.Identity, Logger: root.With("component", "assistant"), Clock: c.assistantClock,
@@ -192,7 +197,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant: %w", err)
 	}
-	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds, Name: asst.AssistantName})
+	bot.AttachAssistant(discord.ResponderPort{Assistant: turns, Policies: guilds, Name: asst.AssistantName, Usage: turns})
 	// /forget: a member deletes their own conversations (core command and buttons).
 	forget := assistant.NewForget(st, root.With("component", "assistant"), nil)
 	bot.RegisterCoreCommand(hostkit.CommandForget, assistant.ForgetNamespace, forget)

@@ -224,8 +224,13 @@ func (s *Server) renderAssistant(c echo.Context, status int, mutate func(*templa
 	if err != nil {
 		return fmt.Errorf("admin: assistant page: %w", err)
 	}
+	limits, err := settings.LoadAssistantLimits(c.Request().Context(), s.opts.Store)
+	if err != nil {
+		return fmt.Errorf("admin: assistant page: %w", err)
+	}
 	v := templates.AssistantView{Live: "/assistant/events", Status: s.assistantStatusView(c),
-		Form: s.assistantFormView(c.Request().Context()), Behaviour: form.AssistantBehaviourOf(behaviour), Retention: retention}
+		Form: s.assistantFormView(c.Request().Context()), Behaviour: form.AssistantBehaviourOf(behaviour), Retention: retention,
+		Limits: form.AssistantLimitsOf(limits)}
 	if mutate != nil {
 		mutate(&v)
 	}

@@ -64,7 +64,8 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 		RegularRoleIDs: f.RegularRoleIDs, AllowedChannelIDs: f.AllowedChannelIDs, ProposalChannelID: f.ProposalChannelID,
 		TasksEnabled: f.TasksEnabled, TasksMinTier: f.TasksMinTier, TasksTimezone: f.TasksTimezone,
 		TasksDestinations: f.TasksDestinations, AssistantEnabled: f.AssistantEnabled, AssistantMinTier: f.AssistantMinTier,
-		AssistantBlockedTools: f.AssistantBlockedTools, AssistantPinnedTools: f.AssistantPinnedTools, Errors: errs,
+		AssistantBlockedTools: f.AssistantBlockedTools, AssistantPinnedTools: f.AssistantPinnedTools,
+		AssistantDailyTokens: f.AssistantDailyTokens, Errors: errs,
 	}
 	return s.renderGuild(c, status, id, guildPageState{setup: &v})
 }

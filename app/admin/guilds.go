@@ -190,6 +190,9 @@ func setupView(doc guildcfg.Document) templates.GuildSetupView {
 		}
 		v.AssistantMinTier = a.TierName()
 		v.AssistantBlockedTools, v.AssistantPinnedTools = strings.Join(a.BlockedTools, "\n"), strings.Join(a.PinnedTools, "\n")
+		if a.DailyTokens > 0 {
+			v.AssistantDailyTokens = strconv.FormatInt(a.DailyTokens, 10)
+		}
 	}
 	return v
 }

@@ -93,6 +93,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	ga.POST("", s.saveAssistant)
 	ga.POST("/behaviour", s.saveAssistantBehaviour)
 	ga.POST("/retention", s.saveAssistantRetention)
+	ga.POST("/limits", s.saveAssistantLimits)
 	ga.POST("/test", s.testAssistantConnection)
 	ga.POST("/transcripts", s.saveAssistantTranscripts, s.requireConversations)
 	gac := ga.Group("/conversations", s.requireConversations)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/internal/benchbase"
 	"github.com/kimiapp/kimi/app/llm/llmfake"
+	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/modules/hello"
 )
 
@@ -37,8 +38,9 @@ func (benchSurface) Deliver(context.Context, string, bool) (uint64, error) {
 // clock: turns/s, allocations per turn, p50/p99 Handle→final reaction,
 // beside the raw SQLite commit rate of the same kind of store in the same
 // run (a turn makes eight commits: open, begin, the status message, two
-// usages, the tool call, the delivered map and the finish). Turns run one
-// after another.
+// usages, the tool call, the delivered map and the finish; the usage
+// roll-up is written inside them). Turns run one after another, each by
+// another member, so the limits' reads run and never refuse.
 func BenchmarkAssistantTurnCore(b *testing.B) {
 	r := newTurnRigTimeout(b, 300*time.Millisecond, llmfake.Step{Repeat: true, Reply: func(rec llmfake.Recorded) llmfake.Plan {
 		if rec.Body.Last().Role == "tool" {
@@ -52,6 +54,12 @@ func BenchmarkAssistantTurnCore(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { a.Close(context.Background()) })
+	// Each turn is another member's (the limits' path runs, none
+	// refuses), in a guild whose budget the run cannot spend.
+	if _, err := settings.SaveAssistantLimits(context.Background(), r.st, settings.AssistantLimitsUpdate{UserTurnsPer10Min: "10",
+		UserDailyTokens: "100000", GuildDailyTokens: "1000000000", MonthlyTokens: "0"}, settings.Actor{Name: "bench"}); err != nil {
+		b.Fatal(err)
+	}
 	commits := benchbase.RawCommitRate(b, r.st, 300)
 	lat := make([]time.Duration, 0, b.N)
 	b.ReportAllocs()
@@ -60,7 +68,9 @@ func BenchmarkAssistantTurnCore(b *testing.B) {
 	for i := range b.N {
 		s := benchSurface{done: make(chan struct{})}
 		t0 := time.Now()
-		a.Handle(context.Background(), incoming(uint64(10_000+i), "hello"), s)
+		in := incoming(uint64(10_000+i), "hello")
+		in.UserID = uint64(100 + i)
+		a.Handle(context.Background(), in, s)
 		<-s.done
 		lat = append(lat, time.Since(t0))
 	}

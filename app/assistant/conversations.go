@@ -63,6 +63,7 @@ type Conversations struct {
 	// usage since the process started (meter.go).
 	usage usageCache
 	meter Meter
+	prune pruner
 }
 
 // NewConversations returns the conversation storage over st; now is the
@@ -271,17 +272,29 @@ type Usage struct {
 }
 
 // RecordUsage adds one model response to a turn as it arrives: one more
-// iteration, its tokens, and the model that served it.
+// iteration, its tokens, and the model that served it; and, in the same
+// transaction, to the day's usage roll-up (one more call and its tokens,
+// under the model that served it), so a turn that fails later still
+// accounts what the provider billed.
 func (c *Conversations) RecordUsage(ctx context.Context, turn TurnID, u Usage) error {
 	if u.PromptTokens < 0 || u.CompletionTokens < 0 || u.CachedTokens < 0 {
 		return fmt.Errorf("assistant: record usage: negative token count")
 	}
 	model := clip(u.Model, 200)
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
-		return exactlyOne(tx.ExecContext(ctx, `UPDATE kimi_assistant_turns SET iterations = iterations + 1,
+	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
+		var guild, user int64
+		var served string
+		err := tx.QueryRowContext(ctx, `UPDATE kimi_assistant_turns SET iterations = iterations + 1,
 			prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, cached_tokens = cached_tokens + ?,
-			model_served = CASE WHEN ? = '' THEN model_served ELSE ? END WHERE id = ?`,
-			u.PromptTokens, u.CompletionTokens, u.CachedTokens, model, model, int64(turn)))
+			model_served = CASE WHEN ? = '' THEN model_served ELSE ? END WHERE id = ? RETURNING guild_id, user_id, model_served`,
+			u.PromptTokens, u.CompletionTokens, u.CachedTokens, model, model, int64(turn)).Scan(&guild, &user, &served)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return addUsageTx(ctx, tx, day, guild, user, served, u)
 	})
 	if err != nil {
 		return fmt.Errorf("assistant: record usage of turn %d: %w", turn, err)
@@ -319,12 +332,19 @@ func (c *Conversations) RecordToolCall(ctx context.Context, turn TurnID, call To
 	default:
 		return fmt.Errorf("assistant: record tool call: unknown outcome %q", call.Outcome)
 	}
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_tool_calls
+	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_tool_calls
 			(turn_id, seq, tool, module, outcome, duration_ms, arguments, result, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			int64(turn), call.Seq, call.Tool, call.Module, call.Outcome, max(call.Duration.Milliseconds(), 0),
-			clip(call.Arguments, MaxExcerpt), clip(call.Result, MaxExcerpt), c.now().UnixMilli())
-		return err
+			clip(call.Arguments, MaxExcerpt), clip(call.Result, MaxExcerpt), c.now().UnixMilli()); err != nil || call.Outcome != OutcomeFailed {
+			return err
+		}
+		// A failed tool call counts as a tool error in the roll-up.
+		var guild, user int64
+		if err := tx.QueryRowContext(ctx, `SELECT guild_id, user_id FROM kimi_assistant_turns WHERE id = ?`, int64(turn)).Scan(&guild, &user); err != nil {
+			return err
+		}
+		return addErrorTx(ctx, tx, day, guild, user, UsageToolError)
 	})
 	if err != nil {
 		return fmt.Errorf("assistant: record tool call %d of turn %d: %w", call.Seq, turn, err)
@@ -338,6 +358,9 @@ type Finish struct {
 	Status string
 	// ErrorKind names a failure ("" when done): "provider", "deadline", …
 	ErrorKind string
+	// UsageKind is the roll-up's error kind (one of the Usage* kinds;
+	// "": mapped from ErrorKind, none for a turn done or cancelled).
+	UsageKind string
 	// Reply is the text delivered ("" when nothing was), stored as the
 	// assistant's message with BotID as its author.
 	Reply string
@@ -345,7 +368,9 @@ type Finish struct {
 }
 
 // FinishTurn ends a running turn: its status, duration (from its start to
-// now) and error kind, and the delivered reply in the transcript. A turn
+// now) and error kind, and the delivered reply in the transcript; in the
+// same transaction it counts the turn in the day's usage roll-up (under
+// its last response's model) and a failure in its errors by kind. A turn
 // that is no longer running (marked interrupted at start-up) is left as
 // it is, and FinishTurn reports store.ErrNotFound.
 func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) error {
@@ -357,17 +382,35 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 	if len(f.ErrorKind) > 64 {
 		return fmt.Errorf("assistant: finish turn %d: error kind of %d bytes (at most 64)", turn, len(f.ErrorKind))
 	}
+	kind := f.UsageKind
+	if kind == "" && f.Status == StatusFailed {
+		kind = usageKindOf(f.ErrorKind)
+	}
 	var model string
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
 		now := c.now().UnixMilli()
-		var conv int64
+		var conv, guild, user int64
 		err := tx.QueryRowContext(ctx, `UPDATE kimi_assistant_turns SET status = ?, error_kind = ?, duration_ms = max(? - started_ms, 0)
-			WHERE id = ? AND status = 'running' RETURNING conversation_id, model_served`, f.Status, f.ErrorKind, now, int64(turn)).Scan(&conv, &model)
+			WHERE id = ? AND status = 'running' RETURNING conversation_id, guild_id, user_id, model_served`,
+			f.Status, f.ErrorKind, now, int64(turn)).Scan(&conv, &guild, &user, &model)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
-		if err != nil || f.Reply == "" {
+		if err != nil {
 			return err
+		}
+		// The turn is counted once, at its end, under its last
+		// response's model ('' without one).
+		if err := addTurnTx(ctx, tx, day, guild, user, model); err != nil {
+			return err
+		}
+		if kind != "" {
+			if err := addErrorTx(ctx, tx, day, guild, user, kind); err != nil {
+				return err
+			}
+		}
+		if f.Reply == "" {
+			return nil
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO kimi_assistant_messages
 			(conversation_id, turn_id, role, author_id, author_name, content, created_ms) VALUES (?, ?, 'assistant', ?, '', ?, ?)`,

@@ -55,6 +55,7 @@ func (probeModule) Close(context.Context) error               { return nil }
 // per-turn budget; guild 1 is active, user 9 the owner.
 type toolRig struct {
 	h        *host.Host
+	guilds   *guildcfg.Service
 	logs     *lockedBuffer
 	staffRan atomic.Int32
 	release  chan struct{}
@@ -139,6 +140,7 @@ func newToolRigTimeout(t testing.TB, callbackTimeout time.Duration) *toolRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(guilds.Close)
+	r.guilds = guilds
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Name)

@@ -126,6 +126,7 @@ type Assistant struct {
 	admit  admission
 	calls  chan struct{} // the provider-call semaphore
 	active registry
+	rate   rateWindow // the members' turns in RateWindow (limits.go)
 
 	base   context.Context
 	stop   context.CancelCauseFunc
@@ -231,7 +232,7 @@ func (a *Assistant) Handle(ctx context.Context, in Incoming, s Surface) {
 		}
 	}
 	if !a.admit.acquire(in.UserID) {
-		a.spawn(func() { a.busy(s) })
+		a.spawn(func() { a.busy(in, s) })
 		return
 	}
 	tctx, cancel := context.WithCancelCause(a.base)
@@ -264,9 +265,12 @@ func (a *Assistant) spawn(f func()) bool {
 	return true
 }
 
-func (a *Assistant) busy(s Surface) {
+func (a *Assistant) busy(in Incoming, s Surface) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(a.base), cleanupTimeout)
 	defer cancel()
+	if err := a.o.Store.RecordRefusal(ctx, in.Place.GuildID, in.UserID, UsageBusy); err != nil {
+		a.log.Warn("counting a busy refusal failed", "err", err)
+	}
 	if err := s.Busy(ctx, BusyText); err != nil {
 		a.log.Warn("busy reply failed", "err", err)
 	}
@@ -277,6 +281,7 @@ type outcome struct {
 	text      string // the answer to deliver ("" for none)
 	status    string
 	errorKind string
+	usageKind string // the roll-up's error kind ("": from errorKind)
 }
 
 // turn runs one admitted turn to its end.
@@ -302,6 +307,13 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 	timer := a.clock.AfterFunc(deadline, func() { cancel(errDeadline) })
 	defer timer.Stop()
 
+	// The limits refuse before any row, reaction or provider call.
+	if r, ok := a.limit(ctx, in, log); !ok {
+		cctx, ccancel := cleanup()
+		defer ccancel()
+		a.refuse(cctx, in, s, r, log)
+		return
+	}
 	trig := Trigger{Place: in.Place, Kind: in.Kind, MessageID: in.MessageID, ReplyTo: in.ReplyToID, AuthorID: in.UserID,
 		AuthorName: in.DisplayName, Text: in.Text, OwnerOnly: in.Private}
 	conv, err := a.o.Store.Open(ctx, trig)
@@ -313,7 +325,7 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 	names := selfNames{account: botName, assistant: beh.NameOr(botName)}
 	turnID, err := a.o.Store.BeginTurn(ctx, conv, trig, names.reserved()...)
 	if errors.Is(err, ErrTurnRunning) {
-		a.busy(s)
+		a.busy(in, s)
 		return
 	}
 	if err != nil {
@@ -357,9 +369,9 @@ func (a *Assistant) turn(ctx context.Context, in Incoming, s Surface) {
 		a.react(cctx, s, ReactStopped, log)
 		return
 	case deliveryFailed:
-		out.status, out.errorKind = StatusFailed, KindDelivery
+		out.status, out.errorKind, out.usageKind = StatusFailed, KindDelivery, ""
 	}
-	a.finish(cctx, turnID, Finish{Status: out.status, ErrorKind: out.errorKind, Reply: delivered, BotID: botID}, log)
+	a.finish(cctx, turnID, Finish{Status: out.status, ErrorKind: out.errorKind, UsageKind: out.usageKind, Reply: delivered, BotID: botID}, log)
 	a.unreact(cctx, s, ReactWorking, log)
 	if out.status == StatusDone {
 		a.react(cctx, s, ReactDone, log)
@@ -442,7 +454,7 @@ func (a *Assistant) converse(ctx context.Context, in Incoming, conv Conversation
 			if toolRan {
 				text += EarlierToolsSuffix
 			}
-			return outcome{text: text, status: StatusFailed, errorKind: KindProvider}
+			return outcome{text: text, status: StatusFailed, errorKind: KindProvider, usageKind: providerUsageKind(err)}
 		}
 		if len(resp.ToolCalls) == 0 {
 			return outcome{text: finalText(resp), status: StatusDone}

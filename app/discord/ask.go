@@ -16,9 +16,9 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
-// Core commands: /ask and /stop, routed here before the module host, and
-// /forget, routed to its registered handler (RegisterCoreCommand); synced
-// with the modules' commands while an assistant is attached
+// Core commands: /ask, /stop and /usage, routed here before the module
+// host, and /forget, routed to its registered handler (RegisterCoreCommand);
+// synced with the modules' commands while an assistant is attached
 // (hostkit.CoreCommands: a module declaring one is refused at preflight).
 
 // coreCommandSpecs are the core commands' definitions.
@@ -30,6 +30,7 @@ func coreCommandSpecs() []sdk.CommandSpec {
 		}},
 		{Name: hostkit.CommandStop, Description: "Stop the assistant's work for you in this channel", MinTier: sdk.TierMember},
 		{Name: hostkit.CommandForget, Description: "Delete your conversations with the assistant in this server", MinTier: sdk.TierMember},
+		{Name: hostkit.CommandUsage, Description: "Your assistant tokens today and this month against your budget", MinTier: sdk.TierMember},
 	}
 }
 
@@ -43,9 +44,9 @@ func (x *interactions) syncedCommands(h Host) []sdk.CommandSpec {
 	return cmds
 }
 
-// runCoreCommand answers /ask, /stop and a registered core command; ok
-// is false for any other command (or without an assistant), which goes to
-// the module host.
+// runCoreCommand answers /ask, /stop, /usage and a registered core
+// command; ok is false for any other command (or without an assistant),
+// which goes to the module host.
 func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk.TrustTier, in *interaction) (bool, error) {
 	p := x.assistantPort()
 	if p == nil || !slices.Contains(hostkit.CoreCommands, name) {
@@ -54,11 +55,14 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	if in.guildID == 0 {
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
 	}
-	if name != hostkit.CommandAsk && name != hostkit.CommandStop {
-		return true, x.runRegisteredCommand(ctx, name, tier, in)
-	}
-	if name == hostkit.CommandStop {
+	switch name {
+	case hostkit.CommandAsk:
+	case hostkit.CommandStop:
 		return true, stopCommand(ctx, p.Assistant, in)
+	case hostkit.CommandUsage:
+		return true, x.usageCommand(ctx, p, tier, in)
+	default:
+		return true, x.runRegisteredCommand(ctx, name, tier, in)
 	}
 	var parentID uint64
 	channelName := ""
@@ -98,6 +102,25 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	tctx, cancel := context.WithTimeout(x.ctx, interactionLifetime)
 	p.Assistant.Handle(tctx, inc, &askSurface{in: in, private: private, caller: idString(in.userID), cancel: cancel})
 	return true, nil
+}
+
+// replyUsageUnavailable answers /usage when the usage cannot be read.
+const replyUsageUnavailable = "I couldn't read the usage right now. Please try again in a moment."
+
+// usageCommand is /usage: the caller's tokens today and this month
+// against their budget (staff also see the guild's), ephemeral, from the
+// port's Usage.
+func (x *interactions) usageCommand(ctx context.Context, p *ResponderPort, tier sdk.TrustTier, in *interaction) error {
+	if p.Usage == nil {
+		return in.Respond(ctx, sdk.Response{Content: replyUnavailable, Ephemeral: true})
+	}
+	owner := x.owner != nil && in.userID != 0 && in.userID == x.owner()
+	text, err := p.Usage.UsageText(ctx, in.guildID, in.userID, tier, owner)
+	if err != nil {
+		x.log.Warn("reading the usage failed", "err", err)
+		text = replyUsageUnavailable
+	}
+	return in.Respond(ctx, sdk.Response{Content: text, Ephemeral: true})
 }
 
 // stopCommand is /stop: the STOP lane's cancel and texts, answered

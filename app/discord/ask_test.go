@@ -392,11 +392,11 @@ func TestCoreCommandsAreGuildOnly(t *testing.T) {
 	for _, c := range sent {
 		got[c.Name] = string(c.Contexts)
 	}
-	if got["ask"] != "[0]" || got["stop"] != "[0]" || got["forget"] != "[0]" {
-		t.Fatalf("contexts sent = %v, want [0] (guild) for ask, stop and forget", got)
+	if got["ask"] != "[0]" || got["stop"] != "[0]" || got["forget"] != "[0]" || got["usage"] != "[0]" {
+		t.Fatalf("contexts sent = %v, want [0] (guild) for ask, stop, forget and usage", got)
 	}
 	for _, c := range w.f.Commands("") {
-		if c.Name == "ask" || c.Name == "stop" || c.Name == "forget" {
+		if c.Name == "ask" || c.Name == "stop" || c.Name == "forget" || c.Name == "usage" {
 			if c.Contexts == nil || !slices.Equal(*c.Contexts, []discordgo.InteractionContextType{discordgo.InteractionContextGuild}) {
 				t.Errorf("/%s registered with contexts %v", c.Name, c.Contexts)
 			}
@@ -412,7 +412,7 @@ func TestCoreCommandsAreGuildOnly(t *testing.T) {
 	out := commandsOut(append([]sdk.CommandSpec{{Name: "kudos", Description: "k"}, {Name: "give", Group: "tag", Description: "g"}}, coreCommandSpecs()...))
 	for _, c := range out {
 		guild := slices.Equal(c.Contexts, guildOnly)
-		if core := c.Name == "ask" || c.Name == "stop" || c.Name == "forget"; guild != core {
+		if core := c.Name == "ask" || c.Name == "stop" || c.Name == "forget" || c.Name == "usage"; guild != core {
 			t.Errorf("/%s: contexts %v", c.Name, c.Contexts)
 		}
 	}

@@ -50,7 +50,18 @@ type ResponderPort struct {
 	Assistant Responder
 	Policies  PlacePolicies
 	Name      func() string
+	// Usage answers /usage (nil: /usage says the assistant is
+	// unavailable).
+	Usage UsageReader
 }
+
+// UsageReader is /usage's text for a member of a guild (tier and owner as
+// resolved for the interaction); *assistant.Assistant implements it.
+type UsageReader interface {
+	UsageText(ctx context.Context, guildID, userID uint64, tier sdk.TrustTier, owner bool) (string, error)
+}
+
+var _ UsageReader = (*assistant.Assistant)(nil)
 
 // The STOP lane's words (the original's work_cancellation.py); its texts
 // are assistant.Stopped.Reply's, the same on /stop.

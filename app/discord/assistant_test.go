@@ -133,7 +133,7 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 	t.Cleanup(guilds.Close)
 	for g, doc := range map[string]string{
 		w.guild:      "---\nbot_active: true\nallowed_channel_ids: [" + w.general + "]\n---\n",
-		w.staffGuild: "---\nbot_active: true\nassistant:\n  min_tier: staff\n---\n",
+		w.staffGuild: "---\nbot_active: true\nstaff_user_ids: [" + w.bob + "]\nassistant:\n  min_tier: staff\n  daily_tokens: 400000\n---\n",
 		w.offGuild:   "---\nbot_active: true\nassistant:\n  enabled: false\n---\n",
 		w.inactive:   "---\nbot_active: false\n---\n",
 		w.muteGuild:  "---\nbot_active: true\n---\n",
@@ -183,7 +183,7 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 		if name == nil {
 			name = func() string { return "Ava" }
 		}
-		w.b.AttachAssistant(ResponderPort{Assistant: w.rec, Policies: guilds, Name: name})
+		w.b.AttachAssistant(ResponderPort{Assistant: w.rec, Policies: guilds, Name: name, Usage: newUsageReader(t, w.st, guilds, h)})
 	}
 	w.b.Start(ctx)
 	connWaitFor(t, "the guilds", func() bool { st := w.b.Status(); return st.State == StateConnected && len(st.Guilds) == 5 })

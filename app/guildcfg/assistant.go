@@ -17,14 +17,25 @@ const KeyAssistant = "assistant"
 const (
 	AssistantKeyEnabled = "enabled"
 	AssistantKeyMinTier = "min_tier"
-	KeyBlockedTools     = "blocked_tools"
-	KeyPinnedTools      = "pinned_tools"
+	// AssistantKeyDailyTokens overrides the guild's daily token budget
+	// (prompt plus completion tokens per UTC day; absent: the
+	// assistant's default on /assistant).
+	AssistantKeyDailyTokens = "daily_tokens"
+	KeyBlockedTools         = "blocked_tools"
+	KeyPinnedTools          = "pinned_tools"
 )
 
 // TierOwner is the min_tier choice that limits the assistant to the
 // deployment's bot owner (it is no sdk.TrustTier: the owner is a person,
 // not a tier).
 const TierOwner = "owner"
+
+// Bounds of assistant.daily_tokens (the same as /assistant's guild
+// budget).
+const (
+	MinDailyTokens = 1000
+	MaxDailyTokens = 1_000_000_000
+)
 
 // assistantTierChoices are min_tier's choices, lowest first.
 var assistantTierChoices = []string{"member", "regular", "staff", TierOwner}
@@ -44,13 +55,16 @@ type AssistantConfig struct {
 	// the first iteration even when searchable. Sorted, without duplicates.
 	BlockedTools []string
 	PinnedTools  []string
+	// DailyTokens is the guild's daily token budget (0: not set, the
+	// assistant's default applies).
+	DailyTokens int64
 }
 
 // IsDefault reports whether c says nothing the defaults do not (the
 // document then leaves the mapping out).
 func (c AssistantConfig) IsDefault() bool {
 	return c.Enabled == nil && c.MinTier.Or(sdk.TierMember) == sdk.TierMember && !c.OwnerOnly &&
-		len(c.BlockedTools) == 0 && len(c.PinnedTools) == 0
+		len(c.BlockedTools) == 0 && len(c.PinnedTools) == 0 && c.DailyTokens == 0
 }
 
 // TierName is min_tier as the document writes it: member, regular, staff
@@ -103,6 +117,7 @@ func ParseChannelDocument(text string) (ChannelConfig, error) {
 var assistantFields = []sdk.GuildSettingField{
 	{Name: KeyAssistant + "." + AssistantKeyEnabled, Kind: sdk.GuildSettingBool},
 	{Name: KeyAssistant + "." + AssistantKeyMinTier, Kind: sdk.GuildSettingEnum, Default: "member", Choices: assistantTierChoices},
+	{Name: KeyAssistant + "." + AssistantKeyDailyTokens, Kind: sdk.GuildSettingInt},
 }
 
 // parseAssistant reads the assistant mapping; absent means the defaults.
@@ -113,10 +128,10 @@ func parseAssistant(raw any) (AssistantConfig, []FieldError) {
 	}
 	m, ok := raw.(map[string]any)
 	if !ok {
-		return cfg, []FieldError{{Field: KeyAssistant, Message: KeyAssistant + " must be a mapping of enabled, min_tier, blocked_tools and pinned_tools"}}
+		return cfg, []FieldError{{Field: KeyAssistant, Message: KeyAssistant + " must be a mapping of enabled, min_tier, daily_tokens, blocked_tools and pinned_tools"}}
 	}
 	var problems []FieldError
-	known := []string{AssistantKeyEnabled, AssistantKeyMinTier, KeyBlockedTools, KeyPinnedTools}
+	known := []string{AssistantKeyEnabled, AssistantKeyMinTier, AssistantKeyDailyTokens, KeyBlockedTools, KeyPinnedTools}
 	var unknown []string
 	for k := range m {
 		if !slices.Contains(known, k) {
@@ -142,6 +157,18 @@ func parseAssistant(raw any) (AssistantConfig, []FieldError) {
 		cfg.MinTier, cfg.OwnerOnly = sdk.TierStaff, true
 	} else if t != "member" {
 		cfg.MinTier, _ = sdk.ParseTrustTier(t.(string))
+	}
+	if v, set := m[AssistantKeyDailyTokens]; set && v != nil {
+		n, err := assistantFields[2].Coerce(v)
+		switch {
+		case err != nil:
+			problems = append(problems, FieldError{Field: assistantFields[2].Name, Message: err.Error()})
+		case n.(int64) < MinDailyTokens || n.(int64) > MaxDailyTokens:
+			problems = append(problems, FieldError{Field: assistantFields[2].Name,
+				Message: fmt.Sprintf("%s must be from %d to %d tokens", assistantFields[2].Name, MinDailyTokens, MaxDailyTokens)})
+		default:
+			cfg.DailyTokens = n.(int64)
+		}
 	}
 	for _, key := range []string{KeyBlockedTools, KeyPinnedTools} {
 		field := KeyAssistant + "." + key
@@ -197,6 +224,9 @@ func renderAssistant(b *strings.Builder, c AssistantConfig) {
 		fmt.Fprintf(b, "  %s: %t\n", AssistantKeyEnabled, *c.Enabled)
 	}
 	fmt.Fprintf(b, "  %s: %s\n", AssistantKeyMinTier, c.TierName())
+	if c.DailyTokens > 0 {
+		fmt.Fprintf(b, "  %s: %d\n", AssistantKeyDailyTokens, c.DailyTokens)
+	}
 	for _, l := range []struct {
 		key  string
 		list []string

@@ -36,6 +36,8 @@ type AssistantPolicy struct {
 	// Instructions is the server's instructions: the server-setup
 	// document's body, operator text for the system prompt.
 	Instructions string
+	// DailyTokens is the guild's assistant.daily_tokens (0: not set).
+	DailyTokens int64
 }
 
 // Allows reports whether a caller of tier (and owner status) passes the
@@ -65,7 +67,7 @@ func (s *Service) AssistantFor(guildID, channelID, parentID uint64) (AssistantPo
 	p := AssistantPolicy{
 		Enabled: a.Enabled == nil || *a.Enabled, MinTier: a.MinTier.Or(sdk.TierMember), OwnerOnly: a.OwnerOnly,
 		AllowedChannelIDs: cfg.AllowedChannelIDs, BlockedTools: a.BlockedTools, PinnedTools: a.PinnedTools,
-		Instructions: cfg.Body,
+		Instructions: cfg.Body, DailyTokens: a.DailyTokens,
 	}
 	place := channelID
 	if parentID != 0 {

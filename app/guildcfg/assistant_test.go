@@ -32,8 +32,16 @@ func TestAssistantBlockRules(t *testing.T) {
 		{name: "tools sorted and deduplicated", block: "assistant:\n  blocked_tools: [zeta, alpha-1, zeta]\n  pinned_tools:\n    - \"B_2\"\n",
 			want: AssistantConfig{BlockedTools: []string{"alpha-1", "zeta"}, PinnedTools: []string{"B_2"}}},
 		{name: "empty lists are none", block: "assistant:\n  blocked_tools: []\n", want: AssistantConfig{}},
+		{name: "daily tokens", block: "assistant:\n  daily_tokens: 250000\n", want: AssistantConfig{DailyTokens: 250000}},
+		{name: "daily tokens null is unset", block: "assistant:\n  daily_tokens: ~\n", want: AssistantConfig{}},
+		{name: "daily tokens too few", block: "assistant:\n  daily_tokens: 999\n",
+			fields: map[string]string{"assistant.daily_tokens": "assistant.daily_tokens must be from 1000 to 1000000000 tokens"}},
+		{name: "daily tokens too many", block: "assistant:\n  daily_tokens: 1000000001\n",
+			fields: map[string]string{"assistant.daily_tokens": "assistant.daily_tokens must be from 1000 to 1000000000 tokens"}},
+		{name: "daily tokens text", block: "assistant:\n  daily_tokens: lots\n",
+			fields: map[string]string{"assistant.daily_tokens": "assistant.daily_tokens must be an integer"}},
 
-		{name: "not a mapping", block: "assistant: true\n", fields: map[string]string{"assistant": "assistant must be a mapping of enabled, min_tier, blocked_tools and pinned_tools"}},
+		{name: "not a mapping", block: "assistant: true\n", fields: map[string]string{"assistant": "assistant must be a mapping of enabled, min_tier, daily_tokens, blocked_tools and pinned_tools"}},
 		{name: "bad values", block: "assistant:\n  enabled: yes\n  min_tier: admin\n  blocked_tools: [\"give kudos\"]\n  pinned_tools: give_kudos\n  mode: loud\n",
 			fields: map[string]string{
 				"assistant.mode":          "unknown setting 'assistant.mode'",

@@ -16,6 +16,10 @@ type AssistantView struct {
 	BehaviourErrors form.Errors
 	// Retention is the transcript retention card.
 	Retention AssistantRetentionView
+	// Limits is the limits form (stored, or the refused input) and
+	// LimitsErrors its refusal.
+	Limits       form.AssistantLimits
+	LimitsErrors form.Errors
 }
 
 // AssistantStatusView is the live part of /assistant: the status card and

@@ -67,6 +67,9 @@ type GuildSetupView struct {
 	AssistantMinTier      string
 	AssistantBlockedTools string
 	AssistantPinnedTools  string
+	// AssistantDailyTokens is the guild's daily token budget ("": the
+	// default on /assistant).
+	AssistantDailyTokens string
 	// Warnings name blocked or pinned tools no module declares.
 	Warnings []string
 	Errors   form.Errors

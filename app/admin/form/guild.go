@@ -40,6 +40,9 @@ const (
 	GuildAssistantMinTier  = guildcfg.KeyAssistant + "." + guildcfg.AssistantKeyMinTier
 	GuildAssistantBlocked  = guildcfg.KeyAssistant + "." + guildcfg.KeyBlockedTools
 	GuildAssistantPinned   = guildcfg.KeyAssistant + "." + guildcfg.KeyPinnedTools
+	// GuildAssistantDailyTokens is the guild's daily token budget ("":
+	// the assistant's default).
+	GuildAssistantDailyTokens = guildcfg.KeyAssistant + "." + guildcfg.AssistantKeyDailyTokens
 )
 
 // Choices of the assistant's enabled select: AssistantDefault leaves the
@@ -120,7 +123,10 @@ type GuildSetup struct {
 	AssistantMinTier      string
 	AssistantBlockedTools string
 	AssistantPinnedTools  string
-	ExpectedRevision      string
+	// AssistantDailyTokens is the daily token budget as typed ("": the
+	// default).
+	AssistantDailyTokens string
+	ExpectedRevision     string
 }
 
 // ParseGuildSetup reads the form from r.
@@ -140,6 +146,7 @@ func ParseGuildSetup(r *http.Request) GuildSetup {
 		AssistantMinTier:      strings.TrimSpace(value(r, GuildAssistantMinTier)),
 		AssistantBlockedTools: value(r, GuildAssistantBlocked),
 		AssistantPinnedTools:  value(r, GuildAssistantPinned),
+		AssistantDailyTokens:  strings.ReplaceAll(strings.TrimSpace(value(r, GuildAssistantDailyTokens)), ",", ""),
 		ExpectedRevision:      strings.TrimSpace(value(r, GuildExpectedRevision)),
 	}
 }
@@ -208,7 +215,7 @@ func (f GuildSetup) assistantBlock(b *strings.Builder) {
 	blocked, pinned := SplitNames(f.AssistantBlockedTools), SplitNames(f.AssistantPinnedTools)
 	tier := f.AssistantMinTier
 	on := f.AssistantEnabled == AssistantOn || f.AssistantEnabled == AssistantOff
-	if !on && (tier == "" || tier == "member") && len(blocked) == 0 && len(pinned) == 0 {
+	if !on && (tier == "" || tier == "member") && len(blocked) == 0 && len(pinned) == 0 && f.AssistantDailyTokens == "" {
 		return
 	}
 	b.WriteString(guildcfg.KeyAssistant + ":\n")
@@ -223,6 +230,11 @@ func (f GuildSetup) assistantBlock(b *strings.Builder) {
 	}
 	if len(pinned) > 0 {
 		b.WriteString("  " + guildcfg.KeyPinnedTools + ": " + flowList(pinned, quote) + "\n")
+	}
+	if f.AssistantDailyTokens != "" {
+		// Digits bare, anything else quoted: guildcfg refuses it as no
+		// integer.
+		b.WriteString("  " + guildcfg.AssistantKeyDailyTokens + ": " + idToken(f.AssistantDailyTokens) + "\n")
 	}
 }
 

@@ -72,16 +72,17 @@ func DeclaredNameConflicts(specs []sdk.Spec) map[string]string {
 	return out
 }
 
-// The core commands (the assistant's /ask, /stop and /forget): no module
-// may declare them.
+// The core commands (the assistant's /ask, /stop, /usage and /forget): no
+// module may declare them.
 const (
 	CommandAsk    = "ask"
 	CommandStop   = "stop"
+	CommandUsage  = "usage"
 	CommandForget = "forget"
 )
 
 // CoreCommands are the command names core owns.
-var CoreCommands = []string{CommandAsk, CommandStop, CommandForget}
+var CoreCommands = []string{CommandAsk, CommandStop, CommandUsage, CommandForget}
 
 // CoreCommandConflict refuses a spec declaring a core command:
 // "Kimi module 'm' declares command 'ask', which is reserved for Kimi's
