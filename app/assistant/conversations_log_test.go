@@ -219,7 +219,8 @@ func TestConversationLogDelete(t *testing.T) {
 	}
 	kept := logTurn(t, c, clk, guildPlace, 2, 8, StatusDone, ToolCall{Tool: "dice.roll", Outcome: OutcomeOK})
 	if err := st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_usage (day, guild_id, user_id, model, prompt_tokens, turns) VALUES ('2023-11-14', 10, 7, 'm1', 100, 1)`)
+		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_usage (day, guild_id, user_id, model, prompt_tokens, turns) VALUES ('2023-11-14', 10, 7, 'm1', 100, 1)
+			ON CONFLICT (day, guild_id, user_id, model) DO UPDATE SET prompt_tokens = prompt_tokens + 100`)
 		return err
 	}); err != nil {
 		t.Fatal(err)

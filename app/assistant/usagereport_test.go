@@ -133,7 +133,7 @@ func TestUsageReport(t *testing.T) {
 		{"guilds", guilds, []string{"10=1530", "20=642", fmt.Sprintf("30=%d", usersTotal), "0=0"}},
 		{"top users", users, []uint64{7, 8, 9, 111, 110, 109, 108, 107, 106, 105}},
 		{"top users count", len(r.Users), UsageTopUsers},
-		{"errors", r.Errors, []UsageError{{"provider_5xx", 3}, {"budget", 1}}},
+		{"errors", r.Errors, []UsageError{{"provider_5xx", 3}, {"budget", 1}, {"tool_error", 1}}}, // the failed give_kudos call
 		{"finished", r.Finished, int64(100)},
 		{"p50", r.P50, 50 * time.Millisecond},
 		{"p99", r.P99, 99 * time.Millisecond},

@@ -57,7 +57,7 @@ func TestPreflightMessages(t *testing.T) {
 				"b": "Kimi module 'b' declares command 'stop', which is reserved for Kimi's assistant",
 				"d": "Kimi module 'd' declares command 'forget', which is reserved for Kimi's assistant",
 				"e": "Kimi module 'e' declares command 'usage', which is reserved for Kimi's assistant"},
-			order: []string{"a", "b", "c", "d"}},
+			order: []string{"a", "b", "c", "d", "e"}},
 		{name: "not a prefix at a boundary", specs: []sdk.Spec{pspec("ab"), pspec("a")}, requested: []string{"ab", "a"}, order: []string{"ab", "a"}},
 		{name: "reserved core prefix", specs: []sdk.Spec{pspec("kimi"), pspec("kimi-x"), pspec("kimix")}, requested: []string{"kimi", "kimi-x", "kimix"},
 			failed: map[string]string{
