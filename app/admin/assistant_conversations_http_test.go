@@ -157,6 +157,12 @@ var assistantConversationScenarios = []scenario{
 		setup: func(t *testing.T, h *harness) {
 			seedConversations(t, h)
 			seedUsage(t, h)
+			// The turns' own roll-up rows and the seeded one: none may go.
+			var n int
+			if err := h.st.Reader().QueryRow(`SELECT count(*) FROM kimi_assistant_usage`).Scan(&n); err != nil || n < 1 {
+				t.Fatalf("usage rows before = %d (%v)", n, err)
+			}
+			h.vars["usageRows"] = strconv.Itoa(n)
 		},
 		form:       url.Values{form.FieldConfirm: {form.ConfirmYes}},
 		wantStatus: http.StatusSeeOther, wantLocation: "/assistant/conversations", wantAudit: []string{assistant.AuditActionConversationDelete},
@@ -164,8 +170,8 @@ var assistantConversationScenarios = []scenario{
 			wantConversations("{beta}")(t, h, c, nil)
 			wantBody(t, c.get("/assistant/conversations"), "Conversation deleted.")
 			var n int
-			if err := h.st.Reader().QueryRow(`SELECT count(*) FROM kimi_assistant_usage`).Scan(&n); err != nil || n != 1 {
-				t.Errorf("usage rows = %d (%v), want 1 kept", n, err)
+			if err := h.st.Reader().QueryRow(`SELECT count(*) FROM kimi_assistant_usage`).Scan(&n); err != nil || strconv.Itoa(n) != h.vars["usageRows"] {
+				t.Errorf("usage rows = %d (%v), want all %s kept", n, err, h.vars["usageRows"])
 			}
 			wantStatus(t, c.get("/assistant/conversations/"+h.vars["alpha"]), http.StatusNotFound)
 		}},

@@ -56,37 +56,39 @@ func limitsRefusal(name, field, msg, value string) scenario {
 // save is stored and audited with what changed, each bound is refused
 // with its message and nothing stored, and a save needs a session and
 // its CSRF token.
-func TestAssistantLimitsScenarios(t *testing.T) {
-	runScenarios(t, []scenario{
-		{name: "assistant limits: the page shows the defaults", method: "GET", url: "/assistant", signedIn: true, wantStatus: http.StatusOK,
-			wantContains: []string{`data-testid="card-assistant-limits"`, `action="/assistant/limits"`,
-				`name="user_turns_per_10min"`, `value="10"`, `name="user_daily_tokens"`, `value="100000"`,
-				`name="guild_daily_tokens"`, `value="1000000"`, `name="monthly_tokens"`, `value="0"`,
-				"1 to 10000 (default 10)", "1,000 to 1,000,000,000 (default 100,000)", "assistant.daily_tokens"},
-			wantNotContains: []string{`name="limits_exempt_staff" value="true" checked`}},
-		{name: "assistant limits: anonymous save is refused", method: "POST", url: "/assistant/limits",
-			form: limitsForm(form.AssistantUserTurnsPer10Min, "3"), wantStatus: http.StatusUnauthorized, wantNoAudit: true, check: limitsUnchanged},
-		{name: "assistant limits: a save without CSRF changes nothing", method: "POST", url: "/assistant/limits", signedIn: true, noCSRF: true,
-			form: limitsForm(form.AssistantUserTurnsPer10Min, "3"), wantStatus: http.StatusForbidden, wantNoAudit: true, check: limitsUnchanged},
-		{name: "assistant limits: a save is stored and audited", method: "POST", url: "/assistant/limits", signedIn: true,
-			form: limitsForm(form.AssistantUserTurnsPer10Min, "3", form.AssistantUserDailyTokens, "5000", form.AssistantGuildDailyTokens, "20000",
-				form.AssistantMonthlyTokens, "900000", form.AssistantLimitsExemptStaff, "true"),
-			wantStatus: http.StatusSeeOther, wantLocation: "/assistant#limits", wantAudit: []string{settings.AuditActionAssistantLimits},
-			check: func(t *testing.T, h *harness, c *client, _ *response) {
-				want := settings.AssistantLimits{UserTurnsPer10Min: 3, UserDailyTokens: 5000, GuildDailyTokens: 20000, MonthlyTokens: 900000, ExemptStaff: true}
-				if got := storedLimits(t, h); got != want {
-					t.Fatalf("stored %+v, want %+v", got, want)
+// assistantLimitsScenarios are the limits card's route scenarios (run
+// with every other table by TestScenarios).
+var assistantLimitsScenarios = []scenario{
+	{name: "assistant limits: the page shows the defaults", method: "GET", url: "/assistant", signedIn: true, wantStatus: http.StatusOK,
+		wantContains: []string{`data-testid="card-assistant-limits"`, `action="/assistant/limits"`,
+			`name="user_turns_per_10min"`, `value="10"`, `name="user_daily_tokens"`, `value="100000"`,
+			`name="guild_daily_tokens"`, `value="1000000"`, `name="monthly_tokens"`, `value="0"`,
+			"1 to 10000 (default 10)", "1,000 to 1,000,000,000 (default 100,000)", "assistant.daily_tokens"},
+		wantNotContains: []string{`name="limits_exempt_staff" value="true" checked`}},
+	{name: "assistant limits: anonymous save is refused", method: "POST", url: "/assistant/limits",
+		form: limitsForm(form.AssistantUserTurnsPer10Min, "3"), wantStatus: http.StatusUnauthorized, wantNoAudit: true, check: limitsUnchanged},
+	{name: "assistant limits: a save without CSRF changes nothing", method: "POST", url: "/assistant/limits", signedIn: true, noCSRF: true,
+		form: limitsForm(form.AssistantUserTurnsPer10Min, "3"), wantStatus: http.StatusForbidden, wantNoAudit: true, check: limitsUnchanged},
+	{name: "assistant limits: a save is stored and audited", method: "POST", url: "/assistant/limits", signedIn: true,
+		form: limitsForm(form.AssistantUserTurnsPer10Min, "3", form.AssistantUserDailyTokens, "5000", form.AssistantGuildDailyTokens, "20000",
+			form.AssistantMonthlyTokens, "900000", form.AssistantLimitsExemptStaff, "true"),
+		wantStatus: http.StatusSeeOther, wantLocation: "/assistant#limits", wantAudit: []string{settings.AuditActionAssistantLimits},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			want := settings.AssistantLimits{UserTurnsPer10Min: 3, UserDailyTokens: 5000, GuildDailyTokens: 20000, MonthlyTokens: 900000, ExemptStaff: true}
+			if got := storedLimits(t, h); got != want {
+				t.Fatalf("stored %+v, want %+v", got, want)
+			}
+			page := c.get("/assistant")
+			for _, s := range []string{"Limits saved", `value="900000"`, `name="limits_exempt_staff" value="true" checked`} {
+				if !strings.Contains(page.body, s) {
+					t.Errorf("the page after the save lacks %q", s)
 				}
-				page := c.get("/assistant")
-				for _, s := range []string{"Limits saved", `value="900000"`, `name="limits_exempt_staff" value="true" checked`} {
-					if !strings.Contains(page.body, s) {
-						t.Errorf("the page after the save lacks %q", s)
-					}
-				}
-			}},
-		limitsRefusal("no turns", form.AssistantUserTurnsPer10Min, "Enter the turns a member may start in ten minutes, from 1 to 10000", "0"),
-		limitsRefusal("a member's budget too small", form.AssistantUserDailyTokens, "Enter a member&#39;s tokens a day, from 1000", "999"),
-		limitsRefusal("a guild's budget of text", form.AssistantGuildDailyTokens, "Enter a guild&#39;s tokens a day", "lots"),
-		limitsRefusal("a negative monthly cap", form.AssistantMonthlyTokens, "Enter the tokens of all guilds a month, 0 (no cap)", "-5"),
-	})
+			}
+		}},
+	limitsRefusal("no turns", form.AssistantUserTurnsPer10Min, "Enter the turns a member may start in ten minutes, from 1 to 10000", "0"),
+	limitsRefusal("a member's budget too small", form.AssistantUserDailyTokens, "Enter a member&#39;s tokens a day, from 1000", "999"),
+	limitsRefusal("a guild's budget of text", form.AssistantGuildDailyTokens, "Enter a guild&#39;s tokens a day", "lots"),
+	limitsRefusal("a negative monthly cap", form.AssistantMonthlyTokens, "Enter the tokens of all guilds a month, 0 (no cap)", "-5"),
 }
+
+func TestAssistantLimitsScenarios(t *testing.T) { runScenarios(t, assistantLimitsScenarios) }

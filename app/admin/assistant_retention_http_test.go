@@ -132,3 +132,5 @@ var assistantRetentionScenarios = []scenario{
 		form: url.Values{form.AssistantRetentionDays: {"7"}}, wantStatus: http.StatusSeeOther, wantLocation: "/assistant#retention",
 		wantAudit: []string{settings.AuditActionAssistantRetention}},
 }
+
+func TestAssistantRetentionScenarios(t *testing.T) { runScenarios(t, assistantRetentionScenarios) }

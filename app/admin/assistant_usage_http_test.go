@@ -143,19 +143,20 @@ func TestAssistantUsagePage(t *testing.T) {
 	row := func(cells ...string) string { return "<td>" + strings.Join(cells, `</td><td class="num">`) + "</td>" }
 	wantBody(t, res,
 		`data-testid="usage-chart"`, "2023-11-14: 1,000 tokens",
-		// The table beside the chart, newest first: day, tokens, prompt, completion, cached, calls, turns.
-		row("2023-11-14", "1,000", "800", "200", "600", "3", "2"),
+		// The table beside the chart, newest first: day, tokens, prompt, completion, cached, calls, turns
+		// (the seeded 2 and the turn finished below, which the roll-up counts under no model).
+		row("2023-11-14", "1,000", "800", "200", "600", "3", "3"),
 		row("2023-11-13", "500", "400", "100", "0", "1", "1"),
 		// Totals of the window (not the day before it).
-		`data-testid="usage-total-tokens">1,751<`, `data-testid="usage-total-turns">4<`,
+		`data-testid="usage-total-tokens">1,751<`, `data-testid="usage-total-turns">5<`,
 		// By model, most tokens first.
 		row("kimi-k2", "1,501", "1,201", "300", "600", "5", "3"),
 		row("kimi-backup", "250", "200", "50", "0", "1", "1"),
 		// By guild: the bot's name where it knows one, the id otherwise.
-		row("Tea Garden (4242)", "1,250", "1,000", "250", "600", "4", "3"),
+		row("Tea Garden (4242)", "1,250", "1,000", "250", "600", "4", "4"),
 		row("4343", "501", "401", "100", "0", "2", "1"),
 		// Top users.
-		row("7", "1,000", "800", "200", "600", "3", "2"),
+		row("7", "1,000", "800", "200", "600", "3", "3"),
 		// The turn that finished, its latency (0 ms on a still clock).
 		`data-testid="usage-turns-finished">1<`, `data-testid="usage-p50">0 ms<`,
 		// Errors by kind.

@@ -155,6 +155,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Changed the model provider", true
 	case settings.AuditActionAssistantBehaviour:
 		return "Changed the assistant's behaviour", true
+	case settings.AuditActionAssistantLimits:
+		return "Changed the assistant's limits and budgets", true
 	case settings.AuditActionAssistantRetention:
 		return "Changed the assistant's transcript retention", true
 	case ActionAssistantTest:
