@@ -92,13 +92,9 @@ func (tb *e2eTab) screenshot() {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
 	}
-	p := filepath.Join(dir, strings.ReplaceAll(tb.t.Name(), "/", "_")+"-failure-"+time.Now().UTC().Format("20060102T150405")+".png")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		tb.t.Logf("screenshot dir: %v", err)
-		return
-	}
-	if err := os.WriteFile(p, png, 0o644); err != nil {
-		tb.t.Logf("screenshot write: %v", err)
+	p, err := keepArtifact(dir, strings.ReplaceAll(tb.t.Name(), "/", "_")+"-failure-*.png", png)
+	if err != nil {
+		tb.t.Logf("screenshot: %v", err)
 		return
 	}
 	tb.t.Logf("screenshot kept: %s", p)

@@ -407,10 +407,27 @@ func logServe(t *testing.T, log string) {
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
 	}
-	p := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-serve-"+time.Now().UTC().Format("20060102T150405")+".log")
-	if err := os.MkdirAll(dir, 0o755); err == nil && os.WriteFile(p, []byte(log), 0o644) == nil && len(lines) > tail {
+	if p, err := keepArtifact(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-serve-*.log", []byte(log)); err == nil && len(lines) > tail {
 		t.Logf("serve's log (%d lines) kept in %s; its last %d:\n%s", len(lines), p, tail, strings.Join(lines[len(lines)-tail:], "\n"))
 		return
 	}
 	t.Logf("serve's log:\n%s", log)
+}
+
+// keepArtifact writes data to a new file in dir named by pattern (its "*"
+// made unique by os.CreateTemp, so two failures never share a name) and
+// returns its path.
+func keepArtifact(dir, pattern string, data []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
 }
