@@ -43,6 +43,14 @@ type received struct {
 // readReceived reads the fake's log; every line must be whole.
 func readReceived(t *testing.T, path string) []received {
 	t.Helper()
+	return readJSONLines[received](t, path, "the fake's log")
+}
+
+// readJSONLines reads a JSONL file a test binary's fake wrote (nil while
+// it does not exist); every line must be whole, what names the file in a
+// failure.
+func readJSONLines[T any](t *testing.T, path, what string) []T {
+	t.Helper()
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return nil
@@ -51,15 +59,15 @@ func readReceived(t *testing.T, path string) []received {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []received
+	var out []T
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		var r received
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("line %d of the fake's log: %v: %q", len(out)+1, err, sc.Text())
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("line %d of %s: %v: %q", len(out)+1, what, err, sc.Text())
 		}
-		out = append(out, r)
+		out = append(out, v)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
