@@ -173,6 +173,34 @@ func TestAssistantUsagePage(t *testing.T) {
 	wantBody(t, c.get("/assistant"), `href="/assistant/usage"`)
 }
 
+// TestAssistantUsagePageFollowsChanges: the page keeps its rendered
+// report only while nothing under it changed: a roll-up row written since,
+// and a guild the bot has come to know by name since, show at the next
+// request.
+func TestAssistantUsagePageFollowsChanges(t *testing.T) {
+	h := newHarness(t, withUsage(nil))
+	h.createAdmin()
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	startBot(withToken(""))(t, h)
+	seedUsageRows(t, h.st, "('2023-11-14', 4242, 7, 'kimi-k2', 1, 800, 200, 0, 1)")
+	wantBody(t, c.get("/assistant/usage"), `data-testid="usage-total-tokens">1,000<`, "<td>4242</td>")
+
+	seedUsageRows(t, h.st, "('2023-11-13', 4242, 8, 'kimi-k2', 1, 400, 100, 0, 1)")
+	wantBody(t, c.get("/assistant/usage"), `data-testid="usage-total-tokens">1,500<`)
+
+	h.fake.AddGuild(fakediscord.GuildSpec{ID: "4242", Name: "Tea Garden"})
+	discordWait(t, "the guild's name", func() bool {
+		for _, g := range h.bot.Status().Guilds {
+			if g.ID == "4242" && g.Name != "" {
+				return true
+			}
+		}
+		return false
+	})
+	wantBody(t, c.get("/assistant/usage"), "<td>Tea Garden (4242)</td>", `data-testid="usage-total-tokens">1,500<`)
+}
+
 // TestAssistantUsagePageStates: with no usage in the window the page says
 // so instead of drawing an empty chart; a server without the assistant's
 // records answers 503; a visitor is sent to sign in.

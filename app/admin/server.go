@@ -171,7 +171,10 @@ type Server struct {
 	unwatchProposals func()
 	// resultSubs are /results' subscriptions, read once per change
 	// (results.go); unwatchResults ends their watch.
-	resultSubs     resultsCache
+	resultSubs resultsCache
+	// usageBody is /assistant/usage's rendered body, kept while the
+	// report and the guilds' names are those it was rendered from.
+	usageBody      usageBodyCache
 	resultsChanged signal.Watchers
 	unwatchResults func()
 

@@ -187,7 +187,9 @@ type Spent struct {
 }
 
 // Spent reads the roll-up's tokens of userID in guildID for the UTC day
-// and month of now; AllMonth only when all (a scan of the month's rows).
+// and month of now; AllMonth only when all. The guild's and everyone's
+// sums read migration 00016's daily roll-up (a row per day, guild and
+// model), not the members' rows.
 func (c *Conversations) Spent(ctx context.Context, guildID, userID uint64, now time.Time, all bool) (Spent, error) {
 	day := usageDay(now)
 	month := day[:8] + "01"
@@ -200,11 +202,11 @@ func (c *Conversations) Spent(ctx context.Context, guildID, userID uint64, now t
 		day, int64(userID), int64(guildID), month, day).Scan(&s.UserDay, &s.UserMonth)
 	if err == nil {
 		err = db.QueryRowContext(ctx, `SELECT coalesce(sum(prompt_tokens + completion_tokens), 0)
-			FROM kimi_assistant_usage WHERE guild_id = ? AND day = ?`, int64(guildID), day).Scan(&s.GuildDay)
+			FROM kimi_assistant_usage_daily WHERE day = ? AND guild_id = ?`, day, int64(guildID)).Scan(&s.GuildDay)
 	}
 	if err == nil && all {
 		err = db.QueryRowContext(ctx, `SELECT coalesce(sum(prompt_tokens + completion_tokens), 0)
-			FROM kimi_assistant_usage WHERE day >= ? AND day <= ?`, month, day).Scan(&s.AllMonth)
+			FROM kimi_assistant_usage_daily WHERE day >= ? AND day <= ?`, month, day).Scan(&s.AllMonth)
 	}
 	if err != nil {
 		return Spent{}, fmt.Errorf("assistant: read the tokens spent: %w", err)

@@ -1,9 +1,12 @@
 package assistant
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -68,6 +71,9 @@ type UsageTool struct {
 type UsageReport struct {
 	// From and To are the window's first and last day (To is today).
 	From, To string
+	// Stamp names what the report was read from (the day and the usage
+	// version): two reports with the same stamp are the same.
+	Stamp string
 	// Days are the window's days, oldest first, a day without usage zero.
 	Days  []UsageDay
 	Total UsageTotals
@@ -117,87 +123,160 @@ func (c *Conversations) UsageReport(ctx context.Context) (UsageReport, error) {
 	if c.usage.ok && c.usage.day == today && c.usage.version == version {
 		return c.usage.report, nil
 	}
-	r, err := readUsageReport(ctx, db, now)
+	r, err := c.readUsageReport(ctx, db, now)
 	if err != nil {
 		return UsageReport{}, err
 	}
+	r.Stamp = today + "/" + strconv.FormatInt(version, 10)
 	c.usage.ok, c.usage.day, c.usage.version, c.usage.report = true, today, version, r
 	return r, nil
 }
 
-// readUsageReport reads the report of the window ending on now's UTC day.
-func readUsageReport(ctx context.Context, db *sql.DB, now time.Time) (UsageReport, error) {
+// readUsageReport reads the report of the window ending on now's UTC day
+// from migration 00016's roll-ups, each a few hundred rows at most.
+func (c *Conversations) readUsageReport(ctx context.Context, db *sql.DB, now time.Time) (UsageReport, error) {
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
 	first := midnight.AddDate(0, 0, -(UsageDays - 1))
 	r := UsageReport{From: first.Format(time.DateOnly), To: midnight.Format(time.DateOnly)}
-	sinceMS := first.UnixMilli()
 	wrap := func(what string, err error) error { return fmt.Errorf("assistant: usage report: %s: %w", what, err) }
 
-	byDay := map[string]UsageTotals{}
-	if err := scanTotals(ctx, db, usageByDayQuery,
-		r.From, func(key any, t UsageTotals) { byDay[*key.(*string)] = t }, new(string)); err != nil {
+	if err := c.advanceUsageWindow(ctx, r.From); err != nil {
+		return r, wrap("top users' window", err)
+	}
+	if err := readDaily(ctx, db, &r, first, midnight); err != nil {
 		return r, wrap("by day", err)
 	}
-	for d := first; !d.After(midnight); d = d.AddDate(0, 0, 1) {
-		day := UsageDay{Day: d.Format(time.DateOnly), UsageTotals: byDay[d.Format(time.DateOnly)]}
-		r.Days = append(r.Days, day)
-		r.Total = addTotals(r.Total, day.UsageTotals)
-	}
-	if err := scanTotals(ctx, db, usageByModelQuery,
-		r.From, func(key any, t UsageTotals) {
-			r.Models = append(r.Models, UsageByModel{Model: *key.(*string), UsageTotals: t})
-		}, new(string)); err != nil {
-		return r, wrap("by model", err)
-	}
-	if err := scanTotals(ctx, db, usageByGuildQuery,
-		r.From, func(key any, t UsageTotals) {
-			r.Guilds = append(r.Guilds, UsageByGuild{GuildID: uint64(*key.(*int64)), UsageTotals: t})
-		}, new(int64)); err != nil {
-		return r, wrap("by guild", err)
-	}
-	if err := scanTotals(ctx, db, usageTopUsersQuery,
-		r.From, func(key any, t UsageTotals) {
-			r.Users = append(r.Users, UsageByUser{UserID: uint64(*key.(*int64)), UsageTotals: t})
-		}, new(int64)); err != nil {
+	if err := scanTotals(ctx, db, usageTopUsersQuery, nil, func(key any, t UsageTotals) {
+		r.Users = append(r.Users, UsageByUser{UserID: uint64(*key.(*int64)), UsageTotals: t})
+	}, new(int64)); err != nil {
 		return r, wrap("top users", err)
 	}
 	if err := readUsageErrors(ctx, db, r.From, &r); err != nil {
 		return r, wrap("errors", err)
 	}
-	if err := readLatency(ctx, db, sinceMS, &r); err != nil {
+	if err := readLatency(ctx, db, r.From, &r); err != nil {
 		return r, wrap("latency", err)
 	}
-	if err := readUsageTools(ctx, db, sinceMS, &r); err != nil {
+	if err := readUsageTools(ctx, db, r.From, &r); err != nil {
 		return r, wrap("tool calls", err)
 	}
 	return r, nil
 }
 
-// usageSums are the roll-up's sums in UsageTotals' order.
-const usageSums = `sum(calls), sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(turns)`
+// readDaily reads the window's rows of kimi_assistant_usage_daily (day,
+// guild and model) into the report's days, total, models and guilds.
+func readDaily(ctx context.Context, db *sql.DB, r *UsageReport, first, last time.Time) error {
+	byDay := map[string]UsageTotals{}
+	byModel := map[string]UsageTotals{}
+	byGuild := map[int64]UsageTotals{}
+	rows, err := db.QueryContext(ctx, usageDailyQuery, r.From)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var day, model string
+		var guild int64
+		var t UsageTotals
+		if err := rows.Scan(&day, &guild, &model, &t.Calls, &t.PromptTokens, &t.CompletionTokens, &t.CachedTokens, &t.Turns); err != nil {
+			return err
+		}
+		byDay[day] = addTotals(byDay[day], t)
+		byModel[model] = addTotals(byModel[model], t)
+		byGuild[guild] = addTotals(byGuild[guild], t)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
+		day := UsageDay{Day: d.Format(time.DateOnly), UsageTotals: byDay[d.Format(time.DateOnly)]}
+		r.Days = append(r.Days, day)
+		r.Total = addTotals(r.Total, day.UsageTotals)
+	}
+	for m, t := range byModel {
+		r.Models = append(r.Models, UsageByModel{Model: m, UsageTotals: t})
+	}
+	slices.SortFunc(r.Models, func(a, b UsageByModel) int {
+		return cmp.Or(cmp.Compare(b.Tokens(), a.Tokens()), cmp.Compare(a.Model, b.Model))
+	})
+	for g, t := range byGuild {
+		r.Guilds = append(r.Guilds, UsageByGuild{GuildID: uint64(g), UsageTotals: t})
+	}
+	slices.SortFunc(r.Guilds, func(a, b UsageByGuild) int {
+		return cmp.Or(cmp.Compare(b.Tokens(), a.Tokens()), cmp.Compare(a.GuildID, b.GuildID))
+	})
+	return nil
+}
 
-// The report's queries: each a range scan of its table's day (or time)
-// from the window's first day, the roll-up's over its primary key. A
-// GROUP BY term's unary + keeps the planner from grouping in the order of
-// the guild or user index instead, which reads every row of the year.
+// advanceUsageWindow moves the top users' window (migration 00016's
+// kimi_assistant_usage_users, counted from kimi_assistant_usage_window's
+// first_day on) to start at first: forward, it subtracts the days that
+// left; backward (the clock went back, or the first report), it sums the
+// window afresh. Nothing is written when the window already starts there.
+func (c *Conversations) advanceUsageWindow(ctx context.Context, first string) error {
+	var at string
+	if err := c.st.Reader().QueryRowContext(ctx, `SELECT first_day FROM kimi_assistant_usage_window WHERE id = 1`).Scan(&at); err != nil {
+		return err
+	}
+	if at == first {
+		return nil
+	}
+	return c.st.Write(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT first_day FROM kimi_assistant_usage_window WHERE id = 1`).Scan(&at); err != nil {
+			return err
+		}
+		var steps []string
+		switch {
+		case at == first:
+			return nil
+		case at < first:
+			steps = []string{`INSERT INTO kimi_assistant_usage_users
+				SELECT user_id, -sum(calls), -sum(prompt_tokens), -sum(completion_tokens), -sum(cached_tokens), -sum(turns)
+				FROM kimi_assistant_usage WHERE day >= ?1 AND day < ?2 GROUP BY user_id
+				ON CONFLICT DO UPDATE SET calls = calls + excluded.calls, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+					completion_tokens = completion_tokens + excluded.completion_tokens,
+					cached_tokens = cached_tokens + excluded.cached_tokens, turns = turns + excluded.turns`,
+				`DELETE FROM kimi_assistant_usage_users
+				WHERE calls = 0 AND prompt_tokens = 0 AND completion_tokens = 0 AND cached_tokens = 0 AND turns = 0`}
+		default:
+			steps = []string{`DELETE FROM kimi_assistant_usage_users`,
+				`INSERT INTO kimi_assistant_usage_users
+				SELECT user_id, sum(calls), sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(turns)
+				FROM kimi_assistant_usage WHERE day >= ?2 GROUP BY user_id`}
+		}
+		steps = append(steps, `UPDATE kimi_assistant_usage_window SET first_day = ?2 WHERE id = 1`)
+		for _, q := range steps {
+			if _, err := tx.ExecContext(ctx, q, at, first); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// The report's queries: each a range scan of a migration 00016 roll-up
+// from the window's first day (the top users' table holds the window
+// only, in the order of its tokens index).
 const (
-	usageByDayQuery   = `SELECT day, ` + usageSums + ` FROM kimi_assistant_usage WHERE day >= ? GROUP BY day`
-	usageByModelQuery = `SELECT model, ` + usageSums + ` FROM kimi_assistant_usage WHERE day >= ?
-		GROUP BY +model ORDER BY sum(prompt_tokens) + sum(completion_tokens) DESC, model`
-	usageByGuildQuery = `SELECT guild_id, ` + usageSums + ` FROM kimi_assistant_usage WHERE day >= ?
-		GROUP BY +guild_id ORDER BY sum(prompt_tokens) + sum(completion_tokens) DESC, guild_id`
-	usageTopUsersQuery = `SELECT user_id, ` + usageSums + ` FROM kimi_assistant_usage WHERE day >= ?
-		GROUP BY +user_id ORDER BY sum(prompt_tokens) + sum(completion_tokens) DESC, user_id LIMIT 10` // UsageTopUsers
+	usageDailyQuery = `SELECT day, guild_id, model, calls, prompt_tokens, completion_tokens, cached_tokens, turns
+		FROM kimi_assistant_usage_daily WHERE day >= ?`
+	usageTopUsersQuery = `SELECT user_id, calls, prompt_tokens, completion_tokens, cached_tokens, turns
+		FROM kimi_assistant_usage_users ORDER BY prompt_tokens + completion_tokens DESC, user_id LIMIT 10` // UsageTopUsers
 	usageErrorsQuery = `SELECT kind, sum(count) FROM kimi_assistant_usage_errors WHERE day >= ?
 		GROUP BY kind HAVING sum(count) > 0 ORDER BY sum(count) DESC, kind`
-	usageToolsQuery = `SELECT tool, module, ` + toolStatsCounts + ` FROM kimi_assistant_tool_calls
-		WHERE created_ms >= ? AND ` + toolStatsRan + ` GROUP BY +tool, +module ORDER BY count(*) DESC, tool, module`
+	usageLatencyQuery = `SELECT ms, sum(count) FROM kimi_assistant_turn_latency WHERE day >= ? GROUP BY ms ORDER BY ms`
+	usageToolsQuery   = `SELECT tool, module, sum(calls), sum(errors) FROM kimi_assistant_tool_usage
+		WHERE day >= ? GROUP BY tool, module ORDER BY sum(calls) DESC, tool, module`
 )
 
-// scanTotals runs q with arg and hands each row's key (scanned into key)
-// and totals to add.
-func scanTotals(ctx context.Context, db *sql.DB, q, arg string, add func(key any, t UsageTotals), key any) error {
-	rows, err := db.QueryContext(ctx, q, arg)
+// scanTotals runs q (with arg unless nil) and hands each row's key
+// (scanned into key) and totals to add.
+func scanTotals(ctx context.Context, db *sql.DB, q string, arg any, add func(key any, t UsageTotals), key any) error {
+	var args []any
+	if arg != nil {
+		args = append(args, arg)
+	}
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
@@ -235,33 +314,46 @@ func readUsageErrors(ctx context.Context, db *sql.DB, from string, r *UsageRepor
 }
 
 // readLatency reads the finished turns' count and duration percentiles
-// (nearest rank) over the started_ms index.
-func readLatency(ctx context.Context, db *sql.DB, sinceMS int64, r *UsageReport) error {
-	const where = ` FROM kimi_assistant_turns WHERE started_ms >= ? AND status <> 'running'`
-	if err := db.QueryRowContext(ctx, `SELECT count(*)`+where, sinceMS).Scan(&r.Finished); err != nil {
+// (nearest rank) from their latency roll-up: durations to three
+// significant figures (exact below a second).
+func readLatency(ctx context.Context, db *sql.DB, from string, r *UsageReport) error {
+	type bucket struct{ ms, n int64 }
+	var buckets []bucket
+	rows, err := db.QueryContext(ctx, usageLatencyQuery, from)
+	if err != nil {
 		return err
 	}
-	if r.Finished == 0 {
-		return nil
+	defer rows.Close()
+	for rows.Next() {
+		var b bucket
+		if err := rows.Scan(&b.ms, &b.n); err != nil {
+			return err
+		}
+		buckets, r.Finished = append(buckets, b), r.Finished+b.n
 	}
-	rank := func(p int64) (time.Duration, error) {
-		i := (r.Finished*p+99)/100 - 1 // ceil(p% of n), 1-based, to 0-based
-		var ms int64
-		err := db.QueryRowContext(ctx, `SELECT duration_ms`+where+` ORDER BY duration_ms LIMIT 1 OFFSET ?`, sinceMS, i).Scan(&ms)
-		return time.Duration(ms) * time.Millisecond, err
-	}
-	var err error
-	if r.P50, err = rank(50); err != nil {
+	if err := rows.Err(); err != nil {
 		return err
 	}
-	r.P99, err = rank(99)
-	return err
+	rank := func(p int64) time.Duration {
+		i := (r.Finished*p + 99) / 100 // ceil(p% of n), 1-based
+		for _, b := range buckets {
+			if i <= b.n {
+				return time.Duration(b.ms) * time.Millisecond
+			}
+			i -= b.n
+		}
+		return 0
+	}
+	if r.Finished > 0 {
+		r.P50, r.P99 = rank(50), rank(99)
+	}
+	return nil
 }
 
-// readUsageTools counts the window's tool calls per tool and module by
-// ToolStat's rules (toolStatsCounts).
-func readUsageTools(ctx context.Context, db *sql.DB, sinceMS int64, r *UsageReport) error {
-	rows, err := db.QueryContext(ctx, usageToolsQuery, sinceMS)
+// readUsageTools reads the window's tool calls per tool and module from
+// their roll-up (counted by ToolStat's rules).
+func readUsageTools(ctx context.Context, db *sql.DB, from string, r *UsageReport) error {
+	rows, err := db.QueryContext(ctx, usageToolsQuery, from)
 	if err != nil {
 		return err
 	}

@@ -217,26 +217,33 @@ func TestUsageReportKept(t *testing.T) {
 	}
 }
 
-// TestUsageReportIndexed: every roll-up query of the report is a range
-// scan of the window's days over the primary key, never a scan of the
-// whole year (365 days × 20 guilds × 200 users is 1.46 million rows).
+// TestUsageReportIndexed: every query of the report reads a migration
+// 00016 roll-up by the window's days over its primary key (the top users'
+// table in its tokens index's order, without a sort), never the roll-up
+// of members (365 days × 20 guilds × 200 users is 1.46 million rows).
 func TestUsageReportIndexed(t *testing.T) {
 	_, st, _ := newConversations(t)
 	for _, tt := range []struct {
 		name, query, want string
 		arg               any
 	}{
-		{"by day", usageByDayQuery, "kimi_assistant_usage USING PRIMARY KEY (day>?)", usageFirst},
-		{"by model", usageByModelQuery, "kimi_assistant_usage USING PRIMARY KEY (day>?)", usageFirst},
-		{"by guild", usageByGuildQuery, "kimi_assistant_usage USING PRIMARY KEY (day>?)", usageFirst},
-		{"top users", usageTopUsersQuery, "kimi_assistant_usage USING PRIMARY KEY (day>?)", usageFirst},
-		{"errors", usageErrorsQuery, "kimi_assistant_usage_errors USING PRIMARY KEY (day>?)", usageFirst},
-		{"tools", usageToolsQuery, "kimi_assistant_tool_calls USING INDEX kimi_assistant_tool_calls_created (created_ms>?)", int64(0)},
+		{"by day, model and guild", usageDailyQuery, "SEARCH kimi_assistant_usage_daily USING PRIMARY KEY (day>?)", usageFirst},
+		{"top users", usageTopUsersQuery, "SCAN kimi_assistant_usage_users USING INDEX kimi_assistant_usage_users_tokens", nil},
+		{"errors", usageErrorsQuery, "SEARCH kimi_assistant_usage_errors USING PRIMARY KEY (day>?)", usageFirst},
+		{"latency", usageLatencyQuery, "SEARCH kimi_assistant_turn_latency USING PRIMARY KEY (day>?)", usageFirst},
+		{"tools", usageToolsQuery, "SEARCH kimi_assistant_tool_usage USING PRIMARY KEY (day>?)", usageFirst},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			plan := explain(t, st, tt.query, tt.arg)
-			if !strings.Contains(plan, "SEARCH "+tt.want) {
-				t.Errorf("plan %q: want SEARCH %s", plan, tt.want)
+			var args []any
+			if tt.arg != nil {
+				args = append(args, tt.arg)
+			}
+			plan := explain(t, st, tt.query, args...)
+			if !strings.Contains(plan, tt.want) {
+				t.Errorf("plan %q: want %s", plan, tt.want)
+			}
+			if tt.name == "top users" && strings.Contains(plan, "TEMP B-TREE") {
+				t.Errorf("plan %q sorts the users", plan)
 			}
 		})
 	}
@@ -262,4 +269,67 @@ func explain(t *testing.T, st *store.Store, q string, args ...any) string {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "; ")
+}
+
+// TestUsageReportTopUsersFollowTheWindow: the top users are the sums of
+// exactly the window's days whichever way the clock moves: the first
+// report fills the users' window, a day or more forward subtracts the
+// days that left (and counts rows written meanwhile), a clock set back
+// sums it afresh.
+func TestUsageReportTopUsersFollowTheWindow(t *testing.T) {
+	ctx := context.Background()
+	c, st, clk := newConversations(t)
+	day := func(offset int) string {
+		return time.Unix(1_700_000_000, 0).AddDate(0, 0, offset).UTC().Format(time.DateOnly)
+	}
+	// Each user's tokens on each of 40 days around the window's first day,
+	// so every move of the window changes the ranking.
+	for d := -45; d <= 5; d++ {
+		for u := 1; u <= 12; u++ {
+			tokens := (u*37 + (d+50)*(u%5+1)*11) % 997
+			seedUsage(t, st, fmt.Sprintf("('%s', %d, %d, 'kimi-k2', 1, %d, %d, 0, 1)", day(d), 10+u%3, u, tokens, u))
+		}
+	}
+	want := func(from string) []UsageByUser {
+		t.Helper()
+		rows, err := st.Reader().Query(`SELECT user_id, sum(calls), sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(turns)
+			FROM kimi_assistant_usage WHERE day >= ? GROUP BY user_id
+			ORDER BY sum(prompt_tokens) + sum(completion_tokens) DESC, user_id LIMIT 10`, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var us []UsageByUser
+		for rows.Next() {
+			var u UsageByUser
+			if err := rows.Scan(&u.UserID, &u.Calls, &u.PromptTokens, &u.CompletionTokens, &u.CachedTokens, &u.Turns); err != nil {
+				t.Fatal(err)
+			}
+			us = append(us, u)
+		}
+		return us
+	}
+	for _, step := range []struct {
+		name  string
+		move  time.Duration
+		write string // a row written before the report
+	}{
+		{"first report", 0, ""},
+		{"a day on", 24 * time.Hour, "('" + day(1) + "', 99, 3, 'kimi-k2', 1, 5000, 0, 0, 1)"},
+		{"five days on", 5 * 24 * time.Hour, "('" + day(6) + "', 99, 4, 'kimi-k2', 1, 7000, 0, 0, 1)"},
+		{"the clock set back ten days", -10 * 24 * time.Hour, ""},
+		{"a year on", 365 * 24 * time.Hour, ""},
+	} {
+		clk.add(step.move)
+		if step.write != "" {
+			seedUsage(t, st, step.write)
+		}
+		r, err := c.UsageReport(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := want(r.From); !reflect.DeepEqual(r.Users, w) {
+			t.Errorf("%s (window from %s): top users\n%v\nwant\n%v", step.name, r.From, r.Users, w)
+		}
+	}
 }
