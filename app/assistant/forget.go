@@ -26,15 +26,25 @@ const ActionForget = "assistant.forget"
 // a later click deletes nothing.
 const ForgetConfirmWindow = 10 * time.Minute
 
-// Texts of /forget (ephemeral).
+// Texts of /forget (ephemeral); the DM ones where the text says where.
 const (
 	forgetNothing   = "You have no conversations or messages with the assistant in this server: there is nothing to delete."
+	forgetNothingDM = "You have no conversations or messages with the assistant in our direct messages: there is nothing to delete."
 	forgetRunning   = "The assistant is still working on something of yours here. Wait for it (or /stop it), then /forget again."
 	forgetCancelled = "Cancelled: nothing was deleted."
 	forgetExpired   = "This confirmation has expired: nothing was deleted. Run /forget again."
 	forgetNotYours  = "This confirmation is someone else's: run /forget for your own."
 	forgetKept      = "Your token counts stay in the usage totals, which hold no content."
 )
+
+// forgetWhere is where /forget's texts say it deletes: this server, or
+// the DMs (guild 0).
+func forgetWhere(guildID uint64) string {
+	if guildID == 0 {
+		return "in our direct messages"
+	}
+	return "in this server"
+}
 
 const (
 	forgetKey     = "forget"
@@ -45,7 +55,9 @@ const (
 // Forget is /forget: a member deletes their own conversations with the
 // assistant in a guild (every row of them), their turns in others'
 // conversations there with those turns' messages and tool calls, and any
-// other message they wrote there, after an ephemeral confirmation. The
+// other message they wrote there, after an ephemeral confirmation; in a
+// DM with the bot, their DM conversations (guild 0, dm_user_id theirs)
+// with every row of them, never a guild's. The
 // usage roll-up keeps their token counts (it holds no content). It
 // answers the command (HandleCommand) and its buttons (HandleComponent).
 type Forget struct {
@@ -84,18 +96,46 @@ func (c ForgetCounts) empty() bool {
 	return c.Conversations == 0 && c.Messages == 0 && c.ToolCalls == 0
 }
 
-// The member's rows in a guild (arguments: guild, user).
-const (
-	forgetConvsSQL = `SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1 AND owner_id = ?2`
-	forgetTurnsSQL = `SELECT id FROM kimi_assistant_turns WHERE (guild_id = ?1 AND user_id = ?2) OR conversation_id IN (` + forgetConvsSQL + `)`
-	forgetCountSQL = `SELECT
-		(SELECT count(*) FROM kimi_assistant_conversations WHERE guild_id = ?1 AND owner_id = ?2),
-		(SELECT count(*) FROM kimi_assistant_messages WHERE turn_id IN (` + forgetTurnsSQL + `)
-			OR conversation_id IN (` + forgetConvsSQL + `)
-			OR (author_id = ?2 AND conversation_id IN (SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1))),
-		(SELECT count(*) FROM kimi_assistant_tool_calls WHERE turn_id IN (` + forgetTurnsSQL + `)),
-		(SELECT count(*) FROM kimi_assistant_turns WHERE status = 'running' AND id IN (` + forgetTurnsSQL + `))`
+// forgetScope is the SQL of a member's rows in one place (arguments:
+// guild, user): their conversations, their turns (also in others'
+// conversations) and their other messages.
+type forgetScope struct {
+	convs, turns, others string
+	count                string
+}
+
+func newForgetScope(convs, ownTurns, others string) forgetScope {
+	turns := `SELECT id FROM kimi_assistant_turns WHERE ` + ownTurns + ` OR conversation_id IN (` + convs + `)`
+	return forgetScope{convs: convs, turns: ownTurns, others: others, count: `SELECT
+		(SELECT count(*) FROM (` + convs + `)),
+		(SELECT count(*) FROM kimi_assistant_messages WHERE turn_id IN (` + turns + `)
+			OR conversation_id IN (` + convs + `) OR ` + others + `),
+		(SELECT count(*) FROM kimi_assistant_tool_calls WHERE turn_id IN (` + turns + `)),
+		(SELECT count(*) FROM kimi_assistant_turns WHERE status = 'running' AND id IN (` + turns + `))`}
+}
+
+var (
+	// forgetGuild is a member's rows in a guild: the conversations they
+	// own there, their turns there, any message they wrote there. A DM
+	// row (guild 0) never matches.
+	forgetGuild = newForgetScope(`SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1 AND owner_id = ?2`,
+		`(guild_id = ?1 AND user_id = ?2)`,
+		`(author_id = ?2 AND conversation_id IN (SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1))`)
+	// forgetDM is a user's rows in their DMs with the bot (guild 0): the
+	// conversations whose DM user they are, every row of them; nobody
+	// else takes part there, and no guild row matches.
+	forgetDM = newForgetScope(`SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1 AND dm_user_id = ?2`,
+		`(guild_id = ?1 AND user_id = ?2 AND conversation_id IN (SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1 AND dm_user_id = ?2))`,
+		`(author_id = ?2 AND conversation_id IN (SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1 AND dm_user_id = ?2))`)
 )
+
+// scopeOf is the scope of guildID (0: the DMs).
+func scopeOf(guildID uint64) forgetScope {
+	if guildID == 0 {
+		return forgetDM
+	}
+	return forgetGuild
+}
 
 type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -103,14 +143,15 @@ type rowQuerier interface {
 
 func countForget(ctx context.Context, q rowQuerier, guildID, userID uint64) (ForgetCounts, error) {
 	var c ForgetCounts
-	if err := q.QueryRowContext(ctx, forgetCountSQL, int64(guildID), int64(userID)).
+	if err := q.QueryRowContext(ctx, scopeOf(guildID).count, int64(guildID), int64(userID)).
 		Scan(&c.Conversations, &c.Messages, &c.ToolCalls, &c.Running); err != nil {
 		return ForgetCounts{}, fmt.Errorf("assistant: forget: count: %w", err)
 	}
 	return c, nil
 }
 
-// Count reports what ForgetMember would delete of userID in guildID.
+// Count reports what ForgetMember would delete of userID in guildID (0:
+// their DMs).
 func (f *Forget) Count(ctx context.Context, guildID, userID uint64) (ForgetCounts, error) {
 	return countForget(ctx, f.st.Reader(), guildID, userID)
 }
@@ -118,8 +159,10 @@ func (f *Forget) Count(ctx context.Context, guildID, userID uint64) (ForgetCount
 // errForgetRunning refuses a /forget while one of the member's turns runs.
 var errForgetRunning = errors.New("assistant: forget: a turn is running")
 
-// ForgetMember deletes userID's rows in guildID in one write transaction
-// with an ActionForget audit row (as "discord:<id>"), and returns what it
+// ForgetMember deletes userID's rows in guildID (0: their DM
+// conversations with the bot, guild_id 0 and dm_user_id userID) in one
+// write transaction with an ActionForget audit row (as "discord:<id>", on
+// "guild:<id>", or on the user themself for DMs), and returns what it
 // deleted; nothing while one of their turns runs.
 func (f *Forget) ForgetMember(ctx context.Context, guildID, userID uint64) (ForgetCounts, error) {
 	var c ForgetCounts
@@ -131,30 +174,37 @@ func (f *Forget) ForgetMember(ctx context.Context, guildID, userID uint64) (Forg
 		if c.Running > 0 {
 			return errForgetRunning
 		}
-		g, u := int64(guildID), int64(userID)
+		g, u, sc := int64(guildID), int64(userID), scopeOf(guildID)
 		for _, q := range []string{
 			// Their conversations, every row with them (ON DELETE CASCADE).
-			`DELETE FROM kimi_assistant_conversations WHERE guild_id = ?1 AND owner_id = ?2`,
+			`DELETE FROM kimi_assistant_conversations WHERE id IN (` + sc.convs + `)`,
 			// Their turns in others' conversations, with the turns'
 			// messages and tool calls.
-			`DELETE FROM kimi_assistant_turns WHERE guild_id = ?1 AND user_id = ?2`,
-			`DELETE FROM kimi_assistant_messages WHERE author_id = ?2
-				AND conversation_id IN (SELECT id FROM kimi_assistant_conversations WHERE guild_id = ?1)`,
+			`DELETE FROM kimi_assistant_turns WHERE ` + sc.turns,
+			`DELETE FROM kimi_assistant_messages WHERE ` + sc.others,
 		} {
 			if _, err := tx.ExecContext(ctx, q, g, u); err != nil {
 				return fmt.Errorf("assistant: forget: %w", err)
 			}
 		}
-		return store.AuditTx(ctx, tx, store.AuditEntry{At: f.now(), Actor: "discord:" + strconv.FormatUint(userID, 10),
-			Action: ActionForget, Target: "guild:" + strconv.FormatUint(guildID, 10),
-			Detail: fmt.Sprintf("a member deleted their assistant data here: %d conversation(s), %d message(s), %d tool call(s); usage totals kept",
-				c.Conversations, c.Messages, c.ToolCalls)})
+		actor := "discord:" + strconv.FormatUint(userID, 10)
+		target, detail := "guild:"+strconv.FormatUint(guildID, 10), "a member deleted their assistant data here"
+		if guildID == 0 {
+			target, detail = actor, "a user deleted their assistant data in their direct messages with the bot"
+		}
+		return store.AuditTx(ctx, tx, store.AuditEntry{At: f.now(), Actor: actor, Action: ActionForget, Target: target,
+			Detail: fmt.Sprintf("%s: %d conversation(s), %d message(s), %d tool call(s); usage totals kept",
+				detail, c.Conversations, c.Messages, c.ToolCalls)})
 	})
 	if err != nil {
 		return ForgetCounts{}, err
 	}
 	return c, nil
 }
+
+// HandlesDirectMessages reports that /forget and its buttons also work in
+// a DM with the bot, over the user's DM conversations.
+func (f *Forget) HandlesDirectMessages() bool { return true }
 
 // HandleCommand answers /forget with what it would delete and the
 // confirmation buttons (ephemeral), or says there is nothing to delete.
@@ -166,13 +216,15 @@ func (f *Forget) HandleCommand(ctx context.Context, _ sdk.TrustTier, in sdk.Inte
 	switch {
 	case c.Running > 0:
 		return in.Respond(ctx, sdk.Response{Content: forgetRunning, Ephemeral: true})
+	case c.empty() && in.GuildID() == 0:
+		return in.Respond(ctx, sdk.Response{Content: forgetNothingDM, Ephemeral: true})
 	case c.empty():
 		return in.Respond(ctx, sdk.Response{Content: forgetNothing, Ephemeral: true})
 	}
 	user := strconv.FormatUint(in.UserID(), 10)
 	expires := strconv.FormatInt(f.now().Add(ForgetConfirmWindow).Unix(), 10)
 	return in.Respond(ctx, sdk.Response{Ephemeral: true, Content: fmt.Sprintf(
-		"This deletes, in this server, %s, %s and %s of yours with the assistant. It cannot be undone. %s",
+		"This deletes, %s, %s, %s and %s of yours with the assistant. It cannot be undone. %s", forgetWhere(in.GuildID()),
 		plural(c.Conversations, "conversation"), plural(c.Messages, "message"), plural(c.ToolCalls, "tool call"), forgetKept),
 		Components: []sdk.Component{
 			sdk.ButtonSpec{Key: forgetKey, Label: "Delete my data", Style: sdk.ButtonDanger, Parts: []string{forgetConfirm, user, expires}},
@@ -210,6 +262,7 @@ func (f *Forget) HandleComponent(ctx context.Context, kind sdk.ComponentKind, _ 
 	}
 	f.log.Info("a member deleted their data", "guild_id", in.GuildID(), "user_id", in.UserID(),
 		"conversations", c.Conversations, "messages", c.Messages, "tool_calls", c.ToolCalls)
-	return in.EditOriginal(ctx, sdk.Response{Content: fmt.Sprintf("Deleted %s, %s and %s of yours in this server. %s",
-		plural(c.Conversations, "conversation"), plural(c.Messages, "message"), plural(c.ToolCalls, "tool call"), forgetKept)})
+	return in.EditOriginal(ctx, sdk.Response{Content: fmt.Sprintf("Deleted %s, %s and %s of yours %s. %s",
+		plural(c.Conversations, "conversation"), plural(c.Messages, "message"), plural(c.ToolCalls, "tool call"),
+		forgetWhere(in.GuildID()), forgetKept)})
 }

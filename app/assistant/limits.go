@@ -209,7 +209,10 @@ func (a *Assistant) refuse(ctx context.Context, in Incoming, s Surface, r refusa
 
 // UsageText is a member's /usage: their tokens today and this month in
 // guildID against their daily budget; with staff, the guild's today
-// against its budget too. Exempt callers are told so.
+// against its budget too. Exempt callers are told so. In DMs (guild 0)
+// it is their DM tokens against the same per-user daily budget, which
+// limit applies to DMs on its own (guild 0 is its own place; no guild
+// budget there, and the tier is member, so only the owner is exempt).
 func (a *Assistant) UsageText(ctx context.Context, guildID, userID uint64, tier sdk.TrustTier, owner bool) (string, error) {
 	l, err := settings.LoadAssistantLimits(ctx, a.o.Settings)
 	if err != nil {
@@ -220,12 +223,16 @@ func (a *Assistant) UsageText(ctx context.Context, guildID, userID uint64, tier 
 		return "", fmt.Errorf("assistant: usage: %w", err)
 	}
 	in := Incoming{Place: Place{GuildID: guildID}, UserID: userID, Tier: tier, Owner: owner}
-	text := "Your assistant usage here: " + tokens(spent.UserDay) + " tokens today of your " + tokens(l.UserDailyTokens) +
+	where := "here"
+	if guildID == 0 {
+		where = "in our direct messages"
+	}
+	text := "Your assistant usage " + where + ": " + tokens(spent.UserDay) + " tokens today of your " + tokens(l.UserDailyTokens) +
 		" daily budget, " + tokens(spent.UserMonth) + " this month."
 	if exempt(in, l) {
 		text += " You are exempt from the limits."
 	}
-	if tier.AtLeast(sdk.TierStaff) || owner {
+	if guildID != 0 && (tier.AtLeast(sdk.TierStaff) || owner) {
 		text += "\nThis server: " + tokens(spent.GuildDay) + " tokens today of its " + tokens(a.guildBudget(in, l)) + " daily budget."
 	}
 	return text + "\nBudgets reset at 00:00 UTC.", nil

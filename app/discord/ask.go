@@ -21,6 +21,12 @@ import (
 // synced with the modules' commands while an assistant is attached
 // (hostkit.CoreCommands: a module declaring one is refused at preflight).
 
+// dmCoreCommands are the core commands also offered in a DM with the bot
+// (contexts GUILD and BOT_DM): /forget deletes the caller's DM
+// conversations there, /usage shows their DM tokens. /ask and /stop stay
+// guild only.
+var dmCoreCommands = []string{hostkit.CommandForget, hostkit.CommandUsage}
+
 // coreCommandSpecs are the core commands' definitions.
 func coreCommandSpecs() []sdk.CommandSpec {
 	return []sdk.CommandSpec{
@@ -29,7 +35,7 @@ func coreCommandSpecs() []sdk.CommandSpec {
 			{Name: "private", Kind: sdk.OptionBoolean, Description: "Answer only you (ephemeral)"},
 		}},
 		{Name: hostkit.CommandStop, Description: "Stop the assistant's work for you in this channel", MinTier: sdk.TierMember},
-		{Name: hostkit.CommandForget, Description: "Delete your conversations with the assistant in this server", MinTier: sdk.TierMember},
+		{Name: hostkit.CommandForget, Description: "Delete your conversations with the assistant here (this server, or our DMs)", MinTier: sdk.TierMember},
 		{Name: hostkit.CommandUsage, Description: "Your assistant tokens today and this month against your budget", MinTier: sdk.TierMember},
 	}
 }
@@ -52,7 +58,7 @@ func (x *interactions) runCoreCommand(ctx context.Context, name string, tier sdk
 	if p == nil || !slices.Contains(hostkit.CoreCommands, name) {
 		return false, nil
 	}
-	if in.guildID == 0 {
+	if in.guildID == 0 && !slices.Contains(dmCoreCommands, name) {
 		return true, in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
 	}
 	switch name {

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/assistant"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -371,11 +373,13 @@ func TestInvocationForms(t *testing.T) {
 	}
 }
 
-// TestCoreCommandsAreGuildOnly: /ask, /stop and /forget are registered for guilds
-// only (contexts [GUILD] in the PUT the fake receives at command sync); a
-// module's command keeps Discord's default (no contexts sent); and the
-// list Discord returns hashes as Kimi's, so a reconnect syncs nothing.
-func TestCoreCommandsAreGuildOnly(t *testing.T) {
+// TestCoreCommandContexts: /ask and /stop are registered for guilds only
+// (contexts [GUILD] in the PUT the fake receives at command sync), /forget
+// and /usage for guilds and the DM with the bot ([GUILD, BOT_DM]); a
+// module's command keeps Discord's default (no contexts sent); the list
+// Discord returns hashes as Kimi's, so a reconnect syncs nothing; and the
+// fake offers /forget in a DM, not /ask.
+func TestCoreCommandContexts(t *testing.T) {
 	w := newAsstWorld(t, asstOpts{})
 	puts := w.f.RequestsTo(globalPUT)
 	if len(puts) != 1 {
@@ -392,13 +396,20 @@ func TestCoreCommandsAreGuildOnly(t *testing.T) {
 	for _, c := range sent {
 		got[c.Name] = string(c.Contexts)
 	}
-	if got["ask"] != "[0]" || got["stop"] != "[0]" || got["forget"] != "[0]" || got["usage"] != "[0]" {
-		t.Fatalf("contexts sent = %v, want [0] (guild) for ask, stop, forget and usage", got)
+	want := map[string]string{"ask": "[0]", "stop": "[0]", "forget": "[0,1]", "usage": "[0,1]"}
+	for name, ctxs := range want {
+		if got[name] != ctxs {
+			t.Errorf("/%s sent with contexts %s, want %s", name, got[name], ctxs)
+		}
 	}
 	for _, c := range w.f.Commands("") {
-		if c.Name == "ask" || c.Name == "stop" || c.Name == "forget" || c.Name == "usage" {
-			if c.Contexts == nil || !slices.Equal(*c.Contexts, []discordgo.InteractionContextType{discordgo.InteractionContextGuild}) {
-				t.Errorf("/%s registered with contexts %v", c.Name, c.Contexts)
+		if ctxs, core := want[c.Name]; core {
+			var reg []discordgo.InteractionContextType
+			if c.Contexts != nil {
+				reg = *c.Contexts
+			}
+			if b, _ := json.Marshal(reg); string(b) != ctxs {
+				t.Errorf("/%s registered with contexts %s, want %s", c.Name, b, ctxs)
 			}
 		}
 	}
@@ -408,12 +419,22 @@ func TestCoreCommandsAreGuildOnly(t *testing.T) {
 	if n := len(w.f.RequestsTo(globalPUT)); n != 1 {
 		t.Fatalf("%d global PUTs after a reconnect, want 1 (the registered list matches)", n)
 	}
+	dm, err := w.f.OpenDM(w.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.f.RunCommand(dm, w.alice, "ask", askOpt("question", "hi")); !errors.Is(err, fakediscord.ErrNotInContext) {
+		t.Errorf("/ask in a DM: %v, want ErrNotInContext", err)
+	}
+	if _, err := w.f.RunCommand(dm, w.alice, "forget"); err != nil {
+		t.Errorf("/forget in a DM: %v", err)
+	}
 
 	out := commandsOut(append([]sdk.CommandSpec{{Name: "kudos", Description: "k"}, {Name: "give", Group: "tag", Description: "g"}}, coreCommandSpecs()...))
 	for _, c := range out {
-		guild := slices.Equal(c.Contexts, guildOnly)
-		if core := c.Name == "ask" || c.Name == "stop" || c.Name == "forget" || c.Name == "usage"; guild != core {
-			t.Errorf("/%s: contexts %v", c.Name, c.Contexts)
+		b, _ := json.Marshal(c.Contexts)
+		if ctxs, core := want[c.Name]; (core && string(b) != ctxs) || (!core && c.Contexts != nil) {
+			t.Errorf("/%s: contexts %s", c.Name, b)
 		}
 	}
 }

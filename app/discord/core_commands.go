@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -14,6 +15,9 @@ import (
 type CoreCommandHandler interface {
 	HandleCommand(ctx context.Context, tier sdk.TrustTier, in sdk.Interaction) error
 }
+
+// /forget (the assistant's) answers in DMs too.
+var _ DirectMessageHandler = (*assistant.Forget)(nil)
 
 // coreCommand is a registered core command's handler and the namespace
 // its components' custom ids are built in.
@@ -41,14 +45,18 @@ func (b *Bot) RegisterCoreCommand(name, owner string, h CoreCommandHandler) {
 }
 
 // runRegisteredCommand answers a core command through its registered
-// handler, in a guild, or says the assistant is unavailable without one.
+// handler, in a guild (in a DM only a DirectMessageHandler), or says the
+// assistant is unavailable without one.
 // A handler's tier refusal is answered as a module's is.
 func (x *interactions) runRegisteredCommand(ctx context.Context, name string, tier sdk.TrustTier, in *interaction) error {
 	x.mu.Lock()
 	c, ok := x.coreCmds[name]
 	x.mu.Unlock()
-	if !ok {
+	switch {
+	case !ok:
 		return in.Respond(ctx, sdk.Response{Content: replyUnavailable, Ephemeral: true})
+	case in.guildID == 0 && !inDMs(c.h):
+		return in.Respond(ctx, sdk.Response{Content: replyNotAllowed, Ephemeral: true})
 	}
 	in.BindModule(c.owner)
 	err := c.h.HandleCommand(ctx, tier, in)

@@ -128,6 +128,44 @@ func buttonIDs(m *discordgo.Message) map[string]string {
 	return out
 }
 
+// forgetAsk runs /forget as user in channel (a DM channel too) and
+// returns its ephemeral answer.
+func forgetAsk(t *testing.T, w *asstWorld, channel, user string) *discordgo.Message {
+	t.Helper()
+	id, err := w.f.RunCommand(channel, user, "forget")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ixAnswered(t, w.f, id)
+	if st.Response.Type != discordgo.InteractionResponseChannelMessageWithSource || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+		t.Fatalf("/forget answered %+v, want an ephemeral message", st.Response)
+	}
+	ixEventually(t, "the confirmation message", func() bool { return w.f.Interaction(id).Original != nil })
+	return w.f.Interaction(id).Original
+}
+
+// forgetClick clicks label on msg as user in channel and returns the
+// updated content.
+func forgetClick(t *testing.T, w *asstWorld, channel, user string, msg *discordgo.Message, label string) string {
+	t.Helper()
+	cid, ok := buttonIDs(msg)[label]
+	if !ok {
+		t.Fatalf("no %q button on %q: %v", label, msg.Content, buttonIDs(msg))
+	}
+	id, err := w.f.ClickButton(channel, msg.ID, user, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := ixAnswered(t, w.f, id)
+	if st.Response.Type != discordgo.InteractionResponseUpdateMessage || st.Response.Data == nil {
+		t.Fatalf("the click answered %+v, want the confirmation updated", st.Response)
+	}
+	if len(st.Response.Data.Components) != 0 {
+		t.Errorf("the buttons stay after the click: %v", st.Response.Data.Components)
+	}
+	return st.Response.Data.Content
+}
+
 // TestForgetThroughDiscord: /forget, through the real bot and the fake
 // Discord, answers alice ephemerally with what it deletes and two
 // buttons; Cancel, or Delete after the confirmation expired, leaves every
@@ -158,39 +196,10 @@ func TestForgetThroughDiscord(t *testing.T) {
 		t.Fatalf("seeded %+v", all)
 	}
 
-	// ask runs /forget as alice in general and returns its answer.
-	ask := func(t *testing.T) *discordgo.Message {
-		t.Helper()
-		id, err := w.f.RunCommand(w.general, w.alice, "forget")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := ixAnswered(t, w.f, id)
-		if st.Response.Type != discordgo.InteractionResponseChannelMessageWithSource || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
-			t.Fatalf("/forget answered %+v, want an ephemeral message", st.Response)
-		}
-		ixEventually(t, "the confirmation message", func() bool { return w.f.Interaction(id).Original != nil })
-		return w.f.Interaction(id).Original
-	}
-	// click clicks label on msg as alice and returns the updated content.
+	ask := func(t *testing.T) *discordgo.Message { t.Helper(); return forgetAsk(t, w, w.general, w.alice) }
 	click := func(t *testing.T, msg *discordgo.Message, label string) string {
 		t.Helper()
-		cid, ok := buttonIDs(msg)[label]
-		if !ok {
-			t.Fatalf("no %q button on %q: %v", label, msg.Content, buttonIDs(msg))
-		}
-		id, err := w.f.ClickButton(w.general, msg.ID, w.alice, cid)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := ixAnswered(t, w.f, id)
-		if st.Response.Type != discordgo.InteractionResponseUpdateMessage || st.Response.Data == nil {
-			t.Fatalf("the click answered %+v (%q), want the confirmation updated", st.Response, st.Response.Data.Content)
-		}
-		if len(st.Response.Data.Components) != 0 {
-			t.Errorf("the buttons stay after the click: %v", st.Response.Data.Components)
-		}
-		return st.Response.Data.Content
+		return forgetClick(t, w, w.general, w.alice, msg, label)
 	}
 
 	tests := []struct {

@@ -62,6 +62,20 @@ type CoreHandler interface {
 	HandleComponent(ctx context.Context, kind sdk.ComponentKind, tier sdk.TrustTier, in sdk.Interaction) error
 }
 
+// DirectMessageHandler is a CoreHandler or CoreCommandHandler that also
+// answers in a direct message with the bot (the interaction's GuildID 0,
+// tier member); the others are refused there ("Not allowed.").
+type DirectMessageHandler interface {
+	// HandlesDirectMessages reports whether it answers in DMs.
+	HandlesDirectMessages() bool
+}
+
+// inDMs reports whether h answers in DMs.
+func inDMs(h any) bool {
+	d, ok := h.(DirectMessageHandler)
+	return ok && d.HandlesDirectMessages()
+}
+
 // coreOwners are the custom-id namespaces core owns: never routed to a
 // module, answered "no longer active" until their handler is registered.
 var coreOwners = map[string]bool{"proposals": true, "assistant": true}
@@ -275,7 +289,7 @@ func (x *interactions) runComponent(ctx context.Context, h Host, kind sdk.Compon
 		if core == nil {
 			return host.ErrNoHandler
 		}
-		if in.guildID == 0 {
+		if in.guildID == 0 && !inDMs(core) {
 			return &host.TierError{MinTier: sdk.TierMember}
 		}
 		in.BindModule(id.Module)

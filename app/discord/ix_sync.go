@@ -33,7 +33,8 @@ import (
 // not set: Kimi's tiers come from its own role lists, and Discord's
 // permission would hide a command from Kimi staff who lack it. Core's /ask
 // and /stop carry contexts [GUILD] (usable in guilds only; the deprecated
-// dm_permission is not sent); the modules' commands carry none.
+// dm_permission is not sent), /forget and /usage [GUILD, BOT_DM]; the
+// modules' commands carry none.
 
 // syncCounter counts finished full syncs (tests wait on it).
 type syncCounter = atomic.Int64
@@ -47,8 +48,8 @@ type appCommand struct {
 	Name        string                           `json:"name"`
 	Description string                           `json:"description"`
 	Options     []*appOption                     `json:"options,omitempty"`
-	// Contexts is where the command may be used: set (guild only) for
-	// core's /ask and /stop; nil, Discord's default, for the modules'.
+	// Contexts is where the command may be used: set for core's (guild
+	// only, or guild and bot DM); nil, Discord's default, for the modules'.
 	Contexts []discordgo.InteractionContextType `json:"contexts,omitempty"`
 }
 
@@ -57,6 +58,12 @@ type appCommand struct {
 // Direct messages setting allows it, a message that is exactly stop does
 // /stop's work).
 var guildOnly = []discordgo.InteractionContextType{discordgo.InteractionContextGuild}
+
+// guildAndBotDM is the contexts of core's /forget and /usage: guilds and
+// the DM with the bot (not group DMs). The application is installed to
+// guilds (integration_types left at Discord's default, GUILD_INSTALL),
+// where BOT_DM is where a member talks to the bot itself.
+var guildAndBotDM = []discordgo.InteractionContextType{discordgo.InteractionContextGuild, discordgo.InteractionContextBotDM}
 
 // allContexts is every context (guild, bot DM, private channel): what
 // Discord may list for a command registered without contexts.
@@ -100,7 +107,10 @@ func commandsOut(specs []sdk.CommandSpec) []*appCommand {
 		if sp.Group == "" {
 			c := &appCommand{Type: discordgo.ChatApplicationCommand, Name: sp.Name,
 				Description: sp.Description, Options: optionsOut(sp.Options)}
-			if slices.Contains(hostkit.CoreCommands, sp.Name) { // a module's is refused at preflight
+			switch { // a module's core name is refused at preflight
+			case slices.Contains(dmCoreCommands, sp.Name):
+				c.Contexts = guildAndBotDM
+			case slices.Contains(hostkit.CoreCommands, sp.Name):
 				c.Contexts = guildOnly
 			}
 			out = append(out, c)

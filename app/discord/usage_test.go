@@ -57,7 +57,9 @@ func seedDiscordUsage(t *testing.T, st *store.Store, day, guild, user string, pr
 // TestUsageCommand: /usage answers ephemerally with the member's own
 // tokens today and this month in that guild against their budget; staff
 // also see the guild's today against its budget (the guild document's
-// assistant.daily_tokens override included).
+// assistant.daily_tokens override included). In a DM with the bot it is
+// the member's DM tokens (guild 0, which the per-user daily budget limits
+// on its own), with no server line.
 func TestUsageCommand(t *testing.T) {
 	w := newAsstWorld(t, asstOpts{})
 	ctx := context.Background()
@@ -71,6 +73,16 @@ func TestUsageCommand(t *testing.T) {
 	seedDiscordUsage(t, w.st, "2031-03-04", w.staffGuild, w.alice, 7, 0)
 	seedDiscordUsage(t, w.st, "2031-03-04", w.staffGuild, w.bob, 300, 12)
 	seedDiscordUsage(t, w.st, "2031-03-04", w.guild, w.bob, 40000, 0)
+	seedDiscordUsage(t, w.st, "2031-03-04", "0", w.alice, 500, 5) // her DMs
+	seedDiscordUsage(t, w.st, "2031-03-02", "0", w.alice, 100, 0)
+	aliceDM, err := w.f.OpenDM(w.alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bobDM, err := w.f.OpenDM(w.bob)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name, channel, user, want string
@@ -82,6 +94,10 @@ func TestUsageCommand(t *testing.T) {
 		{"staff also see the guild's", w.staffChan, w.bob,
 			"Your assistant usage here: 312 tokens today of your 50,000 daily budget, 312 this month.\n" +
 				"This server: 319 tokens today of its 400,000 daily budget.\nBudgets reset at 00:00 UTC."},
+		{"in a DM, their DM tokens", aliceDM, w.alice,
+			"Your assistant usage in our direct messages: 505 tokens today of your 50,000 daily budget, 605 this month.\nBudgets reset at 00:00 UTC."},
+		{"staff in a guild are a member in DMs: no server line", bobDM, w.bob,
+			"Your assistant usage in our direct messages: 0 tokens today of your 50,000 daily budget, 0 this month.\nBudgets reset at 00:00 UTC."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,7 +25,54 @@ var (
 	ErrNoChoices        = errors.New("fakediscord: the autocomplete was not answered with valid choices")
 	ErrUnknownInvite    = errors.New("fakediscord: no usable invite of the guild has that code")
 	ErrAlreadyMember    = errors.New("fakediscord: user is already a member of the guild")
+	ErrNotInContext     = errors.New("fakediscord: the command is not offered in this context (its contexts)")
 )
+
+// dmAppPermissions are the app_permissions of an interaction in a DM with the bot (Discord
+// sends the permissions the bot has there: view, send, embed, attach, history, reactions).
+const dmAppPermissions = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages | discordgo.PermissionEmbedLinks |
+	discordgo.PermissionAttachFiles | discordgo.PermissionReadMessageHistory | discordgo.PermissionAddReactions
+
+// interactor is actor for an interaction: in a DM channel with the bot the user is its
+// recipient, and there is no guild (nil). s.mu held.
+func (s *Server) interactor(channelID, userID string) (*channel, *guild, *discordgo.User, error) {
+	ch := s.channels[channelID]
+	if ch == nil || ch.c.Type != discordgo.ChannelTypeDM {
+		return s.actor(channelID, userID)
+	}
+	u := s.users[userID]
+	if u == nil {
+		return nil, nil, nil, fmt.Errorf("%w %s", ErrUnknownUser, userID)
+	}
+	if len(ch.c.Recipients) != 1 || ch.c.Recipients[0].ID != userID {
+		return nil, nil, nil, ErrNotMember
+	}
+	return ch, nil, u, nil
+}
+
+// offeredIn reports whether Discord offers cmd in the context: every context when it was
+// registered without contexts, else the ones it lists.
+func offeredIn(cmd *discordgo.ApplicationCommand, ctx discordgo.InteractionContextType) bool {
+	return cmd.Contexts == nil || len(*cmd.Contexts) == 0 || slices.Contains(*cmd.Contexts, ctx)
+}
+
+// OpenDM opens (or returns) the bot's DM channel with a user, as the user opening it, and
+// returns its id.
+func (s *Server) OpenDM(userID string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.users[userID]
+	if u == nil || u.ID == s.opts.BotID {
+		return "", ErrUnknownUser
+	}
+	ch := s.dmOf(userID)
+	if ch == nil {
+		c := &discordgo.Channel{ID: s.newID(), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{u}}
+		ch = &channel{c: c}
+		s.channels[c.ID] = ch
+	}
+	return ch.c.ID, nil
+}
 
 // actor checks that userID may act in channelID: the channel exists, the user is known and a
 // member of its guild. s.mu held.
@@ -249,23 +296,30 @@ func (s *Server) LeaveGuild(guildID, userID string) error {
 	return nil
 }
 
-// newInteraction records and dispatches an INTERACTION_CREATE. s.mu held.
+// newInteraction records and dispatches an INTERACTION_CREATE (g nil: in a DM with the bot).
+// s.mu held.
 func (s *Server) newInteraction(t discordgo.InteractionType, ch *channel, g *guild, u *discordgo.User, data discordgo.InteractionData, msg *discordgo.Message) *Interaction {
 	id := s.newID()
-	in := &Interaction{ID: id, Token: "fake-interaction-token-" + id, Type: t, GuildID: g.g.ID, ChannelID: ch.c.ID, UserID: u.ID,
+	in := &Interaction{ID: id, Token: "fake-interaction-token-" + id, Type: t, ChannelID: ch.c.ID, UserID: u.ID,
 		ephemeral: map[string]*discordgo.Message{}, Created: s.now(), called: make(chan struct{}), Data: data}
 	if msg != nil {
 		in.SourceMessageID = msg.ID
 	}
-	member := *g.members[u.ID]
-	member.Permissions = s.permissions(g, u.ID, ch.c)
-	raw := &discordgo.Interaction{ID: id, AppID: s.opts.AppID, Type: t, Data: data, GuildID: g.g.ID, ChannelID: ch.c.ID,
-		Message: msg, Member: &member, Token: in.Token, Version: 1, Locale: discordgo.EnglishUS,
-		AppPermissions: s.permissions(g, s.opts.BotID, ch.c)}
+	raw := &discordgo.Interaction{ID: id, AppID: s.opts.AppID, Type: t, Data: data, ChannelID: ch.c.ID,
+		Message: msg, Token: in.Token, Version: 1, Locale: discordgo.EnglishUS}
+	if g == nil {
+		// A DM with the bot: no guild_id, the user as user (no member), context BOT_DM.
+		raw.User, raw.Context, raw.AppPermissions = u, discordgo.InteractionContextBotDM, dmAppPermissions
+	} else {
+		member := *g.members[u.ID]
+		member.Permissions = s.permissions(g, u.ID, ch.c)
+		in.GuildID, raw.GuildID, raw.Member, raw.Context = g.g.ID, g.g.ID, &member, discordgo.InteractionContextGuild
+		raw.AppPermissions = s.permissions(g, s.opts.BotID, ch.c)
+	}
 	in.raw = raw
 	s.inters[id] = in
 	s.byToken[in.Token] = in
-	s.dispatchGuild(g.g.ID, "INTERACTION_CREATE", wireInter(raw))
+	s.dispatchGuild(in.GuildID, "INTERACTION_CREATE", wireInter(raw))
 	return in
 }
 
@@ -301,11 +355,12 @@ func findComponent(cs []discordgo.MessageComponent, customID string) (discordgo.
 }
 
 // ClickButton clicks a button (or picks select values) on a message as a user — a message of
-// the channel, or an ephemeral response that user was shown: INTERACTION_CREATE of type 3. It returns the interaction's id for Interaction.
+// the channel, or an ephemeral response that user was shown: INTERACTION_CREATE of type 3
+// (from a DM channel as RunCommand's). It returns the interaction's id for Interaction.
 func (s *Server) ClickButton(channelID, messageID, userID, customID string, values ...string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ch, g, u, err := s.actor(channelID, userID)
+	ch, g, u, err := s.interactor(channelID, userID)
 	if err != nil {
 		return "", err
 	}
@@ -336,16 +391,24 @@ func (s *Server) ephemeralOf(channelID, userID, messageID string) *discordgo.Mes
 }
 
 // RunCommand runs a slash command (guild or global) as a user: INTERACTION_CREATE of type 2.
+// In the user's DM channel with the bot (OpenDM) it arrives as Discord's does from there:
+// no guild_id, the user as user instead of member, context BOT_DM, and only for a global
+// command offered there (ErrNotInContext otherwise; a guild needs the GUILD context).
 // Options are checked against the registered command (known names, required present).
 func (s *Server) RunCommand(channelID, userID, name string, options ...*discordgo.ApplicationCommandInteractionDataOption) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ch, g, u, err := s.actor(channelID, userID)
+	ch, g, u, err := s.interactor(channelID, userID)
 	if err != nil {
 		return "", err
 	}
+	var cmds []*discordgo.ApplicationCommand
+	where := discordgo.InteractionContextBotDM
+	if g != nil {
+		cmds, where = slices.Clone(g.commands), discordgo.InteractionContextGuild
+	}
 	var cmd *discordgo.ApplicationCommand
-	for _, c := range append(slices.Clone(g.commands), s.global...) {
+	for _, c := range append(cmds, s.global...) {
 		if c.Name == name && (c.Type == discordgo.ChatApplicationCommand || c.Type == 0) {
 			cmd = c
 			break
@@ -353,6 +416,9 @@ func (s *Server) RunCommand(channelID, userID, name string, options ...*discordg
 	}
 	if cmd == nil {
 		return "", fmt.Errorf("%w: /%s", ErrUnknownCommand, name)
+	}
+	if !offeredIn(cmd, where) {
+		return "", fmt.Errorf("%w: /%s", ErrNotInContext, name)
 	}
 	if err := checkOptions(cmd.Options, options); err != nil {
 		return "", err
@@ -393,7 +459,7 @@ func (s *Server) SubmitModal(interactionID string, values map[string]string) (st
 	if prev == nil || prev.Response == nil || prev.Response.Type != discordgo.InteractionResponseModal || prev.Response.Data == nil {
 		return "", ErrNoModal
 	}
-	ch, g, u, err := s.actor(prev.ChannelID, prev.UserID)
+	ch, g, u, err := s.interactor(prev.ChannelID, prev.UserID)
 	if err != nil {
 		return "", err
 	}
