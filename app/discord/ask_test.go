@@ -381,6 +381,9 @@ func TestInvocationForms(t *testing.T) {
 // fake offers /forget in a DM, not /ask.
 func TestCoreCommandContexts(t *testing.T) {
 	w := newAsstWorld(t, asstOpts{})
+	// The fake records a request after applying it: the commands can be
+	// listed before their PUT is.
+	connWaitFor(t, "the global PUT recorded", func() bool { return len(w.f.RequestsTo(globalPUT)) > 0 })
 	puts := w.f.RequestsTo(globalPUT)
 	if len(puts) != 1 {
 		t.Fatalf("%d global PUTs, want 1", len(puts))
