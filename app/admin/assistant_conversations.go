@@ -163,9 +163,46 @@ func (s *Server) conversationsList(ctx context.Context, f form.ConversationsFilt
 	return v, nil
 }
 
-// showTranscripts reads the Show transcripts setting.
+// Show transcripts as the server last read or saved it (Server.transcripts).
+const (
+	showUnknown int32 = iota
+	showOff
+	showOn
+)
+
+// showTranscripts reads the Show transcripts setting: from the store the
+// first time, then as this server last saved it (its save handler is the
+// setting's only writer; a failed save forgets it).
 func (s *Server) showTranscripts(ctx context.Context) (bool, error) {
-	return settings.LoadAssistantShowTranscripts(ctx, s.opts.Store)
+	switch s.transcripts.Load() {
+	case showOn:
+		return true, nil
+	case showOff:
+		return false, nil
+	}
+	on, err := settings.LoadAssistantShowTranscripts(ctx, s.opts.Store)
+	if err != nil {
+		return false, err
+	}
+	v := showOff
+	if on {
+		v = showOn
+	}
+	s.transcripts.CompareAndSwap(showUnknown, v) // a save meanwhile wins
+	return on, nil
+}
+
+// savedTranscripts records the setting saved (ok) or a save that may or
+// may not have been written (!ok: read it again next time).
+func (s *Server) savedTranscripts(on, ok bool) {
+	switch {
+	case !ok:
+		s.transcripts.Store(showUnknown)
+	case on:
+		s.transcripts.Store(showOn)
+	default:
+		s.transcripts.Store(showOff)
+	}
 }
 
 // conversationID reads the :id parameter (404 when it is not an id).

@@ -232,3 +232,29 @@ func wantConversations(ids ...string) func(t *testing.T, h *harness, _ *client, 
 }
 
 func TestAssistantConversationsHTTP(t *testing.T) { runScenarios(t, assistantConversationScenarios) }
+
+// TestShowTranscriptsFollowsItsSave: the server keeps Show transcripts as
+// it last read or saved it, so a switch saved after a page was read with
+// the other value shows (or hides) the text at the very next request.
+func TestShowTranscriptsFollowsItsSave(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	seedConversations(t, h)
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	page := "/assistant/conversations/" + h.vars["alpha"]
+	for _, step := range []struct {
+		on   string
+		want bool
+	}{{"", false}, {"on", true}, {"off", false}, {"on", true}} {
+		if step.on != "" {
+			res := c.post("/assistant/transcripts", url.Values{form.AssistantTranscripts: {step.on}, form.FieldConfirm: {form.ConfirmYes}})
+			wantStatus(t, res, http.StatusSeeOther)
+		}
+		res := c.get(page)
+		wantStatus(t, res, http.StatusOK)
+		if got := strings.Contains(res.body, "SEEDQUESTION-alpha"); got != step.want {
+			t.Errorf("after switching %q: the question shown = %v, want %v", step.on, got, step.want)
+		}
+	}
+}

@@ -39,7 +39,9 @@ func (s *Server) saveAssistantTranscripts(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, conversationsTimeout)
 	defer cancel()
-	if err := settings.SaveAssistantShowTranscripts(ctx, s.opts.Store, f.On(), settings.Actor{Name: actor(c), IP: c.RealIP()}); err != nil {
+	err := settings.SaveAssistantShowTranscripts(ctx, s.opts.Store, f.On(), settings.Actor{Name: actor(c), IP: c.RealIP()})
+	s.savedTranscripts(f.On(), err == nil)
+	if err != nil {
 		if errs, status, ok := s.refusedForm(c, err); ok {
 			return echo.NewHTTPError(status, errs.Get(form.FieldForm))
 		}

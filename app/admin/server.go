@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -174,7 +175,10 @@ type Server struct {
 	resultSubs resultsCache
 	// usageBody is /assistant/usage's rendered body, kept while the
 	// report and the guilds' names are those it was rendered from.
-	usageBody      usageBodyCache
+	usageBody usageBodyCache
+	// transcripts is Show transcripts as last read or saved (one of the
+	// transcripts constants; assistant_conversations.go).
+	transcripts    atomic.Int32
 	resultsChanged signal.Watchers
 	unwatchResults func()
 

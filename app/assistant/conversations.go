@@ -62,8 +62,10 @@ type Conversations struct {
 	// usage is the last usage report (usagereport.go); meter counts
 	// usage since the process started (meter.go).
 	usage usageCache
-	meter Meter
-	prune pruner
+	// logPages are the conversation log's last pages (conversations_log.go).
+	logPages logPageCache
+	meter    Meter
+	prune    pruner
 }
 
 // NewConversations returns the conversation storage over st; now is the

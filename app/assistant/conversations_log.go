@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kimiapp/kimi/app/store"
@@ -119,7 +120,9 @@ type LogPage struct {
 
 // List returns the page of at most LogPageSize conversations after
 // cursor, newest activity first, narrowed by f. Each filter has an index
-// (migration 00014), and the page's figures are summary columns.
+// (migration 00014), and the page's figures are summary columns. A page
+// is kept until a conversation changes; the caller must not modify the
+// page's rows.
 func (c *Conversations) List(ctx context.Context, f LogFilter, after LogCursor) (LogPage, error) {
 	var where []string
 	var args []any
@@ -146,7 +149,16 @@ func (c *Conversations) List(ctx context.Context, f LogFilter, after LogCursor) 
 		q += ` WHERE ` + strings.Join(where, " AND ")
 	}
 	q += ` ORDER BY updated_ms DESC, id DESC LIMIT ` + strconv.Itoa(LogPageSize+1)
-	rows, err := c.st.Reader().QueryContext(ctx, q, args...)
+	db := c.st.Reader()
+	var version int64
+	if err := db.QueryRowContext(ctx, `SELECT version FROM kimi_assistant_log_version WHERE id = 1`).Scan(&version); err != nil {
+		return LogPage{}, fmt.Errorf("assistant: list conversations: version: %w", err)
+	}
+	key := fmt.Sprint(q, args)
+	if p, ok := c.logPages.get(version, key); ok {
+		return p, nil
+	}
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return LogPage{}, fmt.Errorf("assistant: list conversations: %w", err)
 	}
@@ -166,7 +178,42 @@ func (c *Conversations) List(ctx context.Context, f LogFilter, after LogCursor) 
 		p.Rows, p.More = p.Rows[:LogPageSize], true
 		p.Next = p.Rows[LogPageSize-1].Cursor()
 	}
+	c.logPages.put(version, key, p)
 	return p, nil
+}
+
+// logPagesCached bounds the log pages kept for one log version.
+const logPagesCached = 64
+
+// logPageCache keeps the log pages read at one log version (migration
+// 00016's kimi_assistant_log_version, which goes up with every change of
+// a conversation's row): a page is read again only after a change.
+type logPageCache struct {
+	mu      sync.Mutex
+	version int64
+	pages   map[string]LogPage
+}
+
+func (l *logPageCache) get(version int64, key string) (LogPage, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pages == nil || l.version != version {
+		return LogPage{}, false
+	}
+	p, ok := l.pages[key]
+	return p, ok
+}
+
+func (l *logPageCache) put(version int64, key string, p LogPage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pages == nil || l.version != version || len(l.pages) >= logPagesCached {
+		if version < l.version {
+			return // read before a newer page was kept
+		}
+		l.version, l.pages = version, map[string]LogPage{}
+	}
+	l.pages[key] = p
 }
 
 // LogMessage is a transcript message of a turn. Content is "" unless the

@@ -159,6 +159,52 @@ func TestConversationLogPaging(t *testing.T) {
 	}
 }
 
+// TestConversationLogPagesFollowChanges: a page is kept only until a
+// conversation's row changes, by this process's turns or by any other
+// writer of the table (retention, /forget, a delete): each change shows at
+// the next List, whatever the filter.
+func TestConversationLogPagesFollowChanges(t *testing.T) {
+	ctx := context.Background()
+	c, st, clk := newConversations(t)
+	logTurn(t, c, clk, guildPlace, 1000, 7, StatusDone)
+	list := func(f LogFilter) []int64 {
+		t.Helper()
+		p, err := c.List(ctx, f, LogCursor{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, r := range p.Rows {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	mine := LogFilter{UserID: 7}
+	first, firstMine := list(LogFilter{}), list(mine)
+	if len(first) != 1 || !slices.Equal(first, firstMine) {
+		t.Fatalf("pages %v and %v, want the one conversation", first, firstMine)
+	}
+	logTurn(t, c, clk, guildPlace, 1001, 7, StatusDone)
+	if got := list(LogFilter{}); len(got) != 2 {
+		t.Errorf("after a second conversation the page holds %v", got)
+	}
+	if got := list(mine); len(got) != 2 {
+		t.Errorf("after a second conversation the filtered page holds %v", got)
+	}
+	if _, err := st.Writer().Exec(`DELETE FROM kimi_assistant_conversations WHERE id = ?`, first[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(LogFilter{}); len(got) != 1 || got[0] == first[0] {
+		t.Errorf("after a delete by another writer the page holds %v", got)
+	}
+	if _, err := st.Writer().Exec(`UPDATE kimi_assistant_conversations SET owner_id = 8`); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(mine); len(got) != 0 {
+		t.Errorf("after the owner changed the filtered page holds %v", got)
+	}
+}
+
 // TestConversationLogDetail: the detail holds each turn's figures and tool
 // calls; without content it holds no message text and no excerpt at all.
 func TestConversationLogDetail(t *testing.T) {

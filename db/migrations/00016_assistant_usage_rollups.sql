@@ -23,6 +23,10 @@
 -- kimi_assistant_tool_usage: tool calls by the UTC day they were made,
 --   tool and module, with the calls that ran the tool and those that
 --   failed (ToolStat's rules: outcomes ok, truncated and failed ran it).
+-- kimi_assistant_log_version: one row whose version goes up whenever a
+--   conversation's row changes (its summary columns are kept by 00014's
+--   triggers, so every turn, tool call and delete changes it): the
+--   conversation log keeps its last pages while it stays.
 
 -- +goose Up
 CREATE TABLE kimi_assistant_usage_daily (
@@ -248,7 +252,29 @@ BEGIN
 END;
 -- +goose StatementEnd
 
+CREATE TABLE kimi_assistant_log_version (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    version INTEGER NOT NULL DEFAULT 0
+) STRICT;
+INSERT INTO kimi_assistant_log_version (id, version) VALUES (1, 0);
+-- +goose StatementBegin
+CREATE TRIGGER kimi_assistant_log_version_insert AFTER INSERT ON kimi_assistant_conversations
+BEGIN UPDATE kimi_assistant_log_version SET version = version + 1 WHERE id = 1; END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER kimi_assistant_log_version_update AFTER UPDATE ON kimi_assistant_conversations
+BEGIN UPDATE kimi_assistant_log_version SET version = version + 1 WHERE id = 1; END;
+-- +goose StatementEnd
+-- +goose StatementBegin
+CREATE TRIGGER kimi_assistant_log_version_delete AFTER DELETE ON kimi_assistant_conversations
+BEGIN UPDATE kimi_assistant_log_version SET version = version + 1 WHERE id = 1; END;
+-- +goose StatementEnd
+
 -- +goose Down
+DROP TRIGGER kimi_assistant_log_version_delete;
+DROP TRIGGER kimi_assistant_log_version_update;
+DROP TRIGGER kimi_assistant_log_version_insert;
+DROP TABLE kimi_assistant_log_version;
 DROP TRIGGER kimi_assistant_tool_usage_delete;
 DROP TRIGGER kimi_assistant_tool_usage_update_new;
 DROP TRIGGER kimi_assistant_tool_usage_update_old;
