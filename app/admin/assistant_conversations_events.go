@@ -6,7 +6,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/admin/form"
-	"github.com/kimiapp/kimi/web/templates"
 )
 
 // assistantConversationEvents is GET /assistant/conversations/events (with
@@ -23,7 +22,7 @@ func (s *Server) assistantConversationEvents(c echo.Context) error {
 		if err != nil {
 			return "", false, err
 		}
-		html, err := renderFragment(ctx, templates.ConversationsListRegion(v))
+		html, err := s.convRegions.render(ctx, v)
 		return html, err == nil, err
 	})
 }

@@ -34,6 +34,9 @@ func (s *Server) assistantConversations(c echo.Context) error {
 		if v.List, err = s.conversationsList(ctx, f); err != nil {
 			return fmt.Errorf("admin: conversations page: %w", err)
 		}
+		if v.ListHTML, err = s.convRegions.render(ctx, v.List); err != nil {
+			return fmt.Errorf("admin: conversations page: %w", err)
+		}
 	}
 	if err := render(c, status, templates.ConversationsPage(s.chrome(c, "Conversations", "assistant"), v)); err != nil {
 		return fmt.Errorf("admin: conversations page: %w", err)

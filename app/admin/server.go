@@ -176,8 +176,10 @@ type Server struct {
 	// usageBody is /assistant/usage's rendered body, kept while the
 	// report and the guilds' names are those it was rendered from.
 	usageBody usageBodyCache
+	// convRegions are the conversation list's recent renders.
+	convRegions conversationRegions
 	// transcripts is Show transcripts as last read or saved (one of the
-	// transcripts constants; assistant_conversations.go).
+	// show constants; assistant_conversations.go).
 	transcripts    atomic.Int32
 	resultsChanged signal.Watchers
 	unwatchResults func()

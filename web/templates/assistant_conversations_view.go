@@ -1,15 +1,22 @@
 package templates
 
-import "github.com/kimiapp/kimi/app/admin/form"
+import (
+	"slices"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
 
 // ConversationsView is /assistant/conversations: the filter, the live
 // list and the Show transcripts switch.
 type ConversationsView struct {
 	// Live is the list's event stream ("" when the filter is refused).
-	Live            string
-	Filter          form.ConversationsFilter
-	Errors          form.Errors
-	List            ConversationsList
+	Live   string
+	Filter form.ConversationsFilter
+	Errors form.Errors
+	List   ConversationsList
+	// ListHTML, when set, is List already rendered by
+	// ConversationsListRegion (the admin keeps recent renders).
+	ListHTML        string
 	ShowTranscripts bool
 }
 
@@ -19,6 +26,11 @@ type ConversationsList struct {
 	Rows              []ConversationRow
 	FirstURL, NextURL string
 	Filtered          bool
+}
+
+// Equal reports whether l and o render the same.
+func (l ConversationsList) Equal(o ConversationsList) bool {
+	return l.FirstURL == o.FirstURL && l.NextURL == o.NextURL && l.Filtered == o.Filtered && slices.Equal(l.Rows, o.Rows)
 }
 
 // ConversationRow is one conversation's summary; a *Title is the id behind
