@@ -1,0 +1,113 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/modules/hello"
+	"github.com/kimiapp/kimi/modules/kudos"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// TestBrowserE2EUsageAndToolCallsAfterADemoMention: `kimi serve --demo`
+// with the bundled modules, in a real headless Chromium: ada mentions the
+// bot in #general through /demo ("give kudos to bo for the docs"), the
+// demo model calls give_kudos and answers; then /assistant/usage draws
+// that day's bar (the last of the 30, today on serve's clock) with the
+// turn's tokens, lists the demo model and give_kudos' call; the
+// conversation's row on /assistant/conversations names where and who and
+// the tool, and its page shows the turn and its tool call — without the
+// question's text or the call's excerpts until Show transcripts is turned
+// on through its confirmation, and with them after.
+func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
+	a := startE2E(t, e2eOptions{specs: []sdk.Spec{hello.Spec(), kudos.Spec()}, seed: func(*fakediscord.Server) {}})
+	tb := newE2ETab(t)
+	general, ada, bo := a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	c := a.signIn()
+	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
+	const question = "give kudos to bo for the docs"
+
+	tb.do("sign in",
+		chromedp.Navigate(a.url+"/login"),
+		e2eFill(`#login-username`, e2eAdminLogin),
+		e2eFill(`#login-password`, e2eAdminPass),
+		e2eClick(`[data-testid=login-submit]`),
+		e2eVisible(`[data-testid=overview-version]`),
+	)
+	tb.do("mention the bot through /demo and see the answer",
+		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
+		e2eVisible(`[data-testid=demo-form]`),
+		e2eFill(`[data-testid=demo-content-input]`, "<@"+a.fake.BotID()+"> "+question),
+		e2eClick(`[data-testid=demo-send]`),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[@data-testid="demo-content" and contains(., "Done. Kudos to <@`+bo+`>: the docs")]`)),
+	)
+
+	// The answer shows before the turn's end is written (its reactions and
+	// its record come after the delivery).
+	c.waitPage("the turn recorded", "/assistant/usage", `data-testid="usage-turns-finished">1<`)
+	tb.do("the usage page",
+		chromedp.Navigate(a.url+"/assistant/usage"),
+		e2eVisible(`[data-testid=usage-chart]`),
+	)
+	bars := evalE2E[[]map[string]string](tb, `[...document.querySelectorAll('[data-testid=usage-chart] rect.chart-bar')].map(r => ({day: r.dataset.day, h: r.getAttribute('height')}))`)
+	if len(bars) != 30 {
+		t.Fatalf("%d bars, want 30: %v", len(bars), bars)
+	}
+	for i, b := range bars {
+		if tall := b["h"] != "0"; tall != (i == len(bars)-1) {
+			t.Errorf("bar %d (%s) height %s: want only today's, the last, drawn", i, b["day"], b["h"])
+		}
+	}
+	if today := bars[len(bars)-1]["day"]; !strings.Contains(evalE2E[string](tb, `document.querySelector('[data-testid=usage-chart]').outerHTML`), today+": ") {
+		t.Errorf("today's bar (%s) has no title with its tokens", today)
+	}
+	if tokens := evalE2E[string](tb, `document.querySelector('[data-testid=usage-total-tokens]').textContent`); tokens == "0" || tokens == "" {
+		t.Errorf("tokens over 30 days = %q, want the turn's", tokens)
+	}
+	tb.wantText(`[data-testid=usage-total-turns]`, "1")
+	tb.wantText(`[data-testid=usage-turns-finished]`, "1")
+	tb.do("the demo model and give_kudos on the usage page",
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="usage-models-table"]//td[.="`+demoModelID+`"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//tr[@data-testid="usage-tool-give_kudos"]/td[3][.="1"]`)),
+	)
+
+	tb.do("the conversation's row",
+		chromedp.Navigate(a.url+"/assistant/conversations"),
+		e2eVisible(`[data-testid=conversations-table]`),
+	)
+	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-channel]`, "#general")
+	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-tools]`, "give_kudos")
+	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-status]`, "done")
+	tb.do("its page: the turn and its tool call, no text",
+		e2eClick(`[data-testid=conversations-table] tbody tr [data-testid=conversation-link]`),
+		e2eVisible(`[data-testid=turn-1][data-status=done]`),
+		e2eVisible(`[data-testid=tool-call-give_kudos]`),
+		e2eVisible(`[data-testid=transcripts-hidden]`),
+	)
+	tb.wantText(`[data-testid=turn-1] [data-testid=turn-model]`, demoModelID)
+	detail := evalE2E[string](tb, `location.pathname`)
+	if html := evalE2E[string](tb, `document.documentElement.outerHTML`); strings.Contains(html, question) || strings.Contains(html, "the docs") {
+		t.Error("with Show transcripts off the conversation's page holds the question or the call's arguments")
+	}
+	if !strings.Contains(evalE2E[string](tb, `document.querySelector('[data-testid=tool-call-give_kudos]').textContent`), "kudos") {
+		t.Error("the tool call's row does not name its module")
+	}
+
+	tb.do("turn Show transcripts on through its confirmation",
+		chromedp.Navigate(a.url+"/assistant/conversations"),
+		e2eClick(`[data-testid=transcripts-toggle]`),
+		e2eVisible(`[data-testid=confirm-yes]`),
+		e2eClick(`[data-testid=confirm-yes]`),
+		e2eVisible(`[data-testid=card-transcripts][data-on=true]`),
+	)
+	tb.do("the conversation's page with its text",
+		chromedp.Navigate(a.url+detail),
+		e2eVisible(`[data-testid=tool-call-give_kudos]`),
+		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=transcripts-hidden]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="message-user"]//pre[contains(., "`+question+`")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//tr[@data-testid="tool-call-give_kudos"]//*[contains(., "the docs")]`)),
+	)
+}
