@@ -144,5 +144,9 @@ func humanMillis(d time.Duration) string {
 	if d < time.Second {
 		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
 	}
-	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+	// Tenths of a second rounded half up in integers (a float's 12.35 is
+	// a hair below it): what the latency roll-up's buckets keep, so a
+	// percentile of them shows as the exact one would.
+	tenths := (d.Milliseconds() + 50) / 100
+	return strconv.FormatInt(tenths/10, 10) + "." + strconv.FormatInt(tenths%10, 10) + " s"
 }

@@ -332,3 +332,21 @@ func TestAssistantUsageMetrics(t *testing.T) {
 		t.Errorf("a server without the records has assistant series:\n%s", grepLines(res.body, "kimi_assistant_"))
 	}
 }
+
+// TestHumanMillis: the page's latency is milliseconds below a second and
+// seconds to one decimal, rounded half up, above (12,350 ms is 12.4 s,
+// where a float's 12.35 would print 12.3), so it matches the latency
+// roll-up's buckets.
+func TestHumanMillis(t *testing.T) {
+	for _, tt := range []struct {
+		ms   int64
+		want string
+	}{
+		{850, "850 ms"}, {999, "999 ms"}, {1000, "1.0 s"}, {1949, "1.9 s"}, {1950, "2.0 s"},
+		{12_349, "12.3 s"}, {12_350, "12.4 s"}, {12_400, "12.4 s"}, {123_456, "123.5 s"},
+	} {
+		if got := humanMillis(time.Duration(tt.ms) * time.Millisecond); got != tt.want {
+			t.Errorf("humanMillis(%d ms) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+}

@@ -25,7 +25,7 @@ var rollupChecks = []struct{ name, rollup, want string }{
 	{"latency",
 		`SELECT day, ms, count FROM kimi_assistant_turn_latency ORDER BY 1, 2`,
 		`SELECT date(started_ms / 1000, 'unixepoch'),
-			CASE WHEN duration_ms < 1000 THEN duration_ms ELSE duration_ms - duration_ms % CAST('1' || substr('0000000000000000000', 1, length(duration_ms) - 3) AS INTEGER) END,
+			CASE WHEN duration_ms < 1000 THEN duration_ms WHEN duration_ms % 100 >= 50 THEN duration_ms - duration_ms % 100 + 100 ELSE duration_ms - duration_ms % 100 END,
 			count(*)
 		FROM kimi_assistant_turns WHERE status <> 'running' GROUP BY 1, 2 ORDER BY 1, 2`},
 	{"tools",

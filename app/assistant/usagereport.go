@@ -314,8 +314,8 @@ func readUsageErrors(ctx context.Context, db *sql.DB, from string, r *UsageRepor
 }
 
 // readLatency reads the finished turns' count and duration percentiles
-// (nearest rank) from their latency roll-up: durations to three
-// significant figures (exact below a second).
+// (nearest rank) from their latency roll-up: durations exact below a
+// second, to the nearest 100 ms (half up) above, as the page shows them.
 func readLatency(ctx context.Context, db *sql.DB, from string, r *UsageReport) error {
 	type bucket struct{ ms, n int64 }
 	var buckets []bucket

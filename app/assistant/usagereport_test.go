@@ -333,3 +333,40 @@ func TestUsageReportTopUsersFollowTheWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageReportLatencyAsShown: a percentile read from the latency
+// roll-up is the exact duration below a second and the exact duration
+// rounded half up to the tenth of a second above, which is what the page
+// shows (seconds to one decimal): a turn of 12.36 s reads 12.4 s, not
+// 12.3 s.
+func TestUsageReportLatencyAsShown(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		ms, want int64
+	}{
+		{"below a second", 850, 850},
+		{"just below a second", 999, 999},
+		{"a second", 1000, 1000},
+		{"rounds down", 1949, 1900},
+		{"rounds up", 12_360, 12_400},
+		{"half rounds up", 12_350, 12_400},
+		{"minutes", 123_456, 123_500},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, st, clk := newConversations(t)
+			if _, err := st.Writer().Exec(`INSERT INTO kimi_assistant_conversations
+				(id, guild_id, channel_id, root_message_id, owner_id, created_ms, updated_ms) VALUES (1, 10, 100, 1000, 7, 1, 1)`); err != nil {
+				t.Fatal(err)
+			}
+			seedTurns(t, st, 1, clk.now().UnixMilli()-time.Hour.Milliseconds(), StatusDone, tt.ms)
+			r, err := c.UsageReport(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := time.Duration(tt.want) * time.Millisecond
+			if r.Finished != 1 || r.P50 != want || r.P99 != want {
+				t.Errorf("finished %d, p50 %v, p99 %v; want 1, %v, %v", r.Finished, r.P50, r.P99, want, want)
+			}
+		})
+	}
+}

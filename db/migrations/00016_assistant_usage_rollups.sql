@@ -17,9 +17,10 @@
 --   subtracting the days that left (Conversations.advanceUsageWindow).
 --   It starts at '9999-12-31' (nothing counted): the first report fills it.
 -- kimi_assistant_turn_latency: finished turns by the UTC day they started
---   and their duration to three significant figures (exact below 1 s; the
---   page shows seconds to one decimal above that), for the latency
---   percentiles.
+--   and their duration, exact below 1 s and to the nearest 100 ms (half
+--   up) above: the page shows milliseconds below 1 s and seconds to one
+--   decimal, rounded half up, above, so a percentile of the buckets shows
+--   as the exact one would.
 -- kimi_assistant_tool_usage: tool calls by the UTC day they were made,
 --   tool and module, with the calls that ran the tool and those that
 --   failed (ToolStat's rules: outcomes ok, truncated and failed ran it).
@@ -156,7 +157,7 @@ CREATE TABLE kimi_assistant_turn_latency (
 INSERT INTO kimi_assistant_turn_latency
 SELECT date(started_ms / 1000, 'unixepoch'),
     CASE WHEN duration_ms < 1000 THEN duration_ms
-        ELSE CAST(substr(CAST(duration_ms AS TEXT), 1, 3) || substr('0000000000000000000', 1, length(CAST(duration_ms AS TEXT)) - 3) AS INTEGER) END,
+        ELSE (duration_ms + 50) / 100 * 100 END,
     count(*)
 FROM kimi_assistant_turns WHERE status <> 'running' GROUP BY 1, 2;
 
@@ -166,7 +167,7 @@ WHEN NEW.status <> 'running'
 BEGIN
     INSERT INTO kimi_assistant_turn_latency VALUES (date(NEW.started_ms / 1000, 'unixepoch'),
         CASE WHEN NEW.duration_ms < 1000 THEN NEW.duration_ms
-            ELSE CAST(substr(CAST(NEW.duration_ms AS TEXT), 1, 3) || substr('0000000000000000000', 1, length(CAST(NEW.duration_ms AS TEXT)) - 3) AS INTEGER) END, 1)
+            ELSE (NEW.duration_ms + 50) / 100 * 100 END, 1)
     ON CONFLICT DO UPDATE SET count = count + 1;
 END;
 -- +goose StatementEnd
@@ -176,8 +177,9 @@ WHEN OLD.status <> 'running'
 BEGIN
     UPDATE kimi_assistant_turn_latency SET count = count - 1 WHERE day = date(OLD.started_ms / 1000, 'unixepoch')
         AND ms = CASE WHEN OLD.duration_ms < 1000 THEN OLD.duration_ms
-            ELSE CAST(substr(CAST(OLD.duration_ms AS TEXT), 1, 3) || substr('0000000000000000000', 1, length(CAST(OLD.duration_ms AS TEXT)) - 3) AS INTEGER) END;
-    DELETE FROM kimi_assistant_turn_latency WHERE count = 0 AND day = date(OLD.started_ms / 1000, 'unixepoch');
+            ELSE (OLD.duration_ms + 50) / 100 * 100 END;
+    DELETE FROM kimi_assistant_turn_latency WHERE count = 0 AND day = date(OLD.started_ms / 1000, 'unixepoch')
+        AND ms = CASE WHEN OLD.duration_ms < 1000 THEN OLD.duration_ms ELSE (OLD.duration_ms + 50) / 100 * 100 END;
 END;
 -- +goose StatementEnd
 -- +goose StatementBegin
@@ -186,7 +188,7 @@ WHEN NEW.status <> 'running'
 BEGIN
     INSERT INTO kimi_assistant_turn_latency VALUES (date(NEW.started_ms / 1000, 'unixepoch'),
         CASE WHEN NEW.duration_ms < 1000 THEN NEW.duration_ms
-            ELSE CAST(substr(CAST(NEW.duration_ms AS TEXT), 1, 3) || substr('0000000000000000000', 1, length(CAST(NEW.duration_ms AS TEXT)) - 3) AS INTEGER) END, 1)
+            ELSE (NEW.duration_ms + 50) / 100 * 100 END, 1)
     ON CONFLICT DO UPDATE SET count = count + 1;
 END;
 -- +goose StatementEnd
@@ -196,8 +198,9 @@ WHEN OLD.status <> 'running'
 BEGIN
     UPDATE kimi_assistant_turn_latency SET count = count - 1 WHERE day = date(OLD.started_ms / 1000, 'unixepoch')
         AND ms = CASE WHEN OLD.duration_ms < 1000 THEN OLD.duration_ms
-            ELSE CAST(substr(CAST(OLD.duration_ms AS TEXT), 1, 3) || substr('0000000000000000000', 1, length(CAST(OLD.duration_ms AS TEXT)) - 3) AS INTEGER) END;
-    DELETE FROM kimi_assistant_turn_latency WHERE count = 0 AND day = date(OLD.started_ms / 1000, 'unixepoch');
+            ELSE (OLD.duration_ms + 50) / 100 * 100 END;
+    DELETE FROM kimi_assistant_turn_latency WHERE count = 0 AND day = date(OLD.started_ms / 1000, 'unixepoch')
+        AND ms = CASE WHEN OLD.duration_ms < 1000 THEN OLD.duration_ms ELSE (OLD.duration_ms + 50) / 100 * 100 END;
 END;
 -- +goose StatementEnd
 
