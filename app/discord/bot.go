@@ -86,6 +86,8 @@ type Bot struct {
 	ix    *interactions
 	caps  CapabilitySetter // from Attach; nil: capabilities not advertised
 	watch signal.Watchers
+	// fetches are the members looked up in the background (directory.go).
+	fetches memberFetches
 
 	backoffBase  time.Duration // backoffBase; tests shorten it
 	clock        clock         // the reconnect loop's time (realClock; tests drive it)

@@ -214,6 +214,7 @@ type cachedMember struct {
 	roles   []uint64
 	nick    string
 	name    string // the user's global name, else username
+	user    string // the username ("" when it is name)
 	joined  int64  // unix seconds
 	timeout int64  // unix nanoseconds
 	bot     bool
@@ -349,3 +350,24 @@ func (l *memberLRU) dropGuild(guildID uint64) {
 }
 
 func (l *memberLRU) len() int { return len(l.index) }
+
+// searchMembers returns at most limit of the guild's cached members that
+// match (a scan of the cache under its lock).
+func (c *Cache) searchMembers(guildID uint64, match func(*cachedMember) bool, limit int) []MemberInfo {
+	c.memMu.Lock()
+	defer c.memMu.Unlock()
+	var out []MemberInfo
+	for k, i := range c.members.index {
+		if k.guild != guildID {
+			continue
+		}
+		m := &c.members.entries[i].cachedMember
+		if match(m) {
+			out = append(out, MemberInfo{ID: k.user, DisplayName: m.displayName(), Username: m.user})
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out
+}

@@ -92,6 +92,9 @@ func memberEntry(guildID uint64, m *discordgo.Member, u *discordgo.User) (cached
 		return cachedMember{}, false
 	}
 	e := cachedMember{key: memberKey{guildID, id}, roles: parseIDs(m.Roles), nick: m.Nick, name: u.DisplayName(), bot: u.Bot}
+	if u.Username != e.name {
+		e.user = u.Username
+	}
 	if len(e.roles) == 0 {
 		e.roles = nil
 	} else {
