@@ -52,27 +52,43 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 		chromedp.Navigate(a.url+"/assistant/usage"),
 		e2eVisible(`[data-testid=usage-chart]`),
 	)
+	// The day is serve's (its wall clock, UTC): the turn's, which is the
+	// page's last day unless midnight passed between the two.
 	bars := evalE2E[[]map[string]string](tb, `[...document.querySelectorAll('[data-testid=usage-chart] rect.chart-bar')].map(r => ({day: r.dataset.day, h: r.getAttribute('height')}))`)
 	if len(bars) != 30 {
 		t.Fatalf("%d bars, want 30: %v", len(bars), bars)
 	}
-	for i, b := range bars {
-		if tall := b["h"] != "0"; tall != (i == len(bars)-1) {
-			t.Errorf("bar %d (%s) height %s: want only today's, the last, drawn", i, b["day"], b["h"])
+	var drawn []string
+	for _, b := range bars {
+		if b["h"] != "0" {
+			drawn = append(drawn, b["day"])
 		}
 	}
-	if today := bars[len(bars)-1]["day"]; !strings.Contains(evalE2E[string](tb, `document.querySelector('[data-testid=usage-chart]').outerHTML`), today+": ") {
-		t.Errorf("today's bar (%s) has no title with its tokens", today)
+	if len(drawn) != 1 || (drawn[0] != bars[len(bars)-1]["day"] && drawn[0] != bars[len(bars)-2]["day"]) {
+		t.Errorf("bars drawn on %v of %v: want one, the turn's day (the last, or the one before it just after midnight)", drawn, bars)
+	} else if !strings.Contains(evalE2E[string](tb, `document.querySelector('[data-testid=usage-chart]').outerHTML`), drawn[0]+": ") {
+		t.Errorf("the turn's bar (%s) has no title with its tokens", drawn[0])
 	}
 	if tokens := evalE2E[string](tb, `document.querySelector('[data-testid=usage-total-tokens]').textContent`); tokens == "0" || tokens == "" {
 		t.Errorf("tokens over 30 days = %q, want the turn's", tokens)
 	}
-	tb.wantText(`[data-testid=usage-total-turns]`, "1")
-	tb.wantText(`[data-testid=usage-turns-finished]`, "1")
+	text := func(css string) string {
+		return strings.TrimSpace(evalE2E[string](tb, `document.querySelector('`+css+`').textContent`))
+	}
+	if got := text(`[data-testid=usage-total-turns]`); got != "1" {
+		t.Errorf("turns over 30 days = %q, want 1", got)
+	}
+	if got := text(`[data-testid=usage-turns-finished]`); got != "1" {
+		t.Errorf("turns finished = %q, want 1", got)
+	}
 	tb.do("the demo model and give_kudos on the usage page",
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="usage-models-table"]//td[.="`+demoModelID+`"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//tr[@data-testid="usage-tool-give_kudos"]/td[3][.="1"]`)),
 	)
+	// give_kudos: tool, module, calls, errors, error rate.
+	tool := evalE2E[[]string](tb, `[...document.querySelectorAll('tr[data-testid=usage-tool-give_kudos] td')].map(td => td.textContent.trim())`)
+	if want := []string{"give_kudos", kudos.Spec().Name, "1", "0", "0%"}; strings.Join(tool, "|") != strings.Join(want, "|") {
+		t.Errorf("give_kudos' usage row = %q, want %q", tool, want)
+	}
 
 	tb.do("the conversation's row",
 		chromedp.Navigate(a.url+"/assistant/conversations"),
@@ -81,6 +97,12 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-channel]`, "#general")
 	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-tools]`, "give_kudos")
 	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-status]`, "done")
+	if got := text(`[data-testid=conversations-table] tbody tr [data-testid=conversation-owner]`); got == "" || got == ada {
+		t.Errorf("the conversation's owner shows as %q, want ada's name (not her id %s)", got, ada)
+	}
+	if got := text(`[data-testid=conversations-table] tbody tr [data-testid=conversation-guild]`); got == "" || got == a.demo.GuildID {
+		t.Errorf("the conversation's guild shows as %q, want its name", got)
+	}
 	tb.do("its page: the turn and its tool call, no text",
 		e2eClick(`[data-testid=conversations-table] tbody tr [data-testid=conversation-link]`),
 		e2eVisible(`[data-testid=turn-1][data-status=done]`),
@@ -92,8 +114,10 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	if html := evalE2E[string](tb, `document.documentElement.outerHTML`); strings.Contains(html, question) || strings.Contains(html, "the docs") {
 		t.Error("with Show transcripts off the conversation's page holds the question or the call's arguments")
 	}
-	if !strings.Contains(evalE2E[string](tb, `document.querySelector('[data-testid=tool-call-give_kudos]').textContent`), "kudos") {
-		t.Error("the tool call's row does not name its module")
+	// The call's row: #, tool, module, outcome, duration (no excerpts).
+	call := evalE2E[[]string](tb, `[...document.querySelectorAll('tr[data-testid=tool-call-give_kudos] td')].map(td => td.textContent.trim())`)
+	if len(call) != 5 || call[1] != "give_kudos" || call[2] != kudos.Spec().Name || !strings.Contains(call[3], "ok") {
+		t.Errorf("the tool call's row = %q, want give_kudos by kudos, ok, without excerpts", call)
 	}
 
 	tb.do("turn Show transcripts on through its confirmation",
@@ -110,4 +134,8 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="message-user"]//pre[contains(., "`+question+`")]`)),
 		chromedp.WaitVisible(chromedp.Search(`//tr[@data-testid="tool-call-give_kudos"]//*[contains(., "the docs")]`)),
 	)
+	if call := evalE2E[[]string](tb, `[...document.querySelectorAll('tr[data-testid=tool-call-give_kudos] td')].map(td => td.textContent.trim())`); len(call) != 7 ||
+		!strings.Contains(call[5], "the docs") || !strings.Contains(call[6], "the docs") {
+		t.Errorf("with transcripts the call's row = %q, want its arguments and result (both naming the docs)", call)
+	}
 }

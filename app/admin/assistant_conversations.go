@@ -172,13 +172,20 @@ const (
 
 // showTranscripts reads the Show transcripts setting: from the store the
 // first time, then as this server last saved it (its save handler is the
-// setting's only writer; a failed save forgets it).
+// setting's only writer; a failed save forgets it). A read of the store
+// and a save hold transcriptsMu, so a read never keeps a value older than
+// a save's.
 func (s *Server) showTranscripts(ctx context.Context) (bool, error) {
 	switch s.transcripts.Load() {
 	case showOn:
 		return true, nil
 	case showOff:
 		return false, nil
+	}
+	s.transcriptsMu.Lock()
+	defer s.transcriptsMu.Unlock()
+	if v := s.transcripts.Load(); v != showUnknown {
+		return v == showOn, nil
 	}
 	on, err := settings.LoadAssistantShowTranscripts(ctx, s.opts.Store)
 	if err != nil {
@@ -188,21 +195,25 @@ func (s *Server) showTranscripts(ctx context.Context) (bool, error) {
 	if on {
 		v = showOn
 	}
-	s.transcripts.CompareAndSwap(showUnknown, v) // a save meanwhile wins
+	s.transcripts.Store(v)
 	return on, nil
 }
 
-// savedTranscripts records the setting saved (ok) or a save that may or
-// may not have been written (!ok: read it again next time).
-func (s *Server) savedTranscripts(on, ok bool) {
+// saveTranscripts saves Show transcripts through save and keeps what it
+// saved (or, when save failed, nothing: the next read asks the store).
+func (s *Server) saveTranscripts(on bool, save func() error) error {
+	s.transcriptsMu.Lock()
+	defer s.transcriptsMu.Unlock()
+	err := save()
 	switch {
-	case !ok:
+	case err != nil:
 		s.transcripts.Store(showUnknown)
 	case on:
 		s.transcripts.Store(showOn)
 	default:
 		s.transcripts.Store(showOff)
 	}
+	return err
 }
 
 // conversationID reads the :id parameter (404 when it is not an id).

@@ -39,8 +39,9 @@ func (s *Server) saveAssistantTranscripts(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, conversationsTimeout)
 	defer cancel()
-	err := settings.SaveAssistantShowTranscripts(ctx, s.opts.Store, f.On(), settings.Actor{Name: actor(c), IP: c.RealIP()})
-	s.savedTranscripts(f.On(), err == nil)
+	err := s.saveTranscripts(f.On(), func() error {
+		return settings.SaveAssistantShowTranscripts(ctx, s.opts.Store, f.On(), settings.Actor{Name: actor(c), IP: c.RealIP()})
+	})
 	if err != nil {
 		if errs, status, ok := s.refusedForm(c, err); ok {
 			return echo.NewHTTPError(status, errs.Get(form.FieldForm))

@@ -181,6 +181,7 @@ type Server struct {
 	// transcripts is Show transcripts as last read or saved (one of the
 	// show constants; assistant_conversations.go).
 	transcripts    atomic.Int32
+	transcriptsMu  sync.Mutex // a read of the store or a save of it
 	resultsChanged signal.Watchers
 	unwatchResults func()
 
