@@ -48,6 +48,7 @@ const (
 type writer interface {
 	Write(ctx context.Context, fn func(tx *sql.Tx) error) error
 	Reader() *sql.DB
+	Writer() *sql.DB
 }
 
 var _ writer = (*store.Store)(nil)
@@ -62,6 +63,8 @@ type Conversations struct {
 	// usage is the last usage report (usagereport.go); meter counts
 	// usage since the process started (meter.go).
 	usage usageCache
+	// prepared are the writer's prepared statements (prepared.go).
+	prepared preparedSet
 	// logPages are the conversation log's last pages (conversations_log.go).
 	logPages logPageCache
 	meter    Meter
@@ -155,7 +158,7 @@ func (c *Conversations) Open(ctx context.Context, t Trigger) (Conversation, erro
 		return Conversation{}, fmt.Errorf("assistant: open conversation: %w", err)
 	}
 	var conv Conversation
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		if t.ReplyTo != 0 && t.Kind == KindMessage {
 			var err error
 			conv, err = scanConversation(tx.QueryRowContext(ctx, `SELECT c.id, c.guild_id, c.channel_id, c.parent_id, c.dm_user_id, c.root_message_id, c.owner_id, c.owner_only
@@ -233,7 +236,7 @@ func (c *Conversations) BeginTurn(ctx context.Context, conv Conversation, t Trig
 		return 0, fmt.Errorf("assistant: begin turn: %w", err)
 	}
 	var id TurnID
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		now := c.now().UnixMilli()
 		err := tx.QueryRowContext(ctx, `INSERT INTO kimi_assistant_turns
 			(conversation_id, trigger_kind, trigger_message_id, user_id, guild_id, channel_id, status, started_ms)
@@ -283,7 +286,7 @@ func (c *Conversations) RecordUsage(ctx context.Context, turn TurnID, u Usage) e
 		return fmt.Errorf("assistant: record usage: negative token count")
 	}
 	model := clip(u.Model, 200)
-	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
+	err := c.usageWrite(ctx, func(tx txn, day string) error {
 		var guild, user int64
 		var served string
 		err := tx.QueryRowContext(ctx, `UPDATE kimi_assistant_turns SET iterations = iterations + 1,
@@ -334,7 +337,7 @@ func (c *Conversations) RecordToolCall(ctx context.Context, turn TurnID, call To
 	default:
 		return fmt.Errorf("assistant: record tool call: unknown outcome %q", call.Outcome)
 	}
-	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
+	err := c.usageWrite(ctx, func(tx txn, day string) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_tool_calls
 			(turn_id, seq, tool, module, outcome, duration_ms, arguments, result, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			int64(turn), call.Seq, call.Tool, call.Module, call.Outcome, max(call.Duration.Milliseconds(), 0),
@@ -389,7 +392,7 @@ func (c *Conversations) FinishTurn(ctx context.Context, turn TurnID, f Finish) e
 		kind = usageKindOf(f.ErrorKind)
 	}
 	var model string
-	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
+	err := c.usageWrite(ctx, func(tx txn, day string) error {
 		now := c.now().UnixMilli()
 		var conv, guild, user int64
 		err := tx.QueryRowContext(ctx, `UPDATE kimi_assistant_turns SET status = ?, error_kind = ?, duration_ms = max(? - started_ms, 0)
@@ -434,7 +437,7 @@ func (c *Conversations) RecordDelivered(ctx context.Context, conv Conversation, 
 	if channelID == 0 || messageID == 0 {
 		return fmt.Errorf("assistant: record delivered message: channel %d, message %d (both > 0)", channelID, messageID)
 	}
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_delivered (message_id, conversation_id, channel_id, created_ms)
 			VALUES (?, ?, ?, ?) ON CONFLICT (message_id) DO NOTHING`, int64(messageID), conv.ID, int64(channelID), c.now().UnixMilli())
 		return err
@@ -453,7 +456,7 @@ func (c *Conversations) SetStatusMessage(ctx context.Context, turn TurnID, messa
 	if messageID == 0 {
 		return fmt.Errorf("assistant: record the status message of turn %d: no message id", turn)
 	}
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		return exactlyOne(tx.ExecContext(ctx, `UPDATE kimi_assistant_turns SET status_message_id = ? WHERE id = ? AND status = 'running'`,
 			int64(messageID), int64(turn)))
 	})
@@ -478,7 +481,7 @@ type Interrupted struct {
 // up to now, and returns them. Run it at start-up, before any turn begins.
 func (c *Conversations) MarkInterrupted(ctx context.Context) ([]Interrupted, error) {
 	var out []Interrupted
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `UPDATE kimi_assistant_turns SET status = 'interrupted', error_kind = 'interrupted',
 			duration_ms = max(? - started_ms, 0) WHERE status = 'running'
@@ -515,7 +518,7 @@ func (c *Conversations) ActivateTools(ctx context.Context, conv Conversation, to
 			return fmt.Errorf("assistant: activate tools: tool name of %d bytes (1 to 64)", len(t))
 		}
 	}
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		now := c.now().UnixMilli()
 		for _, t := range tools {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_tools (conversation_id, tool, activated_ms) VALUES (?, ?, ?)

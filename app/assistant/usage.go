@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -107,7 +106,7 @@ func (p *pruner) done(day string) {
 
 // pruneUsageTx deletes the roll-up's rows older than UsageRetention
 // before now.
-func pruneUsageTx(ctx context.Context, tx *sql.Tx, now time.Time) error {
+func pruneUsageTx(ctx context.Context, tx txn, now time.Time) error {
 	cutoff := usageDay(now.Add(-UsageRetention))
 	if _, err := tx.ExecContext(ctx, `DELETE FROM kimi_assistant_usage WHERE day < ?`, cutoff); err != nil {
 		return err
@@ -118,11 +117,11 @@ func pruneUsageTx(ctx context.Context, tx *sql.Tx, now time.Time) error {
 
 // usageWrite runs fn in one write transaction with the day's pruning
 // when it is due.
-func (c *Conversations) usageWrite(ctx context.Context, fn func(tx *sql.Tx, day string) error) error {
+func (c *Conversations) usageWrite(ctx context.Context, fn func(tx txn, day string) error) error {
 	now := c.now()
 	day := usageDay(now)
 	prune := c.prune.due(day)
-	err := c.st.Write(ctx, func(tx *sql.Tx) error {
+	err := c.write(ctx, func(tx txn) error {
 		if prune {
 			if err := pruneUsageTx(ctx, tx, now); err != nil {
 				return fmt.Errorf("prune the usage roll-up: %w", err)
@@ -138,7 +137,7 @@ func (c *Conversations) usageWrite(ctx context.Context, fn func(tx *sql.Tx, day 
 
 // addUsageTx adds one response to the day's roll-up row of guild, user
 // and model.
-func addUsageTx(ctx context.Context, tx *sql.Tx, day string, guild, user int64, model string, u Usage) error {
+func addUsageTx(ctx context.Context, tx txn, day string, guild, user int64, model string, u Usage) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_usage
 		(day, guild_id, user_id, model, calls, prompt_tokens, completion_tokens, cached_tokens) VALUES (?, ?, ?, ?, 1, ?, ?, ?)
 		ON CONFLICT (day, guild_id, user_id, model) DO UPDATE SET calls = calls + 1,
@@ -149,14 +148,14 @@ func addUsageTx(ctx context.Context, tx *sql.Tx, day string, guild, user int64, 
 }
 
 // addTurnTx counts one turn in the day's roll-up under model.
-func addTurnTx(ctx context.Context, tx *sql.Tx, day string, guild, user int64, model string) error {
+func addTurnTx(ctx context.Context, tx txn, day string, guild, user int64, model string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_usage (day, guild_id, user_id, model, turns) VALUES (?, ?, ?, ?, 1)
 		ON CONFLICT (day, guild_id, user_id, model) DO UPDATE SET turns = turns + 1`, day, guild, user, model)
 	return err
 }
 
 // addErrorTx counts one error of kind in the day's roll-up.
-func addErrorTx(ctx context.Context, tx *sql.Tx, day string, guild, user int64, kind string) error {
+func addErrorTx(ctx context.Context, tx txn, day string, guild, user int64, kind string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO kimi_assistant_usage_errors (day, guild_id, user_id, kind, count) VALUES (?, ?, ?, ?, 1)
 		ON CONFLICT (day, guild_id, user_id, kind) DO UPDATE SET count = count + 1`, day, guild, user, clip(kind, 64))
 	return err
@@ -169,7 +168,7 @@ func (c *Conversations) RecordRefusal(ctx context.Context, guildID, userID uint6
 	if userID == 0 || kind == "" {
 		return fmt.Errorf("assistant: record a refusal: user %d, kind %q (both required)", userID, kind)
 	}
-	err := c.usageWrite(ctx, func(tx *sql.Tx, day string) error {
+	err := c.usageWrite(ctx, func(tx txn, day string) error {
 		return addErrorTx(ctx, tx, day, int64(guildID), int64(userID), kind)
 	})
 	if err != nil {
