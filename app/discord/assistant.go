@@ -80,7 +80,7 @@ func (b *Bot) AttachAssistant(p ResponderPort) {
 		return
 	}
 	b.ix.asst.Store(&p)
-	b.ix.owner = b.OwnerID
+	b.ix.owner = b.Owner
 }
 
 // assistantPort is the attached port (nil: none).
@@ -233,7 +233,7 @@ func (b *Bot) assistantTrigger(s *discordgo.Session, p *ResponderPort, m *discor
 		roles = nonNil(parseIDs(m.Member.Roles))
 	}
 	in.Tier = b.opts.Guilds.Resolve(guildID, userID, roles)
-	in.Owner = userID != 0 && userID == b.OwnerID()
+	in.Owner = userID != 0 && userID == b.Owner()
 	if !pol.Allows(in.Tier, in.Owner) {
 		return in, triggerNone, false
 	}
@@ -407,11 +407,11 @@ func (b *Bot) assistantDM(ctx context.Context, s *discordgo.Session, m *discordg
 		return assistant.Incoming{}, false
 	}
 	userID := parseID(m.Author.ID)
-	if !beh.AllowsDM(userID, b.OwnerID()) {
+	if !beh.AllowsDM(userID, b.Owner()) {
 		return assistant.Incoming{}, false
 	}
 	in := assistant.Incoming{Kind: assistant.KindMessage, MessageID: parseID(m.ID), UserID: userID, Tier: sdk.TierMember,
-		Owner: userID == b.OwnerID(), Place: assistant.Place{ChannelID: parseID(m.ChannelID), DMUserID: userID},
+		Owner: userID == b.Owner(), Place: assistant.Place{ChannelID: parseID(m.ChannelID), DMUserID: userID},
 		DisplayName: displayName(m.Author, nil), Text: stripMention(m.Content, botID)}
 	if m.ReferencedMessage != nil {
 		in.ReplyToID = parseID(m.ReferencedMessage.ID)

@@ -299,3 +299,35 @@ func TestDMIntentAtTheNextReconnect(t *testing.T) {
 		}
 	}
 }
+
+// TestAssistantOwnerIsTheConfiguredOne: with KIMI_OWNER_USER_ID set, the
+// assistant's owner is that user, not the application's owner: with DMs
+// for the owner only, the configured owner's DM is answered as the
+// owner's, the application owner's is dropped.
+func TestAssistantOwnerIsTheConfiguredOne(t *testing.T) {
+	w := newAsstWorld(t, asstOpts{owner: "500000000000000002"}) // bob
+	ctx := context.Background()
+	if _, err := settings.SaveAssistantBehaviour(ctx, w.st, settings.AssistantBehaviourUpdate{DMMode: settings.DMOwner,
+		TurnDeadline: settings.DefaultTurnDeadline, IterationCap: settings.DefaultIterationCap}, settings.Actor{Name: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	before := len(w.f.IdentifyIntents())
+	w.b.Reconnect()
+	connWaitFor(t, "connected again", func() bool {
+		return len(w.f.IdentifyIntents()) == before+1 && w.b.Status().State == StateConnected && w.b.OwnerID() != 0
+	})
+	if w.b.Owner() != parseID(w.bob) || w.b.OwnerID() == parseID(w.bob) {
+		t.Fatalf("owner %d, application owner %d: want bob (%s) configured, the application's another", w.b.Owner(), w.b.OwnerID(), w.bob)
+	}
+	appOwner := idString(w.b.OwnerID())
+	if _, err := w.f.PostDM(appOwner, "from the application's owner"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := w.f.PostDM(w.bob, "from the configured owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := w.rec.next(t); c.in.MessageID != parseID(m.ID) || !c.in.Owner {
+		t.Fatalf("incoming = %+v, want bob's DM as the owner's (the application owner's dropped)", c.in)
+	}
+}

@@ -91,6 +91,7 @@ type asstWorld struct {
 type asstOpts struct {
 	messageContent bool
 	dmUsers        string // the DM setting's user ids ("" DMs off)
+	owner          string // KIMI_OWNER_USER_ID ("" unset)
 	noAssistant    bool   // attach no assistant
 	// name is the configured assistant name's source (nil: "Ava").
 	name func() string
@@ -126,7 +127,8 @@ func newAsstWorld(t *testing.T, o asstOpts) *asstWorld {
 	}
 
 	w.st = connStore(t)
-	guilds, err := guildcfg.New(ctx, w.st, guildcfg.Options{Logger: slog.New(slog.DiscardHandler)})
+	guilds, err := guildcfg.New(ctx, w.st, guildcfg.Options{Logger: slog.New(slog.DiscardHandler),
+		Trust: guildcfg.TrustSettings{OwnerUserID: parseID(o.owner)}})
 	if err != nil {
 		t.Fatal(err)
 	}

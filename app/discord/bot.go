@@ -245,6 +245,24 @@ func (b *Bot) Identity() (uint64, string) {
 	return id, name
 }
 
+// ownerConfig is the deployment's configured bot owner; *guildcfg.Service
+// implements it.
+type ownerConfig interface {
+	ConfiguredOwner() uint64
+}
+
+// Owner is the bot's owner as the assistant's gates and limits know it:
+// the deployment's configured owner (KIMI_OWNER_USER_ID) when set, else
+// the application's owner (OwnerID; 0 before it is read).
+func (b *Bot) Owner() uint64 {
+	if c, ok := b.opts.Guilds.(ownerConfig); ok {
+		if id := c.ConfiguredOwner(); id != 0 {
+			return id
+		}
+	}
+	return b.OwnerID()
+}
+
 // OwnerID is the application owner's user id (a team's owner for a team
 // application), read from applications/@me at connect; 0 before.
 // guildcfg.IsOwner can take it from here.

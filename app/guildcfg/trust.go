@@ -45,6 +45,10 @@ func (s *Service) Resolve(guildID, userID uint64, roles []uint64) sdk.TrustTier 
 	return sdk.TierMember
 }
 
+// ConfiguredOwner is the deployment's bot owner (KIMI_OWNER_USER_ID), 0
+// when unset.
+func (s *Service) ConfiguredOwner() uint64 { return s.trust.OwnerUserID }
+
 // IsOwner reports whether userID is the deployment's bot owner. An unset
 // owner matches nobody (fail closed).
 func (s *Service) IsOwner(userID uint64) bool {
