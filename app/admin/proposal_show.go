@@ -96,12 +96,20 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		}
 	}
 	v.DiffOld, v.DiffNew = beforeName, "Proposed"
+	// The split view has sides, the unified one (phones) only markers: each
+	// has its own caption, and CSS shows the one of the view it shows.
 	v.DiffTitle = beforeName + " (left, −) against the proposed document (right, +)."
+	v.DiffTitleUnified = beforeName + " (lines marked −) against the proposed document (lines marked +)."
 	if !v.Pending {
-		v.DiffTitle = "What the proposal changes against the document as it was when proposed."
+		v.DiffTitle = "What the proposal changes against the document as it was when proposed (left, −: then; right, +: proposed)."
+		v.DiffTitleUnified = "What the proposal changes against the document as it was when proposed (−: then; +: proposed)."
 	}
-	hunks := guildcfg.Diff(before, p.Content)
+	hunks, canonical := guildcfg.DiffDocuments(before, p.Content)
 	v.NoChanges = len(hunks) == 0
+	if canonical {
+		v.DiffNote = "Both documents are compared as parsed, with their keys in alphabetical order: a key that only moved is no change."
+		v.Reserialised = v.NoChanges && before != p.Content
+	}
 	v.Split, v.Unified = splitDiff(hunks), unifiedDiff(hunks)
 	for _, e := range events {
 		v.Events = append(v.Events, proposalEventView(e))

@@ -87,14 +87,19 @@ type ProposalDetailView struct {
 	AlreadyLive bool
 	// CheckError is set when the check could not run.
 	CheckError string
-	// The diff: DiffTitle names its two sides, Split the side-by-side rows
-	// (wide screens) and Unified the hunks (phones); NoChanges when the two
-	// sides are equal.
-	DiffTitle, DiffOld, DiffNew string
-	Split                       []SplitRow
-	Unified                     []DiffHunk
-	NoChanges                   bool
-	Events                      []ProposalEventView
+	// The diff: DiffTitle names its two sides as the split view shows them
+	// and DiffTitleUnified as the unified one does, Split the side-by-side
+	// rows (wide screens) and Unified the hunks (phones); NoChanges when the
+	// two sides are equal. DiffNote says the sides were compared parsed, in
+	// canonical key order; Reserialised that their texts still differ (key
+	// order, quoting, indentation) though their settings do not.
+	DiffTitle, DiffTitleUnified, DiffOld, DiffNew string
+	DiffNote                                      string
+	Reserialised                                  bool
+	Split                                         []SplitRow
+	Unified                                       []DiffHunk
+	NoChanges                                     bool
+	Events                                        []ProposalEventView
 	// The reject form as typed and its errors.
 	Reason string
 	Errors form.Errors
