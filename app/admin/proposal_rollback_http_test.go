@@ -163,6 +163,36 @@ var proposalRollbackScenarios = []scenario{
 	},
 }
 
+// historyNameScenarios: the history names each revision by time, actor
+// (a proposal's write links the proposal) and summary, the hash second.
+var historyNameScenarios = []scenario{
+	{
+		name: "a proposal's write and its roll back in the history", method: http.MethodGet, url: "/guilds/42/history?module=" + kudos.Name,
+		signedIn: true, wantStatus: http.StatusOK,
+		setup: func(t *testing.T, h *harness) {
+			appliedKudos(true)(t, h)
+			if _, err := h.props.Rollback(context.Background(), h.vars["id"], proposals.Decider{Source: "web", Admin: testUser}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		wantContains: []string{`<a href="/proposals/{id}" data-testid="history-actor"><strong>proposal `,
+			`data-testid="history-summary">saved: changed digest_channel_id</span>`,
+			`data-testid="history-summary">created the document: added digest_channel_id</span>`},
+		check: func(t *testing.T, h *harness, c *client, res *response) {
+			name := strings.Index(res.body, `data-testid="history-name"`)
+			hash := strings.Index(res.body, "Revision <code>")
+			if name < 0 || hash < 0 || name > hash {
+				t.Errorf("the first entry's name at %d, its hash at %d: want the name first", name, hash)
+			}
+			if n := strings.Count(res.body, "saved: changed digest_channel_id"); n != 2 {
+				t.Errorf("%d entries say they changed digest_channel_id, want 2 (the apply and the roll back)", n)
+			}
+		},
+	},
+}
+
+func TestHistoryNameScenarios(t *testing.T) { runScenarios(t, historyNameScenarios) }
+
 func TestProposalRollbackScenarios(t *testing.T) { runScenarios(t, proposalRollbackScenarios) }
 
 // TestProposalRollbackTwice: two roll backs of one proposal, one after the

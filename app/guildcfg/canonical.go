@@ -3,6 +3,7 @@ package guildcfg
 import (
 	"bytes"
 	"cmp"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -84,4 +85,42 @@ func DiffDocuments(before, after string) (hunks []Hunk, canonical bool) {
 		return Diff(before, after), false
 	}
 	return Diff(cb, ca), true
+}
+
+// KeyChanges is what a write changed, by top-level frontmatter key.
+type KeyChanges struct {
+	Added, Changed, Removed []string
+	// Body is true when the text after the frontmatter changed.
+	Body bool
+}
+
+// ChangedKeys compares two documents' parsed frontmatter key by key (each
+// list in ascending order); ok is false when either does not parse. A
+// document that does not exist is "".
+func ChangedKeys(before, after string) (KeyChanges, bool) {
+	b, errB := ParseFrontmatter(before)
+	a, errA := ParseFrontmatter(after)
+	if errB != nil || errA != nil {
+		return KeyChanges{}, false
+	}
+	var kc KeyChanges
+	for k, av := range a.Values {
+		bv, had := b.Values[k]
+		switch {
+		case !had:
+			kc.Added = append(kc.Added, k)
+		case !reflect.DeepEqual(av, bv):
+			kc.Changed = append(kc.Changed, k)
+		}
+	}
+	for k := range b.Values {
+		if _, has := a.Values[k]; !has {
+			kc.Removed = append(kc.Removed, k)
+		}
+	}
+	slices.Sort(kc.Added)
+	slices.Sort(kc.Changed)
+	slices.Sort(kc.Removed)
+	kc.Body = b.Body != a.Body
+	return kc, true
 }

@@ -95,3 +95,32 @@ func TestCanonicalDocument(t *testing.T) {
 		})
 	}
 }
+
+// TestChangedKeys: the keys a write added, changed and removed, compared
+// as parsed (a reordered or re-quoted key is no change), and the body.
+func TestChangedKeys(t *testing.T) {
+	tests := []struct {
+		name          string
+		before, after string
+		want          KeyChanges
+		bad           bool
+	}{
+		{name: "created", before: "", after: "---\nb: 1\na: x\n---\n", want: KeyChanges{Added: []string{"a", "b"}, Body: false}},
+		{name: "reordered and re-quoted", before: "---\na: x\nb: 1\n---\n", after: "---\nb: 1\na: \"x\"\n---\n"},
+		{name: "one of each", before: "---\na: 1\nb: 2\nc: 3\n---\nold\n", after: "---\nd: 4\nb: 2\na: 9\n---\nnew\n",
+			want: KeyChanges{Added: []string{"d"}, Changed: []string{"a"}, Removed: []string{"c"}, Body: true}},
+		{name: "unparsable", before: "---\na: [\n---\n", after: "---\na: 1\n---\n", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ChangedKeys(tt.before, tt.after)
+			if ok == tt.bad {
+				t.Fatalf("ok = %v, want %v", ok, !tt.bad)
+			}
+			if !slices.Equal(got.Added, tt.want.Added) || !slices.Equal(got.Changed, tt.want.Changed) ||
+				!slices.Equal(got.Removed, tt.want.Removed) || got.Body != tt.want.Body {
+				t.Errorf("ChangedKeys = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
