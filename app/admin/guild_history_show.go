@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -97,5 +98,48 @@ func historyEntryView(e guildcfg.HistoryEntry, current string) templates.History
 		Created: e.BeforeRevision == guildcfg.EmptyRevision,
 	}
 	v.Hunks = unifiedDiff(e.Diff()) // the hunks as proposal pages show them unified
+	v.ActorName = e.Actor
+	if id, ok := strings.CutPrefix(e.Actor, "proposal:"); ok && proposalIDRE.MatchString(id) {
+		v.ActorName, v.ActorURL = "proposal "+id[:8], proposalPath(id)
+	}
+	v.Summary = historySummary(e, v.Created)
 	return v
+}
+
+// historySummary names a write by what it did: created, saved, reverted or
+// deleted, and the settings it added, changed and removed (compared as
+// parsed, so a key that only moved is none).
+func historySummary(e guildcfg.HistoryEntry, created bool) string {
+	verb := "saved"
+	switch {
+	case e.Revert:
+		verb = "reverted to entry " + strconv.FormatInt(e.RevertedFrom, 10)
+	case e.AfterRevision == guildcfg.EmptyRevision:
+		return "deleted the document"
+	case created:
+		verb = "created the document"
+	}
+	kc, ok := guildcfg.ChangedKeys(e.BeforeText, e.Text)
+	if !ok {
+		return verb
+	}
+	var parts []string
+	for _, p := range []struct {
+		what string
+		keys []string
+	}{{"changed", kc.Changed}, {"added", kc.Added}, {"removed", kc.Removed}} {
+		if len(p.keys) > 0 {
+			parts = append(parts, p.what+" "+strings.Join(p.keys, ", "))
+		}
+	}
+	if kc.Body {
+		parts = append(parts, "changed the text after the settings")
+	}
+	if len(parts) == 0 {
+		if created {
+			return verb
+		}
+		return verb + ": no setting changed"
+	}
+	return verb + ": " + strings.Join(parts, "; ")
 }

@@ -53,7 +53,7 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		return templates.ProposalDetailView{}, fmt.Errorf("admin: proposal: %w", err)
 	}
 	v := templates.ProposalDetailView{
-		ID: p.ID, Summary: p.Summary, State: string(p.State), StateKind: stateBadge(p.State),
+		ID: p.ID, Summary: p.Summary, State: string(p.State), StateLabel: templates.ProposalStateLabel(string(p.State)), StateKind: stateBadge(p.State),
 		Pending: p.State == sdk.ProposalPending, Module: p.Module, Proposer: mention(p.Actor.UserID),
 		Source: p.Actor.Source, Target: p.Target.String(),
 		CreatedAt: proposalTime(p.CreatedAt), CreatedAtExact: exactTime(p.CreatedAt), LastError: p.LastError,
@@ -72,6 +72,13 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 			v.DecidedBy = "kimi"
 		}
 		v.DecisionSource, v.DecisionReason, v.DecidedAt = p.DecisionSource, p.DecisionReason, proposalTime(p.DecidedAt)
+	}
+	if p.State == sdk.ProposalApplied || p.State == sdk.ProposalRolledBack {
+		if check, err := s.opts.Proposals.Check(ctx, id); err != nil {
+			s.log.Warn("read a decided proposal's live document", "proposal", id, "err", err)
+		} else {
+			v.CanRollback, v.RollbackNote = rollbackView(p, check.Live)
+		}
 	}
 	before, beforeName := p.BaseContent, "As it was when proposed"
 	if v.Pending {
@@ -96,12 +103,20 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		}
 	}
 	v.DiffOld, v.DiffNew = beforeName, "Proposed"
+	// The split view has sides, the unified one (phones) only markers: each
+	// has its own caption, and CSS shows the one of the view it shows.
 	v.DiffTitle = beforeName + " (left, −) against the proposed document (right, +)."
+	v.DiffTitleUnified = beforeName + " (lines marked −) against the proposed document (lines marked +)."
 	if !v.Pending {
-		v.DiffTitle = "What the proposal changes against the document as it was when proposed."
+		v.DiffTitle = "What the proposal changes against the document as it was when proposed (left, −: then; right, +: proposed)."
+		v.DiffTitleUnified = "What the proposal changes against the document as it was when proposed (−: then; +: proposed)."
 	}
-	hunks := guildcfg.Diff(before, p.Content)
+	hunks, canonical := guildcfg.DiffDocuments(before, p.Content)
 	v.NoChanges = len(hunks) == 0
+	if canonical {
+		v.DiffNote = "Both documents are compared as parsed, with their keys in alphabetical order: a key that only moved is no change."
+		v.Reserialised = v.NoChanges && before != p.Content
+	}
 	v.Split, v.Unified = splitDiff(hunks), unifiedDiff(hunks)
 	for _, e := range events {
 		v.Events = append(v.Events, proposalEventView(e))
@@ -129,6 +144,32 @@ func conflictText(p proposals.Proposal, live guildcfg.Document) string {
 	return "The document changed since this proposal was made: it " + was + " then and " + now +
 		". Approving would not apply it — it would be rejected with “configuration changed since proposal”. " +
 		"Reject it, and ask for a new proposal against the current document if the change is still wanted."
+}
+
+// rollbackView says whether an applied proposal can be rolled back (its
+// document still the one it wrote) and, when its document changed since it
+// was applied or rolled back, a note that says so.
+func rollbackView(p proposals.Proposal, live guildcfg.Document) (can bool, note string) {
+	now := "has been deleted"
+	if live.Exists {
+		now = "is now at revision " + guildcfg.ShortRevision(live.Revision)
+		if live.UpdatedBy != "" {
+			now += ", written by " + live.UpdatedBy
+		}
+		if !live.UpdatedAt.IsZero() {
+			now += " at " + proposalTime(live.UpdatedAt)
+		}
+	}
+	switch {
+	case p.State == sdk.ProposalApplied && proposals.AppliedIsLive(p, live):
+		return true, ""
+	case p.State == sdk.ProposalApplied:
+		return false, "The document changed since this proposal was applied: it " + now + ". " +
+			"It can no longer be rolled back, as that would throw the later change away; revert to the revision you want from the document's history instead."
+	case p.State == sdk.ProposalRolledBack && !proposals.BaseIsLive(p, live):
+		return false, "The document changed again since this proposal was rolled back: it " + now + "."
+	}
+	return false, ""
 }
 
 // targetLinks names a target and links its pages: the guild page (a
@@ -242,6 +283,8 @@ func proposalEventView(e proposals.Event) templates.ProposalEventView {
 		v.BadgeKind = "danger"
 	case "recovered":
 		v.Label, v.BadgeKind = "recovered", "success"
+	case "rolled_back":
+		v.Label = "rolled back"
 	}
 	return v
 }

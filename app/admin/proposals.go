@@ -17,14 +17,16 @@ import (
 
 // ProposalReview is what the /proposals pages need of the proposals
 // service (app/serve.go passes the *proposals.Service): the inbox, one
-// proposal with its history and its check, the two decisions, the pending
-// count of the navigation and a change signal for the live regions.
+// proposal with its history and its check, the two decisions and the roll
+// back, the pending count of the navigation and a change signal for the
+// live regions.
 type ProposalReview interface {
 	List(ctx context.Context, f proposals.Filter) (proposals.Page, error)
 	Get(ctx context.Context, id string) (proposals.Proposal, []proposals.Event, error)
 	Check(ctx context.Context, id string) (proposals.CheckResult, error)
 	Approve(ctx context.Context, id string, d proposals.Decider) (proposals.Outcome, error)
 	Reject(ctx context.Context, id string, d proposals.Decider, reason string) (proposals.Outcome, error)
+	Rollback(ctx context.Context, id string, d proposals.Decider) (proposals.Outcome, error)
 	PendingCount(ctx context.Context) (int, error)
 	Watch(fn func()) (cancel func())
 }
@@ -190,6 +192,8 @@ func stateBadge(st proposals.State) string {
 		return "success"
 	case sdk.ProposalRejected:
 		return "danger"
+	case sdk.ProposalRolledBack:
+		return "neutral"
 	}
 	return "neutral"
 }

@@ -56,12 +56,12 @@ func (s *Server) proposalListView(ctx context.Context, f form.ProposalFilter) (t
 	all := f
 	all.State, all.After = "", ""
 	total := 0
-	for _, st := range []proposals.State{sdk.ProposalPending, sdk.ProposalApplied, sdk.ProposalRejected} {
+	for _, st := range []proposals.State{sdk.ProposalPending, sdk.ProposalApplied, sdk.ProposalRejected, sdk.ProposalRolledBack} {
 		n := page.Counts[st]
 		total += n
 		one := all
 		one.State = string(st)
-		v.Counts = append(v.Counts, templates.ProposalCount{State: string(st), Label: string(st), Count: n,
+		v.Counts = append(v.Counts, templates.ProposalCount{State: string(st), Label: templates.ProposalStateLabel(string(st)), Count: n,
 			URL: inboxURL(one), Active: f.State == string(st)})
 	}
 	v.Counts = append([]templates.ProposalCount{{State: "all", Label: "all", Count: total, URL: inboxURL(all), Active: f.State == ""}}, v.Counts...)

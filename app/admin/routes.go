@@ -107,6 +107,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	gp.GET("/:id", s.proposalShow)
 	gp.POST("/:id/approve", s.approveProposal)
 	gp.POST("/:id/reject", s.rejectProposal)
+	gp.POST("/:id/rollback", s.rollbackProposal)
 	gr := g.Group("/results", s.requireResults)
 	gr.GET("", s.resultsList)
 	gr.GET("/events", s.resultEvents)

@@ -13,10 +13,14 @@ const (
 	TitlePending  = "Configuration proposal"
 	TitleApplied  = "Configuration proposal applied"
 	TitleRejected = "Configuration proposal rejected"
+	// TitleRolledBack is an applied proposal an admin rolled back.
+	TitleRolledBack = "Configuration proposal rolled back"
 
 	ColorPending  = 0xFEE75C
 	ColorApplied  = 0x57F287
 	ColorRejected = 0xED4245
+	// ColorRolledBack is Discord's grey.
+	ColorRolledBack = 0x99AAB5
 
 	// previewLines is how many lines of the proposed document the card
 	// shows.
@@ -36,6 +40,8 @@ func renderCard(p Proposal) (*sdk.OutgoingEmbed, []sdk.Component) {
 		e.Title, e.Color = TitleApplied, ColorApplied
 	case sdk.ProposalRejected:
 		e.Title, e.Color = TitleRejected, ColorRejected
+	case sdk.ProposalRolledBack:
+		e.Title, e.Color = TitleRolledBack, ColorRolledBack
 	}
 	e.Description = clipRunes(p.Summary, sdk.MaxProposalSummaryLength)
 	e.Fields = []sdk.EmbedField{

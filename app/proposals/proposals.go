@@ -14,7 +14,8 @@ import (
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// State is a proposal's lifecycle state: pending → applied | rejected.
+// State is a proposal's lifecycle state: pending → applied | rejected,
+// applied → rolled_back.
 type State = sdk.ProposalState
 
 // Proposal is one stored proposal.
@@ -51,7 +52,7 @@ type Proposal struct {
 // Event is one entry of a proposal's decision history.
 type Event struct {
 	At     time.Time
-	Kind   string // created, card_posted, approve_failed, applied, rejected, recovered
+	Kind   string // created, card_posted, approve_failed, applied, rejected, recovered, rolled_back
 	Actor  string // "<@id>" for Discord users, the admin's username, or "kimi"
 	Source string // discord, web, kimi
 	Detail string
@@ -77,7 +78,9 @@ type Decider struct {
 type Outcome struct {
 	Proposal Proposal
 	Applied  bool
-	Message  string
+	// RolledBack is true when a roll back restored the base.
+	RolledBack bool
+	Message    string
 }
 
 // Filter selects proposals for the inbox; zero fields match everything.

@@ -296,7 +296,7 @@ func (s *Service) List(ctx context.Context, f Filter) (Page, error) {
 		return Page{}, fmt.Errorf("proposals: count: %w", err)
 	}
 	defer crow.Close()
-	page.Counts = map[State]int{sdk.ProposalPending: 0, sdk.ProposalApplied: 0, sdk.ProposalRejected: 0}
+	page.Counts = map[State]int{sdk.ProposalPending: 0, sdk.ProposalApplied: 0, sdk.ProposalRejected: 0, sdk.ProposalRolledBack: 0}
 	for crow.Next() {
 		var st string
 		var n int

@@ -79,11 +79,14 @@ type ConfigSnapshot struct {
 // ProposalState is a proposal's lifecycle state.
 type ProposalState string
 
-// Proposal states; applied and rejected are terminal.
+// Proposal states; rejected and rolled back are terminal. An applied
+// proposal can be rolled back by an admin (its document restored to the
+// one it was made against, if nothing changed it since).
 const (
-	ProposalPending  ProposalState = "pending"
-	ProposalApplied  ProposalState = "applied"
-	ProposalRejected ProposalState = "rejected"
+	ProposalPending    ProposalState = "pending"
+	ProposalApplied    ProposalState = "applied"
+	ProposalRejected   ProposalState = "rejected"
+	ProposalRolledBack ProposalState = "rolled_back"
 )
 
 // ProposalRef describes a proposal.

@@ -138,10 +138,16 @@ type GuildHistoryView struct {
 
 // HistoryEntryView is one write in a document's history with its diff.
 type HistoryEntryView struct {
-	ID           int64
-	At           string
-	AtExact      string
-	Actor        string
+	ID      int64
+	At      string
+	AtExact string
+	Actor   string
+	// ActorName is the writer as the page names it ("proposal 1a2b3c4d"
+	// for a proposal's write, linked by ActorURL; else Actor).
+	ActorName, ActorURL string
+	// Summary names the write: created, saved or reverted, and the
+	// settings it changed.
+	Summary      string
 	Revert       bool
 	RevertedFrom int64
 	Before       string // short revisions

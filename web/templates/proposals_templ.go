@@ -84,7 +84,7 @@ func ProposalsPage(c Chrome, v ProposalsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, s := range []string{"pending", "applied", "rejected"} {
+			for _, s := range []string{"pending", "applied", "rejected", "rolled_back"} {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -113,9 +113,9 @@ func ProposalsPage(c Chrome, v ProposalsView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var5 string
-				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(s)
+				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(ProposalStateLabel(s))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/proposals.templ`, Line: 28, Col: 56}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/templates/proposals.templ`, Line: 28, Col: 76}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 				if templ_7745c5c3_Err != nil {
@@ -721,7 +721,7 @@ func ProposalList(v ProposalListView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = Badge(r.StateKind, r.State).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = Badge(r.StateKind, ProposalStateLabel(r.State)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -60,9 +60,10 @@ type ProposalView struct {
 // ProposalDetailView is everything of a proposal's page below its heading,
 // sent again over SSE after every change.
 type ProposalDetailView struct {
-	ID, Summary      string
-	State, StateKind string
-	Pending          bool
+	ID, Summary string
+	// State is the stored state (data-state), StateLabel as it reads.
+	State, StateLabel, StateKind string
+	Pending                      bool
 	// Proposer: the module, the Discord user ("<@id>"), the source the
 	// module gave (a command) and the channel ("<#id>", "" when none).
 	Module, Proposer, Source, Channel string
@@ -76,6 +77,11 @@ type ProposalDetailView struct {
 	DecidedBy, DecisionSource, DecisionReason, DecidedAt string
 	// LastError is a failed approval's reason while still pending.
 	LastError string
+	// CanRollback offers Roll back (an applied proposal whose document is
+	// still the one it wrote); RollbackNote says the document changed
+	// since it was applied or rolled back ("" when it did not).
+	CanRollback  bool
+	RollbackNote string
 	// The validation result (pending proposals): the problems an approval
 	// would meet, none meaning it would apply; Conflict explains a live
 	// document that equals neither the base nor the proposal, AlreadyLive a
@@ -87,14 +93,19 @@ type ProposalDetailView struct {
 	AlreadyLive bool
 	// CheckError is set when the check could not run.
 	CheckError string
-	// The diff: DiffTitle names its two sides, Split the side-by-side rows
-	// (wide screens) and Unified the hunks (phones); NoChanges when the two
-	// sides are equal.
-	DiffTitle, DiffOld, DiffNew string
-	Split                       []SplitRow
-	Unified                     []DiffHunk
-	NoChanges                   bool
-	Events                      []ProposalEventView
+	// The diff: DiffTitle names its two sides as the split view shows them
+	// and DiffTitleUnified as the unified one does, Split the side-by-side
+	// rows (wide screens) and Unified the hunks (phones); NoChanges when the
+	// two sides are equal. DiffNote says the sides were compared parsed, in
+	// canonical key order; Reserialised that their texts still differ (key
+	// order, quoting, indentation) though their settings do not.
+	DiffTitle, DiffTitleUnified, DiffOld, DiffNew string
+	DiffNote                                      string
+	Reserialised                                  bool
+	Split                                         []SplitRow
+	Unified                                       []DiffHunk
+	NoChanges                                     bool
+	Events                                        []ProposalEventView
 	// The reject form as typed and its errors.
 	Reason string
 	Errors form.Errors
@@ -118,4 +129,13 @@ type ProposalEventView struct {
 	At, AtExact   string
 	Before, After string // short revisions, "" when none
 	BadgeKind     string
+}
+
+// ProposalStateLabel is a proposal state as the pages say it ("rolled
+// back" for rolled_back).
+func ProposalStateLabel(state string) string {
+	if state == "rolled_back" {
+		return "rolled back"
+	}
+	return state
 }

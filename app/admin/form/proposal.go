@@ -37,7 +37,7 @@ const MaxProposalReasonLength = 500
 
 // Messages of refused proposal forms.
 const (
-	MsgProposalState    = "Choose pending, applied or rejected (or all states)."
+	MsgProposalState    = "Choose pending, applied, rejected or rolled back (or all states)."
 	MsgProposalGuild    = "Enter the guild's Discord id: 1 to 20 digits, greater than 0."
 	MsgProposalModule   = "Enter a module name: a lowercase letter, then up to 63 lowercase letters, digits, - or _."
 	MsgProposalTarget   = "Enter a target such as guild:123, channel:456 or guild:123:kudos."
@@ -68,7 +68,7 @@ func ParseProposalFilter(r *http.Request) ProposalFilter {
 func (f ProposalFilter) Validate() Errors {
 	var e Errors
 	switch sdk.ProposalState(f.State) {
-	case "", sdk.ProposalPending, sdk.ProposalApplied, sdk.ProposalRejected:
+	case "", sdk.ProposalPending, sdk.ProposalApplied, sdk.ProposalRejected, sdk.ProposalRolledBack:
 	default:
 		e.Add(ProposalState, MsgProposalState)
 	}
