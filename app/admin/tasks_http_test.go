@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/tasks"
 )
 
@@ -127,6 +128,13 @@ var taskScenarios = []scenario{
 		signedIn: true, wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true,
 		wantContains: []string{`data-testid="task-form-error"`, tasks.MsgDisabled},
 		check:        wantTaskCount(0),
+	},
+	{
+		name: "a held file's remove button shows the form again and saves nothing", method: http.MethodPost, url: "/tasks",
+		form:     taskForm(func(v url.Values) { v.Set(form.TaskRemoveHeld, "0123abcd") }),
+		signedIn: true, wantStatus: http.StatusOK, wantNoAudit: true,
+		wantContains: []string{`data-testid="task-form"`, `value="Morning"`}, wantNotContains: []string{`data-testid="task-form-error"`},
+		check: wantTaskCount(0),
 	},
 	{
 		name: "create without the CSRF token is refused", method: http.MethodPost, url: "/tasks", form: taskForm(),
