@@ -162,7 +162,7 @@ var taskScenarios = []scenario{
 		form:     taskForm(func(v url.Values) { v.Set(tasks.FieldName, ""); v.Set(tasks.FieldContent, "Edited text kept") }),
 		signedIn: true, setup: seedTask(taskDef("Standup", "Standup time")),
 		wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true,
-		wantContains: []string{"name is required", "Edited text kept", `action="/tasks/{task}/edit"`},
+		wantContains: []string{"name is required", "Edited text kept", `action="/tasks/{task}/edit#task-form"`, `data-testid="task-error-summary"`, `href="#task-name"`},
 		check: func(t *testing.T, h *harness, c *client, res *response) {
 			if task, err := h.tasks.admin.Get(context.Background(), h.vars["task"]); err != nil || task.Revision != 1 || task.Name != "Standup" {
 				t.Errorf("after a refused edit: %+v, %v; want revision 1 unchanged", task, err)
