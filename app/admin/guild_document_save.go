@@ -34,7 +34,7 @@ func (s *Server) saveGuildDocument(c echo.Context) error {
 		}
 		var conflict *guildcfg.ConflictError
 		if errors.As(werr, &conflict) {
-			return s.guildConflict(c, id, "server setup", f.Text)
+			return s.guildConflict(c, id, "raw", "server setup", f.Text)
 		}
 		if refused, st, ok := s.refusedForm(c, werr); ok {
 			errs, status = refused, st

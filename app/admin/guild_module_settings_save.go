@@ -39,7 +39,7 @@ func (s *Server) saveGuildModuleSettings(c echo.Context) error {
 		}
 		var conflict *guildcfg.ConflictError
 		if errors.As(werr, &conflict) {
-			return s.guildConflict(c, id, module+" settings", text)
+			return s.guildConflict(c, id, "module-"+module, module+" settings", text)
 		}
 		if refused, st, ok := s.refusedForm(c, werr); ok {
 			errs, status = refused, st

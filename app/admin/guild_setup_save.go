@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -40,7 +41,7 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 		}
 		switch {
 		case cur.Revision != f.ExpectedRevision:
-			return s.guildConflict(c, id, "server setup", text)
+			return s.guildConflict(c, id, "setup", "server setup", text)
 		case cur.Exists && (cur.Guild == nil || len(extraKeys(cur)) > 0 || cur.Comments):
 			errs = form.Errors{form.FieldForm: form.MsgGuildExtraKeys}
 		default:
@@ -50,7 +51,7 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 			}
 			var conflict *guildcfg.ConflictError
 			if errors.As(werr, &conflict) {
-				return s.guildConflict(c, id, "server setup", text)
+				return s.guildConflict(c, id, "setup", "server setup", text)
 			}
 			if refused, st, ok := s.refusedForm(c, werr); ok {
 				errs, status = refused, st
@@ -70,20 +71,23 @@ func (s *Server) saveGuildSetup(c echo.Context) error {
 	return s.renderGuild(c, status, id, guildPageState{setup: &v})
 }
 
-// guildWritten ends a successful save: back to the page with a notice that
-// says whether a revision was recorded (saving the same text records none).
+// guildWritten ends a successful save: back to the page at the form's card
+// (to's fragment) with a notice beside that form that says whether a
+// revision was recorded (saving the same text records none).
 func (s *Server) guildWritten(c echo.Context, to, expected string, saved guildcfg.Document) error {
 	flash := flashGuildSaved
 	if saved.Revision == expected {
 		flash = flashGuildUnchanged
 	}
-	s.setFlash(c, flash)
+	_, card, _ := strings.Cut(to, "#")
+	s.setFlashNear(c, flash, card)
 	return c.Redirect(http.StatusSeeOther, to)
 }
 
 // guildConflict answers a save that lost a compare-and-swap: 409, the page
-// as it is now, and the text that was not saved to copy from.
-func (s *Server) guildConflict(c echo.Context, id uint64, document, mine string) error {
+// as it is now, and in the card whose form lost (where the page opens) the
+// text that was not saved to copy from.
+func (s *Server) guildConflict(c echo.Context, id uint64, card, document, mine string) error {
 	return s.renderGuild(c, http.StatusConflict, id, guildPageState{
-		conflict: &templates.GuildConflict{Document: document, Mine: mine}})
+		conflict: &templates.GuildConflict{Document: document, Mine: mine, Card: card}})
 }

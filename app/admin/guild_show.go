@@ -78,7 +78,20 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		}
 		v.Modules = append(v.Modules, mv)
 	}
-	return render(c, status, templates.GuildPage(s.chrome(c, "Guild "+v.ID, "guilds"), v))
+	ch := s.chrome(c, "Guild "+v.ID, "guilds")
+	cards := []string{"setup", "raw"}
+	for _, m := range v.Modules {
+		cards = append(cards, "module-"+m.Name)
+	}
+	for _, card := range cards {
+		if near := takeNear(&ch, card); len(near) > 0 {
+			if v.Near == nil {
+				v.Near = map[string][]templates.Flash{}
+			}
+			v.Near[card] = near
+		}
+	}
+	return render(c, status, templates.GuildPage(ch, v))
 }
 
 // moduleView is a module's settings form filled from its stored document:

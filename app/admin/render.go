@@ -163,7 +163,11 @@ func (s *Server) takeFlash(c echo.Context) []templates.Flash {
 		return nil
 	}
 	s.clearCookie(c, flashCookie)
-	if f, ok := flashes[ck.Value]; ok {
+	code, near, _ := strings.Cut(ck.Value, "@")
+	if f, ok := flashes[code]; ok {
+		if flashNearRE.MatchString(near) {
+			f.Near = near
+		}
 		return []templates.Flash{f}
 	}
 	return nil

@@ -164,7 +164,8 @@ type Server struct {
 	headers     []headerValue
 	status      statusCache
 	worldtree   worldtreeNav
-	moduleForms sync.Map // module name → its settings form's fields before a document fills them (guild_show.go)
+	moduleForms sync.Map    // module name → its settings form's fields before a document fills them (guild_show.go)
+	held        heldUploads // the files of refused task forms (tasks_held.go)
 	// pending is the navigation's pending-proposal count; decisions the
 	// messages of the last decisions (proposals.go).
 	pending          pendingCache
@@ -299,6 +300,7 @@ func (s *Server) CloseStreams() {
 // safe to call more than once.
 func (s *Server) Close() {
 	s.CloseStreams()
+	s.held.stop()
 	s.closeOnce.Do(func() {
 		if s.unwatchProposals != nil {
 			s.unwatchProposals()

@@ -14,17 +14,29 @@ import (
 // attachments). The service validates the definition against the guild's
 // policy and Discord and writes the audit row; a refusal re-renders the
 // form with what was typed and the errors beside their fields (422), and
-// nothing is saved. The uploads of a refused form must be chosen again
-// (a browser cannot be handed files back).
+// nothing is saved. The uploads of a refused form are kept on the server
+// for the session (tasks_held.go: a browser cannot be handed files back)
+// and the form lists them as attached; a held file's remove button shows
+// the form again without it, saving nothing.
 func (s *Server) createTask(c echo.Context) error {
 	f, upErr := form.ParseTaskForm(c.Request())
 	ctx, cancel := withTimeout(c, tasksActionTimout)
 	defer cancel()
+	if upErr != nil {
+		f.Uploads = nil // not all of them could be read
+	}
+	held := s.attachHeld(c, &f)
 	refuseWith := func(status int, errs form.Errors) error {
+		held = s.keepUploads(c, &f, held)
 		v := s.taskFormView(ctx, f, errs, nil)
+		v.Held = heldView(held)
 		return render(c, status, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
 	}
 	refuse := func(errs form.Errors) error { return refuseWith(http.StatusUnprocessableEntity, errs) }
+	if f.RemoveHeld != "" {
+		held = s.removeHeld(c, f, held)
+		return refuseWith(http.StatusOK, nil)
+	}
 	if upErr != nil {
 		var errs form.Errors
 		errs.Add(form.FieldForm, form.MsgTaskUpload)
@@ -46,5 +58,6 @@ func (s *Server) createTask(c echo.Context) error {
 		}
 		return tasksNotFound(err, "create task")
 	}
+	s.dropHeld(c, held)
 	return s.taskActed(c, taskPath(t.ID), templates.FlashSuccess, "Task "+t.Name+" created.")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/tasks"
 )
 
@@ -129,6 +130,13 @@ var taskScenarios = []scenario{
 		check:        wantTaskCount(0),
 	},
 	{
+		name: "a held file's remove button shows the form again and saves nothing", method: http.MethodPost, url: "/tasks",
+		form:     taskForm(func(v url.Values) { v.Set(form.TaskRemoveHeld, "0123abcd") }),
+		signedIn: true, wantStatus: http.StatusOK, wantNoAudit: true,
+		wantContains: []string{`data-testid="task-form"`, `value="Morning"`}, wantNotContains: []string{`data-testid="task-form-error"`},
+		check: wantTaskCount(0),
+	},
+	{
 		name: "create without the CSRF token is refused", method: http.MethodPost, url: "/tasks", form: taskForm(),
 		signedIn: true, noCSRF: true, wantStatus: http.StatusForbidden, wantNoAudit: true, check: wantTaskCount(0),
 	},
@@ -154,7 +162,7 @@ var taskScenarios = []scenario{
 		form:     taskForm(func(v url.Values) { v.Set(tasks.FieldName, ""); v.Set(tasks.FieldContent, "Edited text kept") }),
 		signedIn: true, setup: seedTask(taskDef("Standup", "Standup time")),
 		wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true,
-		wantContains: []string{"name is required", "Edited text kept", `action="/tasks/{task}/edit"`},
+		wantContains: []string{"name is required", "Edited text kept", `action="/tasks/{task}/edit#task-form"`, `data-testid="task-error-summary"`, `href="#task-name"`},
 		check: func(t *testing.T, h *harness, c *client, res *response) {
 			if task, err := h.tasks.admin.Get(context.Background(), h.vars["task"]); err != nil || task.Revision != 1 || task.Name != "Standup" {
 				t.Errorf("after a refused edit: %+v, %v; want revision 1 unchanged", task, err)

@@ -14,7 +14,7 @@ import (
 // updateTask is POST /tasks/{id}/edit: the form saved as the task's next
 // revision, its current attachments kept unless ticked for removal. The
 // guild stays the task's. A refusal re-renders the form as typed with its
-// errors (422) and saves nothing.
+// errors (422) and saves nothing; its uploads are held as createTask's.
 func (s *Server) updateTask(c echo.Context) error {
 	id, err := taskIDParam(c)
 	if err != nil {
@@ -28,11 +28,21 @@ func (s *Server) updateTask(c echo.Context) error {
 		return tasksNotFound(err, "task")
 	}
 	f.Guild = strconv.FormatUint(t.GuildID, 10)
+	if upErr != nil {
+		f.Uploads = nil // not all of them could be read
+	}
+	held := s.attachHeld(c, &f)
 	refuseWith := func(status int, errs form.Errors) error {
+		held = s.keepUploads(c, &f, held)
 		v := s.taskEditView(c, t.Name, id, f, errs, t.Definition.Attachments)
+		v.Held = heldView(held)
 		return render(c, status, templates.TaskFormPage(s.chrome(c, v.Title, "tasks"), v))
 	}
 	refuse := func(errs form.Errors) error { return refuseWith(http.StatusUnprocessableEntity, errs) }
+	if f.RemoveHeld != "" {
+		held = s.removeHeld(c, f, held)
+		return refuseWith(http.StatusOK, nil)
+	}
 	if upErr != nil {
 		var errs form.Errors
 		errs.Add(form.FieldForm, form.MsgTaskUpload)
@@ -62,6 +72,7 @@ func (s *Server) updateTask(c echo.Context) error {
 		}
 		return tasksNotFound(err, "update task")
 	}
+	s.dropHeld(c, held)
 	return s.taskActed(c, taskPath(id), templates.FlashSuccess, "Task "+saved.Name+" saved as revision "+strconv.Itoa(saved.Revision)+".")
 }
 

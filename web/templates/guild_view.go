@@ -43,6 +43,9 @@ type GuildView struct {
 	Conflict *GuildConflict
 	// Errors holds a page-level message (form.FieldForm) of a refused save.
 	Errors form.Errors
+	// Near are the notices of a save, by the id of the card whose form
+	// saved ("setup", "raw", "module-<name>"): shown beside that form.
+	Near map[string][]Flash
 }
 
 // GuildSetupView is the server-setup document as a form.
@@ -121,6 +124,9 @@ type ModuleField struct {
 type GuildConflict struct {
 	Document string // which document ("server setup", "kudos settings")
 	Mine     string
+	// Card is the id of the card whose form lost ("setup", "raw",
+	// "module-<name>"): the conflict shows there, where the page opens.
+	Card string
 }
 
 // GuildHistoryView is a document's history (/guilds/{id}/history).

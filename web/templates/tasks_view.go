@@ -49,6 +49,9 @@ type TaskFormView struct {
 	PolicyKnown        bool // a guild was chosen, so the policy is its
 	// Existing are the current revision's attachments (edit).
 	Existing []TaskFile
+	// Held are the files a refused save kept on the server: attached
+	// again by the next save unless removed.
+	Held     []TaskHeldFile
 	Kinds    []string
 	Weekdays []string
 }
@@ -57,6 +60,12 @@ type TaskFormView struct {
 type TaskFile struct {
 	Name string
 	Size string
+}
+
+// TaskHeldFile is a file a refused save kept: its token (the form's
+// hidden input and the remove button's value), name and size.
+type TaskHeldFile struct {
+	Token, Name, Size string
 }
 
 // TaskShowView is GET /tasks/{id}.

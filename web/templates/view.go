@@ -51,10 +51,14 @@ const (
 	FlashWarning = "warning"
 )
 
-// Flash is a one-line notice shown above the page content.
+// Flash is a one-line notice shown above the page content, or beside the
+// form it answers.
 type Flash struct {
 	Kind    string
 	Message string
+	// Near is the id of the form's card (a fragment: "setup") a page that
+	// has it shows the notice in; a page without it shows it on top.
+	Near string
 }
 
 // NavItem is one entry of the main navigation.

@@ -26,6 +26,11 @@ const (
 	// TaskRemoveFile names an attachment of the current revision the edit
 	// drops (a checkbox per file).
 	TaskRemoveFile = "remove_attachment"
+	// TaskHeldFile names a file a refused save kept on the server (its
+	// token; one hidden input per file), and TaskRemoveHeld is the button
+	// that drops one (its token) and shows the form again without saving.
+	TaskHeldFile   = "held_attachment"
+	TaskRemoveHeld = "remove_held"
 	// TaskPaused is the pause/resume form's state asked for: "true" or
 	// "false".
 	TaskPaused = "paused"
@@ -65,6 +70,13 @@ type TaskForm struct {
 	RemoveFiles []string
 	// Uploads are the files uploaded with this POST.
 	Uploads []tasks.Attachment
+	// Held are the tokens of the files an earlier refused save kept
+	// (TaskHeldFile); RemoveHeld is the one to drop ("" none): the POST
+	// is then no save. HeldFiles are the held files the handler found for
+	// Held, attached between the kept current files and Uploads.
+	Held       []string
+	RemoveHeld string
+	HeldFiles  []tasks.Attachment
 }
 
 // scheduleFields are the schedule inputs the form reads.
@@ -96,6 +108,12 @@ func ParseTaskForm(r *http.Request) (TaskForm, error) {
 	}
 	if r.PostForm != nil {
 		f.RemoveFiles = r.PostForm[TaskRemoveFile]
+		for _, tok := range r.PostForm[TaskHeldFile] {
+			if tok = strings.TrimSpace(tok); tok != "" && len(tok) <= 64 && !slices.Contains(f.Held, tok) && len(f.Held) < tasks.MaxAttachments {
+				f.Held = append(f.Held, tok)
+			}
+		}
+		f.RemoveHeld = clipRunes(strings.TrimSpace(r.PostForm.Get(TaskRemoveHeld)), 64)
 	}
 	if upErr == nil && r.MultipartForm != nil {
 		for _, fh := range r.MultipartForm.File[tasks.FieldAttachments] {
@@ -147,7 +165,7 @@ func TaskFormOf(def tasks.Definition) TaskForm {
 }
 
 // Definition is the form as a definition, with files the kept ones of
-// current (those not in RemoveFiles) followed by the uploads. Errors are
+// current (those not in RemoveFiles), then HeldFiles, then the uploads. Errors are
 // the values that are not even ids or a colour (keyed by the definition's
 // field names); the service checks the rest.
 func (f TaskForm) Definition(current []tasks.Attachment) (tasks.Definition, Errors) {
@@ -198,6 +216,7 @@ func (f TaskForm) Definition(current []tasks.Attachment) (tasks.Definition, Erro
 			def.Files = append(def.Files, a)
 		}
 	}
+	def.Files = append(def.Files, f.HeldFiles...)
 	def.Files = append(def.Files, f.Uploads...)
 	return def, e
 }
