@@ -34,3 +34,65 @@
     window.addEventListener("pagehide", function () { es.close(); });
   });
 })();
+
+// Pickers (channel, role and member fields; templates.PickerField). The
+// page works without this: the select lists what the bot can see, and the
+// search box beside it suggests by name from its datalist and takes a
+// pasted id. This filters the select as one types, moves a suggestion
+// picked from the datalist into the select, and for members (data-search)
+// asks the server for matching names as one types.
+(function () {
+  "use strict";
+  var pickers = document.querySelectorAll("[data-picker]");
+  Array.prototype.forEach.call(pickers, function (el) {
+    var sel = el.querySelector("select");
+    var box = el.querySelector("input.picker-search");
+    var list = el.querySelector("datalist");
+    if (!sel || !box || !list) { return; }
+    var search = el.getAttribute("data-search");
+    var timer = 0, asked = "";
+    function filter(q) {
+      Array.prototype.forEach.call(sel.options, function (o) {
+        o.hidden = q !== "" && o.value !== "" && !o.selected &&
+          o.text.toLowerCase().indexOf(q) < 0 && o.value.indexOf(q) !== 0;
+      });
+      Array.prototype.forEach.call(sel.querySelectorAll("optgroup"), function (g) {
+        g.hidden = !Array.prototype.some.call(g.children, function (o) { return !o.hidden; });
+      });
+    }
+    function choose(v) {
+      var o = Array.prototype.find.call(sel.options, function (x) { return x.value === v; });
+      if (!o) {
+        var s = Array.prototype.find.call(list.options, function (x) { return x.value === v; });
+        if (!s) { return false; }
+        o = document.createElement("option");
+        o.value = v;
+        o.textContent = s.textContent;
+        sel.appendChild(o);
+      }
+      if (sel.multiple) { o.selected = true; } else { sel.value = v; }
+      box.value = "";
+      filter("");
+      return true;
+    }
+    box.addEventListener("input", function () {
+      var raw = box.value.trim();
+      if (raw !== "" && choose(raw)) { return; }
+      var q = raw.toLowerCase();
+      filter(q);
+      if (!search) { return; }
+      clearTimeout(timer);
+      if (q === "" || /^[0-9, ]+$/.test(q)) { return; }
+      timer = setTimeout(function () {
+        asked = q;
+        fetch(search + "?q=" + encodeURIComponent(q), { credentials: "same-origin" })
+          .then(function (r) { return r.ok ? r.text() : ""; })
+          .then(function (html) {
+            if (asked !== q) { return; } // a later query is under way
+            list.innerHTML = html; // escaped server-side (templates.MemberOptions)
+            el.setAttribute("data-searched", q);
+          });
+      }, 150);
+    });
+  });
+})();

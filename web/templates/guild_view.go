@@ -43,6 +43,14 @@ type GuildView struct {
 	Conflict *GuildConflict
 	// Errors holds a page-level message (form.FieldForm) of a refused save.
 	Errors form.Errors
+	// Pick are the server-setup form's pickers, filled from Setup.
+	Pick GuildPickers
+}
+
+// GuildPickers are the server-setup form's channel, role and member
+// fields.
+type GuildPickers struct {
+	StaffUsers, StaffRoles, RegularRoles, Channels, ProposalChannel, TaskDestinations Picker
 }
 
 // GuildSetupView is the server-setup document as a form.
@@ -114,6 +122,9 @@ type ModuleField struct {
 	Value    string
 	Checked  bool
 	Error    string
+	// Pick is the field as a picker (a channel, role or user id field of
+	// a guild's form); nil renders it as typed text.
+	Pick *Picker
 }
 
 // GuildConflict shows a save that lost to another: the text that was not
