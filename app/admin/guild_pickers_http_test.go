@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/tasks"
+	"github.com/kimiapp/kimi/modules/kudos"
 )
 
 // The pickers: channel, role and member fields over the bot's directory,
@@ -121,6 +124,45 @@ var pickerScenarios = []scenario{
 				t.Error("the member picker lists a member nobody chose")
 			}
 		}},
+
+	// A module's channel field (kudos' digest channel refers to one).
+	{name: "module settings offer text channels for a channel field", method: http.MethodGet, url: "/guilds/42", signedIn: true,
+		setup: withPickerGuild, wantStatus: http.StatusOK,
+		wantContains: []string{`<select id="ms-` + kudos.Name + `-digest_channel_id-choose" name="setting.digest_channel_id"`},
+		check: func(t *testing.T, h *harness, _ *client, res *response) {
+			t.Helper()
+			sel := squash(between(res.body, `id="ms-`+kudos.Name+`-digest_channel_id-choose"`, `</select>`))
+			want := h.expand(`<option value="">None</option><option value="{rules}">#rules</option><optgroup label="Text"><option value="{general}">#general</option>`)
+			if !strings.Contains(sel, want) || strings.Contains(sel, h.vars["stage"]) {
+				t.Errorf("digest channel select lacks %s or offers the stage: %s", want, sel)
+			}
+		}},
+
+	// The task form: with one active guild it is chosen, its text
+	// channels offered, its members searched.
+	{name: "task form preselects the only guild", method: http.MethodGet, url: "/tasks/new", signedIn: true,
+		setup: withPickerGuild, wantStatus: http.StatusOK,
+		wantContains: []string{`<option value="42" selected>Picker guild</option>`,
+			`data-search="/guilds/42/members/search"`, `id="task-destinations-choose"`},
+		check: func(t *testing.T, h *harness, _ *client, res *response) {
+			t.Helper()
+			sel := squash(between(res.body, `id="task-destinations-choose"`, `</select>`))
+			want := h.expand(`<option value="{rules}">#rules</option><optgroup label="Text"><option value="{general}">#general</option><option value="{news}">#news</option></optgroup>`)
+			if !strings.Contains(sel, want) || strings.Contains(sel, h.vars["stage"]) {
+				t.Errorf("destinations lack %s or offer the stage: %s", want, sel)
+			}
+		}},
+	{name: "a refused task keeps its picked destinations, an unknown one marked", method: http.MethodPost, url: "/tasks", signedIn: true,
+		setup: withPickerGuild, form: taskForm(func(v url.Values) {
+			v.Del(tasks.FieldName)
+			v[tasks.FieldDestinations] = []string{"{news}", "5550009"}
+			v[tasks.FieldOwner] = []string{"{ada}", ""}
+		}),
+		wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true,
+		wantContains: []string{`<option value="{news}" selected>#news</option>`,
+			`<option value="5550009" selected data-testid="picker-unknown">5550009 (not visible to the bot)</option>`,
+			`<option value="{ada}" selected>Ada Lovelace (@ada)</option>`},
+		check: wantTaskCount(0)},
 }
 
 // squash drops the white space templ leaves between tags.
