@@ -38,12 +38,14 @@
 // Pickers (channel, role and member fields; templates.PickerField). The
 // page works without this: the select lists what the bot can see, and the
 // search box beside it suggests by name from its datalist and takes a
-// pasted id. This filters the select as one types, moves a suggestion
-// picked from the datalist into the select, and for members (data-search)
-// asks the server for matching names as one types.
+// pasted id. This filters the select as one types; a suggestion taken
+// from the datalist, or Enter on an exact name (or on the one member a
+// search found), moves the choice into the select instead of submitting;
+// for members (data-search) it asks the server for names as one types.
 (function () {
   "use strict";
   var pickers = document.querySelectorAll("[data-picker]");
+  function bare(t) { return t.trim().replace(/^[#@]/, "").toLowerCase(); }
   Array.prototype.forEach.call(pickers, function (el) {
     var sel = el.querySelector("select");
     var box = el.querySelector("input.picker-search");
@@ -60,26 +62,47 @@
         g.hidden = !Array.prototype.some.call(g.children, function (o) { return !o.hidden; });
       });
     }
-    function choose(v) {
-      var o = Array.prototype.find.call(sel.options, function (x) { return x.value === v; });
+    // find is the option (of the select, else of the datalist) whose id
+    // is raw or, byName, whose name is; a search's only result otherwise.
+    function find(raw, byName) {
+      var all = Array.prototype.slice.call(sel.options).concat(Array.prototype.slice.call(list.options));
+      var q = bare(raw);
+      return all.find(function (o) { return o.value !== "" && o.value === raw.trim(); }) ||
+        (byName && all.find(function (o) { return o.value !== "" && bare(o.text.split(" · ")[0]) === q; })) ||
+        (byName && search && list.options.length === 1 ? list.options[0] : null);
+    }
+    function choose(found) {
+      var o = Array.prototype.find.call(sel.options, function (x) { return x.value === found.value; });
       if (!o) {
-        var s = Array.prototype.find.call(list.options, function (x) { return x.value === v; });
-        if (!s) { return false; }
         o = document.createElement("option");
-        o.value = v;
-        o.textContent = s.textContent;
+        o.value = found.value;
+        o.textContent = found.textContent;
         sel.appendChild(o);
       }
-      if (sel.multiple) { o.selected = true; } else { sel.value = v; }
+      if (sel.multiple) { o.selected = true; } else { sel.value = o.value; }
       box.value = "";
       filter("");
-      return true;
+      el.setAttribute("data-picked", o.value);
     }
-    box.addEventListener("input", function () {
+    var picked = false;
+    box.addEventListener("keydown", function (ev) {
+      picked = false;
+      if (ev.key !== "Enter" || box.value.trim() === "") { return; }
+      var found = find(box.value, true);
+      if (found) { ev.preventDefault(); choose(found); picked = true; }
+    });
+    box.addEventListener("keypress", function (ev) {
+      // The Enter that picked must not submit the form either.
+      if (ev.key === "Enter" && picked) { ev.preventDefault(); picked = false; }
+    });
+    box.addEventListener("input", function (ev) {
       var raw = box.value.trim();
-      if (raw !== "" && choose(raw)) { return; }
+      if (raw !== "" && (!ev.inputType || ev.inputType === "insertReplacementText")) { // a datalist suggestion
+        var found = find(raw, false);
+        if (found) { choose(found); return; }
+      }
       var q = raw.toLowerCase();
-      filter(q);
+      filter(q.replace(/^[#@]/, ""));
       if (!search) { return; }
       clearTimeout(timer);
       if (q === "" || /^[0-9, ]+$/.test(q)) { return; }
