@@ -1,9 +1,11 @@
 package admin
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -53,4 +55,43 @@ func TestBrowserGuildPickers(t *testing.T) {
 		tb.wantText(`#gs-channels-choose option[value="`+h.vars["news"]+`"]:checked`, "#news")
 		tb.wantText(`#gs-staff-users-choose option:checked`, "Ada Lovelace (@ada)")
 	}
+}
+
+// TestBrowserTaskOwnerSearch: with two active guilds none is preselected,
+// the destinations are every guild's text channels grouped by guild and
+// category, and the owner's search follows the server chosen.
+func TestBrowserTaskOwnerSearch(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	pickerGuild(t, h)
+	h.writeDocument(guildT, "---\nbot_active: true\nscheduled_tasks: {enabled: true}\n---\n")
+	h.writeDocument(guildcfg.GuildTarget(43), "---\nbot_active: true\n---\n")
+	tb := newTab(t)
+	tb.do("sign in", chromedp.Navigate(h.ts.URL+"/login"), visible(`[data-testid=login-form]`),
+		fill(`#login-username`, testUser), fill(`#login-password`, testPassword),
+		click(`[data-testid=login-submit]`), visible(`[data-testid=overview-version]`))
+	tb.do("the form", chromedp.EmulateViewport(390, 844), chromedp.Navigate(h.ts.URL+"/tasks/new"), visible(`#task-owner`))
+	if got := chosenText(tb, `#task-guild-choose`); got != "Choose a server" {
+		t.Errorf("with two guilds the server chosen is %q", got)
+	}
+	tb.do("destinations grouped by guild", visible(`#task-destinations-choose optgroup[label="Picker guild · Text"]`))
+	tb.do("choose the server, search its members", chromedp.SetValue(chromedp.CSS(`#task-guild-choose`), "42"),
+		fill(`#task-owner`, "ada"), visible(`[data-testid="picker-owner"][data-searched="ada"]`), fill(`#task-owner`, "\r"),
+		visible(`[data-testid="picker-owner"][data-picked="`+h.vars["ada"]+`"]`))
+	if got := chosenText(tb, `#task-owner-choose`); got != "Ada Lovelace (@ada)" {
+		t.Errorf("owner chosen = %q", got)
+	}
+}
+
+// chosenText is the text of the chosen options of the select css, joined
+// by commas (a closed drop-down's options have no visible text to read).
+func chosenText(tb *tab, css string) string {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, 20*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`Array.from(document.querySelector(`+strconv.Quote(css)+`).selectedOptions).map(o => o.textContent.trim()).join(", ")`))
+	if err != nil {
+		tb.t.Fatalf("chosen options of %s: %v", css, err)
+	}
+	return s
 }

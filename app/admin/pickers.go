@@ -231,6 +231,9 @@ func (s *Server) taskPickers(v templates.TaskFormView) templates.TaskPickers {
 			Error: e.Get(tasks.FieldOwner), Hint: "The task posts with this member's authority: they must be allowed to post in every destination."},
 			guild, v.Form.Owner),
 	}
+	if !v.Editing {
+		p.Owner.GuildFrom = p.Guild.ID // the search follows the server chosen
+	}
 	dest := templates.Picker{ID: "task-destinations", Name: tasks.FieldDestinations, Label: "Destinations", Multiple: true,
 		Error: e.Get(tasks.FieldDestinations)}
 	dir := s.directory()

@@ -52,6 +52,15 @@
     var list = el.querySelector("datalist");
     if (!sel || !box || !list) { return; }
     var search = el.getAttribute("data-search");
+    var from = el.getAttribute("data-guild-from");
+    // searchURL is the member search of the guild chosen in the picker
+    // named by data-guild-from (its box, else its select), else data-search.
+    function searchURL() {
+      var box = from && document.getElementById(from);
+      var choice = from && document.getElementById(from + "-choose");
+      var g = ((box && box.value.trim()) || (choice && choice.value) || "");
+      return /^[0-9]{1,20}$/.test(g) ? "/guilds/" + g + "/members/search" : search;
+    }
     var timer = 0, asked = "";
     function filter(q) {
       Array.prototype.forEach.call(sel.options, function (o) {
@@ -69,7 +78,7 @@
       var q = bare(raw);
       return all.find(function (o) { return o.value !== "" && o.value === raw.trim(); }) ||
         (byName && all.find(function (o) { return o.value !== "" && bare(o.text.split(" · ")[0]) === q; })) ||
-        (byName && search && list.options.length === 1 ? list.options[0] : null);
+        (byName && (search || from) && list.options.length === 1 ? list.options[0] : null);
     }
     function choose(found) {
       var o = Array.prototype.find.call(sel.options, function (x) { return x.value === found.value; });
@@ -103,12 +112,13 @@
       }
       var q = raw.toLowerCase();
       filter(q.replace(/^[#@]/, ""));
-      if (!search) { return; }
+      var url = searchURL();
+      if (!url) { return; }
       clearTimeout(timer);
       if (q === "" || /^[0-9, ]+$/.test(q)) { return; }
       timer = setTimeout(function () {
         asked = q;
-        fetch(search + "?q=" + encodeURIComponent(q), { credentials: "same-origin" })
+        fetch(url + "?q=" + encodeURIComponent(q), { credentials: "same-origin" })
           .then(function (r) { return r.ok ? r.text() : ""; })
           .then(function (html) {
             if (asked !== q) { return; } // a later query is under way

@@ -20,6 +20,10 @@ type Picker struct {
 	// Search is the member-search endpoint ("" for channels and roles,
 	// whose choices are all in the page); the datalist then starts empty.
 	Search string
+	// GuildFrom is the id of the guild picker whose guild the member
+	// search follows (the task form's owner): the script searches that
+	// guild's members once one is chosen.
+	GuildFrom string
 }
 
 // PickGroup is an optgroup ("" Label: options outside any group).
