@@ -76,11 +76,14 @@ func TestEveryRouteRequiresAuth(t *testing.T) {
 			// TestProposalEvents, TestResultEvents and TestAssistantEvents
 			// cover them.
 		case r.Method == http.MethodGet && (r.Path == "/proposals/:id" || r.Path == "/results/:module/:name/:guild" ||
-			r.Path == "/tasks/:id" || r.Path == "/tasks/:id/edit" || r.Path == "/tasks/events" || r.Path == "/assistant/conversations/:id"):
+			r.Path == "/tasks/:id" || r.Path == "/tasks/:id/edit" || r.Path == "/tasks/events" || r.Path == "/assistant/conversations/:id" ||
+			r.Path == "/guilds/:id/members/search"):
 			// No proposal or task has the id "1" (not 32 hex), no
-			// subscription the address /results/:module/…, and the task
-			// stream without an id streams nothing: the page is a 404
-			// (TestTaskEvents covers the stream).
+			// subscription the address /results/:module/…, the task
+			// stream without an id streams nothing, and the bot knows no
+			// guild 1 to search the members of: the page is a 404
+			// (TestTaskEvents covers the stream, TestPickerScenarios the
+			// search).
 			if res := admin.get(path); res.StatusCode != http.StatusNotFound {
 				t.Errorf("signed in GET %s = %d, want 404", r.Path, res.StatusCode)
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/kudos"
 )
@@ -34,6 +35,7 @@ func TestBrowserGuildJourney(t *testing.T) {
 		id := uint64(4200 + i)
 		ids := strconv.FormatUint(id, 10)
 		mod := "#module-" + kudos.Name
+		tier := mod + ` [data-testid="field-` + form.ModuleSettingName(kudos.FieldGiverMinTier) + `"]`
 		tb.do(vp.label, chromedp.EmulateViewport(vp.w, vp.h))
 		tb.do(vp.label+": add the guild", chromedp.Navigate(h.ts.URL+"/guilds"), visible(`[data-testid=guild-add-form]`),
 			fill(`#guild-add-id`, ids), clearAlerts(), click(`[data-testid=guild-add-submit]`), visible(`[data-testid=guild-setup-form]`))
@@ -50,17 +52,17 @@ func TestBrowserGuildJourney(t *testing.T) {
 			t.Fatalf("%s: stored server setup %q", vp.label, d.Text)
 		}
 
-		tb.do(vp.label+": module settings", clearAlerts(), chromedp.SetValue(chromedp.CSS(mod+" select"), "regular"),
+		tb.do(vp.label+": module settings", clearAlerts(), chromedp.SetValue(chromedp.CSS(tier), "regular"),
 			fill("#ms-"+kudos.Name+"-"+kudos.FieldDigestChannel, "777"),
 			click(`[data-testid=module-submit-`+kudos.Name+`]`), visible(`[data-testid=alert-success]`))
 		first := h.document(guildcfg.GuildModuleTarget(id, kudos.Name)).Text
 		if !strings.Contains(first, "digest_channel_id: 777") || !strings.Contains(first, `"regular"`) {
 			t.Fatalf("%s: stored kudos settings %q", vp.label, first)
 		}
-		tb.do(vp.label+": refused by the module's rule", clearAlerts(), chromedp.SetValue(chromedp.CSS(mod+" select"), "staff"),
+		tb.do(vp.label+": refused by the module's rule", clearAlerts(), chromedp.SetValue(chromedp.CSS(tier), "staff"),
 			click(`[data-testid=module-submit-`+kudos.Name+`]`), visible(mod+` [data-testid=alert-error]`))
 		tb.wantText(mod+` [data-testid=alert-error]`, kudos.ErrStaffOnlyDigest)
-		tb.do(vp.label+": corrected", clearAlerts(), chromedp.Clear(chromedp.CSS("#ms-"+kudos.Name+"-"+kudos.FieldDigestChannel)),
+		tb.do(vp.label+": corrected", clearAlerts(), chromedp.SetValue(chromedp.CSS("#ms-"+kudos.Name+"-"+kudos.FieldDigestChannel+"-choose"), ""),
 			click(`[data-testid=module-submit-`+kudos.Name+`]`), visible(`[data-testid=alert-success]`))
 		if vp.label == "phone" {
 			tb.do("top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))

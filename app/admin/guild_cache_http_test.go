@@ -62,7 +62,7 @@ func TestGuildPageShowsEveryWriteAtOnce(t *testing.T) {
 			write: func(t *testing.T, h *harness, c *client) *response {
 				return c.post(setupURL, withRev(setupForm(form.GuildStaffRoleIDs, "333"), rev(h, guildT)))
 			},
-			before: []string{">111</textarea>"}, want: []string{">333</textarea>"}, gone: []string{">111</textarea>"}},
+			before: []string{">111 (not visible to the bot)</option>"}, want: []string{">333 (not visible to the bot)</option>"}, gone: []string{">111 (not visible to the bot)</option>"}},
 		{name: "raw document", setup: withGuild(activeGuild),
 			write: func(t *testing.T, h *harness, c *client) *response {
 				return c.post(rawURL, withRev(rawForm(strings.Replace(activeGuild, "Be kind.", "Be calm.", 1)), rev(h, guildT)))
@@ -81,7 +81,7 @@ func TestGuildPageShowsEveryWriteAtOnce(t *testing.T) {
 				return c.post(strings.Replace(revertURL, "{entry}", h.vars["entry"], 1),
 					url.Values{form.GuildExpectedRevision: {rev(h, guildT)}})
 			},
-			before: []string{">222</textarea>"}, want: []string{">111</textarea>"}, gone: []string{">222</textarea>"}},
+			before: []string{">222 (not visible to the bot)</option>"}, want: []string{">111 (not visible to the bot)</option>"}, gone: []string{">222 (not visible to the bot)</option>"}},
 		{name: "add the guild",
 			write: func(t *testing.T, h *harness, c *client) *response {
 				return c.post("/guilds", url.Values{form.GuildID: {"42"}})

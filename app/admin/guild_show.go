@@ -56,6 +56,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		v.Setup = *st.setup
 	}
 	v.Setup.Warnings = problemMessages(doc.Warnings)
+	v.Pick = s.setupPickers(id, v.Setup)
 	if st.raw != nil {
 		st.raw.Problems = v.Raw.Problems
 		v.Raw = *st.raw
@@ -76,6 +77,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		if st.module == name && st.settings != nil {
 			keepModuleForm(&mv, *st.settings, st.errors)
 		}
+		s.pickModuleFields(id, schema, &mv)
 		v.Modules = append(v.Modules, mv)
 	}
 	ch := s.chrome(c, "Guild "+v.ID, "guilds")

@@ -67,6 +67,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	gc.POST("/:id/document", s.saveGuildDocument) // a whole document: largeBodyRoutes
 	gc.POST("/:id/modules/:module", s.saveGuildModuleSettings)
 	gc.GET("/:id/history", s.guildHistory)
+	gc.GET("/:id/members/search", s.guildMembersSearch)
 	gc.POST("/:id/history/:entry/revert", s.revertGuildDocument)
 	gm := g.Group("/modules", s.requireModules)
 	gm.GET("", s.modulesList)

@@ -222,9 +222,13 @@ func byteSize(n int64) string {
 
 // taskFormView is the create or edit form's page for f with its errors.
 func (s *Server) taskFormView(ctx context.Context, f form.TaskForm, errs form.Errors, existing []tasks.AttachmentMeta) templates.TaskFormView {
+	active := s.activeGuildIDs(ctx)
+	if f.Guild == "" && len(active) == 1 {
+		f.Guild = active[0] // one guild: it is the task's
+	}
 	v := templates.TaskFormView{
 		Title: "New task", Lead: "A message the bot posts on a schedule.", Action: "/tasks", Cancel: "/tasks",
-		Form: f, Errors: errs, FormError: errs.Get(form.FieldForm), Guilds: s.activeGuildIDs(ctx),
+		Form: f, Errors: errs, FormError: errs.Get(form.FieldForm), Guilds: active,
 		Kinds:    []string{string(tasks.KindOnce), string(tasks.KindInterval), string(tasks.KindDaily), string(tasks.KindWeekdays), string(tasks.KindWeekly), string(tasks.KindMonthly)},
 		Weekdays: []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"},
 	}
@@ -240,6 +244,7 @@ func (s *Server) taskFormView(ctx context.Context, f form.TaskForm, errs form.Er
 	for _, a := range existing {
 		v.Existing = append(v.Existing, templates.TaskFile{Name: a.Name, Size: byteSize(a.Size)})
 	}
+	v.Pick = s.taskPickers(v)
 	return v
 }
 

@@ -119,7 +119,7 @@ var taskScenarios = []scenario{
 		name: "destinations that are no ids are refused before the service", method: http.MethodPost, url: "/tasks",
 		form:     taskForm(func(v url.Values) { v.Set(tasks.FieldDestinations, "100, general") }),
 		signedIn: true, wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true,
-		wantContains: []string{`data-testid="error-destinations"`, "is not a Discord id", `value="100, general"`},
+		wantContains: []string{`data-testid="error-destinations"`, "is not a Discord id", `>general (not visible to the bot)</option>`},
 		check:        wantTaskCount(0),
 	},
 	{

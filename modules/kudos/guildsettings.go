@@ -18,7 +18,7 @@ const ErrStaffOnlyDigest = "a digest channel makes no sense when only staff may 
 func guildSettingsSchema() *sdk.GuildSettingsSchema {
 	return &sdk.GuildSettingsSchema{
 		Fields: []sdk.GuildSettingField{
-			{Name: FieldDigestChannel, Kind: sdk.GuildSettingID,
+			{Name: FieldDigestChannel, Kind: sdk.GuildSettingID, Refers: sdk.RefChannel,
 				Help: "Channel that receives the periodic kudos digest. Unset disables the digest."},
 			{Name: FieldGiverMinTier, Kind: sdk.GuildSettingEnum, Choices: []string{"member", "regular", "staff"}, Default: "member",
 				Help: "Lowest trust tier that may give kudos in this guild."},

@@ -53,6 +53,19 @@ const (
 	GuildSettingBool    GuildSettingKind = "bool"
 )
 
+// GuildSettingRef says what an id or id_list setting's ids are, so the
+// admin offers them as a picker of the guild's channels, roles or members
+// ("": plain ids, typed).
+type GuildSettingRef string
+
+// Guild setting references.
+const (
+	// RefChannel is a channel messages can be posted in.
+	RefChannel GuildSettingRef = "channel"
+	RefRole    GuildSettingRef = "role"
+	RefUser    GuildSettingRef = "user"
+)
+
 // InvalidPolicy says what invalid settings disable.
 type InvalidPolicy string
 
@@ -65,7 +78,8 @@ const (
 
 // GuildSettingField declares one guild setting. Name matches
 // `[a-z][a-z0-9_]{0,63}`; enum needs Choices and only enum may have them; a
-// Required field has no Default; a Default must coerce.
+// Required field has no Default; a Default must coerce; only id and
+// id_list may have Refers.
 type GuildSettingField struct {
 	Name     string
 	Kind     GuildSettingKind
@@ -73,6 +87,9 @@ type GuildSettingField struct {
 	Default  any
 	Choices  []string
 	Help     string
+	// Refers says what an id or id_list field's ids are (a channel, role
+	// or user); the admin then offers a picker.
+	Refers GuildSettingRef
 }
 
 // GuildSettingsSchema declares a module's guild settings. Validate, when
@@ -165,6 +182,15 @@ func (schema GuildSettingsSchema) ValidateSchema(module string) error {
 		}
 		if f.Kind != GuildSettingEnum && len(f.Choices) > 0 {
 			return contractErrorf("module %s setting %s has choices but is not enum", pyRepr(module), pyRepr(f.Name))
+		}
+		switch f.Refers {
+		case "":
+		case RefChannel, RefRole, RefUser:
+			if f.Kind != GuildSettingID && f.Kind != GuildSettingIDList {
+				return contractErrorf("module %s setting %s refers to a %s but is not id or id_list", pyRepr(module), pyRepr(f.Name), string(f.Refers))
+			}
+		default:
+			return contractErrorf("module %s setting %s refers to %s, not channel, role or user", pyRepr(module), pyRepr(f.Name), pyRepr(string(f.Refers)))
 		}
 		if f.Required && f.Default != nil {
 			return contractErrorf("module %s setting %s is required with a default", pyRepr(module), pyRepr(f.Name))

@@ -103,6 +103,9 @@ func TestValidateGuildSettingsSchema(t *testing.T) {
 		{"choices not enum", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingStr, Choices: []string{"x"}}}}, "module 'm' setting 'a' has choices but is not enum"},
 		{"required default", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingBool, Required: true, Default: true}}}, "module 'm' setting 'a' is required with a default"},
 		{"bad default", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingBool, Default: "yes"}}}, "module 'm' setting 'a' has an invalid default: a must be true or false"},
+		{"refers ok", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingID, Refers: RefChannel}, {Name: "b", Kind: GuildSettingIDList, Refers: RefRole}, {Name: "c", Kind: GuildSettingID, Refers: RefUser}}}, ""},
+		{"refers not id", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingStr, Refers: RefChannel}}}, "module 'm' setting 'a' refers to a channel but is not id or id_list"},
+		{"refers unknown", GuildSettingsSchema{Fields: []GuildSettingField{{Name: "a", Kind: GuildSettingID, Refers: "emoji"}}}, "module 'm' setting 'a' refers to 'emoji', not channel, role or user"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkErr(t, tt.schema.ValidateSchema("m"), tt.want) })

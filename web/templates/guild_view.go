@@ -46,6 +46,14 @@ type GuildView struct {
 	// Near are the notices of a save, by the id of the card whose form
 	// saved ("setup", "raw", "module-<name>"): shown beside that form.
 	Near map[string][]Flash
+	// Pick are the server-setup form's pickers, filled from Setup.
+	Pick GuildPickers
+}
+
+// GuildPickers are the server-setup form's channel, role and member
+// fields.
+type GuildPickers struct {
+	StaffUsers, StaffRoles, RegularRoles, Channels, ProposalChannel, TaskDestinations Picker
 }
 
 // GuildSetupView is the server-setup document as a form.
@@ -117,6 +125,9 @@ type ModuleField struct {
 	Value    string
 	Checked  bool
 	Error    string
+	// Pick is the field as a picker (a channel, role or user id field of
+	// a guild's form); nil renders it as typed text.
+	Pick *Picker
 }
 
 // GuildConflict shows a save that lost to another: the text that was not

@@ -41,6 +41,9 @@ type TaskFormView struct {
 	// FormError is a message for the whole form (ErrDisabled, ...).
 	FormError string
 	Guilds    []string // the active guilds' ids (suggestions)
+	// Guild, Owner and Destinations are the form's pickers (Guild unused
+	// when Editing).
+	Pick TaskPickers
 	// PolicyDestinations lists the guild policy's destination channels
 	// ("" any channel the bot and the owner can post in).
 	PolicyDestinations string
@@ -54,6 +57,11 @@ type TaskFormView struct {
 	Held     []TaskHeldFile
 	Kinds    []string
 	Weekdays []string
+}
+
+// TaskPickers are the task form's guild, owner and destination fields.
+type TaskPickers struct {
+	Guild, Owner, Destinations Picker
 }
 
 // TaskFile is one of a revision's attachments.

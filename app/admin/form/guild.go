@@ -105,7 +105,7 @@ func (f GuildAdd) Validate() Errors {
 }
 
 // GuildSetup is the server-setup form: the documented keys, the id lists
-// as typed (one id per line).
+// as picked and typed (one id per line).
 type GuildSetup struct {
 	BotActive         bool
 	StaffUserIDs      string
@@ -133,15 +133,15 @@ type GuildSetup struct {
 func ParseGuildSetup(r *http.Request) GuildSetup {
 	return GuildSetup{
 		BotActive:             checked(r, GuildBotActive),
-		StaffUserIDs:          value(r, GuildStaffUserIDs),
-		StaffRoleIDs:          value(r, GuildStaffRoleIDs),
-		RegularRoleIDs:        value(r, GuildRegularRoleIDs),
-		AllowedChannelIDs:     value(r, GuildAllowedChannelIDs),
-		ProposalChannelID:     strings.TrimSpace(value(r, GuildProposalChannelID)),
+		StaffUserIDs:          pickedIDs(r, GuildStaffUserIDs),
+		StaffRoleIDs:          pickedIDs(r, GuildStaffRoleIDs),
+		RegularRoleIDs:        pickedIDs(r, GuildRegularRoleIDs),
+		AllowedChannelIDs:     pickedIDs(r, GuildAllowedChannelIDs),
+		ProposalChannelID:     pickedID(r, GuildProposalChannelID),
 		TasksEnabled:          checked(r, GuildTasksEnabled),
 		TasksMinTier:          strings.TrimSpace(value(r, GuildTasksMinTier)),
 		TasksTimezone:         strings.TrimSpace(value(r, GuildTasksTimezone)),
-		TasksDestinations:     value(r, GuildTasksDestinations),
+		TasksDestinations:     pickedIDs(r, GuildTasksDestinations),
 		AssistantEnabled:      strings.TrimSpace(value(r, GuildAssistantEnabled)),
 		AssistantMinTier:      strings.TrimSpace(value(r, GuildAssistantMinTier)),
 		AssistantBlockedTools: value(r, GuildAssistantBlocked),

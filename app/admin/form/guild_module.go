@@ -38,6 +38,10 @@ func ParseGuildModuleSettings(r *http.Request, schema sdk.GuildSettingsSchema) G
 			f.Bools[field.Name] = checked(r, name)
 		case sdk.GuildSettingStr, sdk.GuildSettingStrList:
 			f.Values[field.Name] = strings.ReplaceAll(value(r, name), "\r\n", "\n")
+		case sdk.GuildSettingID:
+			f.Values[field.Name] = pickedID(r, name)
+		case sdk.GuildSettingIDList:
+			f.Values[field.Name] = pickedIDs(r, name)
 		default:
 			f.Values[field.Name] = strings.TrimSpace(value(r, name))
 		}

@@ -94,8 +94,8 @@ func ParseTaskForm(r *http.Request) (TaskForm, error) {
 		}
 	}
 	f := TaskForm{
-		Guild: strings.TrimSpace(value(r, tasks.FieldGuild)), Name: value(r, tasks.FieldName),
-		Owner: strings.TrimSpace(value(r, tasks.FieldOwner)), Destinations: value(r, tasks.FieldDestinations),
+		Guild: pickedID(r, tasks.FieldGuild), Name: value(r, tasks.FieldName),
+		Owner: pickedID(r, tasks.FieldOwner), Destinations: pickedIDs(r, tasks.FieldDestinations),
 		Content: value(r, tasks.FieldContent), EmbedTitle: value(r, TaskEmbedTitle),
 		EmbedDescription: value(r, TaskEmbedDescription), EmbedColor: strings.TrimSpace(value(r, TaskEmbedColor)),
 		MentionUsers: value(r, tasks.FieldMentionUsers), MentionRoles: value(r, tasks.FieldMentionRoles),
