@@ -47,7 +47,7 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		return fmt.Errorf("admin: module page: %w", err)
 	}
 	for _, tb := range tables {
-		v.Storage = append(v.Storage, templates.Stat{Label: tb.Name, Value: strconv.FormatInt(tb.Rows, 10) + " rows",
+		v.Storage = append(v.Storage, templates.Stat{Label: tb.Name, Value: unitCount(tb.Rows, "row"),
 			TestID: "module-table-" + tb.Name})
 	}
 	stats, haveStats := s.toolStats(ctx, m)
@@ -65,7 +65,7 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 			NextAt: j.NextRunAt.UTC().Format(time.RFC3339), NextExact: exactTime(j.NextRunAt),
 			Attempt: j.Attempt, LastError: j.LastError}
 		if j.Interval > 0 {
-			mj.Every = j.Interval.String()
+			mj.Every = intervalText(j.Interval)
 		}
 		if j.Running(now) {
 			mj.Holder = j.LeaseHolder
