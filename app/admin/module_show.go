@@ -192,7 +192,8 @@ func settingsView(m host.ModuleStatus, kept *form.ModuleSettings, errs form.Erro
 			in.Max = strconv.FormatFloat(f.Max, 'g', -1, 64)
 		}
 		if !f.Secret && st.Source != "saved" && st.Value != "" {
-			in.Help = strings.TrimSpace(in.Help + " Current value: " + st.Value + ".")
+			in.Current = st.Value
+			in.Help = strings.TrimSpace(in.Help + " Current value: " + secondsText(f.Name, st.Value) + ".")
 		}
 		v.Fields = append(v.Fields, in)
 	}
@@ -208,4 +209,21 @@ func editableFields(m host.ModuleStatus) []sdk.SettingField {
 		}
 	}
 	return out
+}
+
+// secondsText is a setting's value with, for a count of seconds (a name
+// ending in _seconds), its duration in words: "604800 (7 days)".
+func secondsText(name, value string) string {
+	if !strings.HasSuffix(name, "_seconds") {
+		return value
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || n <= 0 {
+		return value
+	}
+	w := intervalText(time.Duration(n) * time.Second)
+	if w[0] < '0' || w[0] > '9' {
+		w = "1 " + w // "1 day", not "day"
+	}
+	return value + " (" + w + ")"
 }

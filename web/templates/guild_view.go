@@ -114,6 +114,9 @@ type ModuleField struct {
 	Value    string
 	Checked  bool
 	Error    string
+	// Source says where the value in effect comes from, beside the field:
+	// "Set in the document." or "Default: member." ("" unset, no default).
+	Source string
 }
 
 // GuildConflict shows a save that lost to another: the text that was not

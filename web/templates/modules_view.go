@@ -142,6 +142,7 @@ type SettingInput struct {
 	Multiline                   bool
 	Min, Max                    string // bounds as text, "" when none
 	Source                      string // default, saved, or the variable
+	Current                     string // the value in effect when not saved here (the input's placeholder)
 	Error                       string
 }
 
