@@ -3,6 +3,8 @@ package admin
 import (
 	"testing"
 	"time"
+
+	"github.com/kimiapp/kimi/app/results"
 )
 
 // TestIntervalText: a job's interval reads in the largest whole unit.
@@ -38,6 +40,20 @@ func TestUnitCount(t *testing.T) {
 	}{{0, "0 rows"}, {1, "1 row"}, {2, "2 rows"}} {
 		if got := unitCount(tt.n, "row"); got != tt.want {
 			t.Errorf("unitCount(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+// TestResultRowAttempts: a notification's attempts read with their unit,
+// the number always shown ("0 attempts", "1 attempt").
+func TestResultRowAttempts(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{{0, "0 attempts"}, {1, "1 attempt"}, {3, "3 attempts"}} {
+		if got := resultRow(results.Notification{Attempts: tt.n, PublishedAt: now, ExpiresAt: now}, now).Attempts; got != tt.want {
+			t.Errorf("%d attempts read %q, want %q", tt.n, got, tt.want)
 		}
 	}
 }

@@ -324,7 +324,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 			}
 			for _, n := range notes {
 				row.Notifications = append(row.Notifications, templates.TaskNoteRow{Sub: n.SubKey.String(), Status: string(n.Status),
-					Kind: resultStatusKind(n.Status), Attempts: strconv.Itoa(n.Attempts), Detail: n.Detail})
+					Kind: resultStatusKind(n.Status), Attempts: plural(n.Attempts, "attempt"), Detail: n.Detail})
 			}
 		}
 		d.Runs = append(d.Runs, row)
