@@ -295,7 +295,7 @@ func TestE2EActions(t *testing.T) {
 	// a cancel right after the third request can end the send before the
 	// bot has read its 429 (no event; seen under load).
 	c.waitPage("the rate limits on /discord", "/discord", `data-testid="discord-limit-table"`,
-		"<code>"+sendRoute+"</code>", "<td>1h0m0s</td>")
+		"<code class=\"break\">"+sendRoute+"</code>", ">1h0m0s</td>")
 	select {
 	case err := <-done:
 		t.Fatalf("the send returned during the rate limit: %v", err)

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -112,4 +113,33 @@ func relativeNext(t, now time.Time) string {
 		return t.Format("Jan 2")
 	}
 	return t.Format("Jan 2, 2006")
+}
+
+// intervalText is a job's interval as the words after "every", exact in
+// the largest unit that divides it: "day", "7 days", "36 hours", "90
+// minutes", "45 seconds" ("" for none).
+func intervalText(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	for _, u := range []struct {
+		size time.Duration
+		name string
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}} {
+		if d%u.size == 0 {
+			if n := int64(d / u.size); n > 1 {
+				return unitCount(n, u.name)
+			}
+			return u.name // "every day", "every hour"
+		}
+	}
+	return unitCount(int64(d.Round(time.Second)/time.Second), "second")
+}
+
+// unitCount is "1 unit" or "n units".
+func unitCount(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
 }

@@ -128,6 +128,14 @@ func (s *Server) moduleView(name string, schema sdk.GuildSettingsSchema, doc gui
 			}
 			fv.Checked, fv.Value = b, ""
 		}
+		switch {
+		case explicit:
+			fv.Source = "Set in the document."
+		case fv.Kind == string(sdk.GuildSettingBool) && fv.Default != "":
+			fv.Source = "Default: " + onOff(fv.Checked) + "."
+		case fv.Default != "":
+			fv.Source = "Default: " + fv.Default + "."
+		}
 	}
 	return mv
 }
@@ -192,4 +200,12 @@ func settingText(v any) string {
 		return strings.Join(parts, "\n")
 	}
 	return fmt.Sprint(v)
+}
+
+// onOff is a switch's state in words.
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
 }

@@ -122,6 +122,8 @@ func TestBrowserLayout(t *testing.T) {
 			detail: results.DetailRaisedPrefix + "*kudos.aVeryLongErrorTypeNameWithoutAnySpacesThatMustWrapOnPhones"})
 	}
 	resultFixture(t, h)
+	// A task, so /tasks has its table (cards on a phone).
+	seedTask(taskDef("Standup reminder for the whole team, every weekday morning", "Standup time"))(t, h)
 
 	pages := []layoutPage{
 		{"overview", "/", `[data-testid=overview-version]`, true},
@@ -134,7 +136,7 @@ func TestBrowserLayout(t *testing.T) {
 		{"proposal", "/proposals/" + proposalID, `[data-testid=proposal-reject-form]`, true},
 		{"results", "/results", `[data-testid=results-module-kudos]`, true},
 		{"result", resultPath(longKey), `[data-testid=result-table]`, true},
-		{"tasks", "/tasks", `[data-testid=page-title]`, true},
+		{"tasks", "/tasks", `[data-testid=task-table]`, true},
 		{"discord", "/discord", `[data-testid=discord-guild-table]`, true},
 		{"worldtree", "/worldtree", `[data-testid=worldtree-agents]`, true},
 		{"audit", "/audit", `[data-testid=audit-table]`, true},
@@ -148,6 +150,7 @@ func TestBrowserLayout(t *testing.T) {
 			for _, p := range pages {
 				tb.do("open "+p.name, chromedp.Navigate(h.ts.URL+p.path), visible(p.ready))
 				tb.checkSoonMarkers(p.name+" "+vp.label+" "+theme, vp.label == "phone")
+				tb.checkFits(p.name + " at " + vp.label + " width, " + theme)
 				if vp.label == "phone" {
 					tb.checkPhone(p.name, theme, p.signedIn)
 					tb.savePhone(dir, p.name, theme)

@@ -138,8 +138,8 @@ var (
 var moduleJobScenarios = []scenario{
 	{name: "jobs: the module page lists each job with its controls, keys escaped in the paths", method: "GET", url: "/modules/probe",
 		opts: jobMods, signedIn: true, setup: withJobs, wantStatus: http.StatusOK,
-		wantContains: []string{`data-testid="module-jobs"`, ">digest/weekly run<", ">50% off<", `<code class="break">tick</code>`,
-			">in 1 hour<", ">in 2 hours<", "every 3h0m0s", ">once<",
+		wantContains: []string{`data-testid="module-jobs"`, ">digest/weekly run<", ">50% off<", `<code class="handler">tick</code>`,
+			">in 1 hour<", ">in 2 hours<", "every 3 hours", ">once<",
 			`action="` + runSlash + `"`, `action="` + cancelSlash + `"`, `action="` + runPercent + `"`,
 			`name="job" value="digest/weekly run"`, ">Run now<", ">Cancel<"},
 		check: jobTooltips(jobSlash, jobPercent)},

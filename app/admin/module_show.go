@@ -47,7 +47,7 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		return fmt.Errorf("admin: module page: %w", err)
 	}
 	for _, tb := range tables {
-		v.Storage = append(v.Storage, templates.Stat{Label: tb.Name, Value: strconv.FormatInt(tb.Rows, 10) + " rows",
+		v.Storage = append(v.Storage, templates.Stat{Label: tb.Name, Value: unitCount(tb.Rows, "row"),
 			TestID: "module-table-" + tb.Name})
 	}
 	stats, haveStats := s.toolStats(ctx, m)
@@ -65,7 +65,7 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 			NextAt: j.NextRunAt.UTC().Format(time.RFC3339), NextExact: exactTime(j.NextRunAt),
 			Attempt: j.Attempt, LastError: j.LastError}
 		if j.Interval > 0 {
-			mj.Every = j.Interval.String()
+			mj.Every = intervalText(j.Interval)
 		}
 		if j.Running(now) {
 			mj.Holder = j.LeaseHolder
@@ -192,7 +192,8 @@ func settingsView(m host.ModuleStatus, kept *form.ModuleSettings, errs form.Erro
 			in.Max = strconv.FormatFloat(f.Max, 'g', -1, 64)
 		}
 		if !f.Secret && st.Source != "saved" && st.Value != "" {
-			in.Help = strings.TrimSpace(in.Help + " Current value: " + st.Value + ".")
+			in.Current = st.Value
+			in.Help = strings.TrimSpace(in.Help + " Current value: " + secondsText(f.Name, st.Value) + ".")
 		}
 		v.Fields = append(v.Fields, in)
 	}
@@ -208,4 +209,21 @@ func editableFields(m host.ModuleStatus) []sdk.SettingField {
 		}
 	}
 	return out
+}
+
+// secondsText is a setting's value with, for a count of seconds (a name
+// ending in _seconds), its duration in words: "604800 (7 days)".
+func secondsText(name, value string) string {
+	if !strings.HasSuffix(name, "_seconds") {
+		return value
+	}
+	n, err := strconv.ParseInt(value, 10, 64)
+	if err != nil || n <= 0 {
+		return value
+	}
+	w := intervalText(time.Duration(n) * time.Second)
+	if w[0] < '0' || w[0] > '9' {
+		w = "1 " + w // "1 day", not "day"
+	}
+	return value + " (" + w + ")"
 }

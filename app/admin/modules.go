@@ -123,16 +123,22 @@ var keyMetrics = []string{"events_handled", "events_failed", "events_dropped", "
 func moduleRow(m host.ModuleStatus, fromEnv bool) templates.ModuleRow {
 	state, reason := moduleState(m)
 	r := templates.ModuleRow{
-		Name: m.Name, Version: m.Version, Enabled: m.Enabled, State: state,
+		Name: m.Name, Version: m.Version, Description: m.Description, Enabled: m.Enabled, State: state,
 		Reason: reason, FromEnv: fromEnv,
+	}
+	if len(m.FieldErrors) > 0 && r.Reason == "" {
+		r.Reason = "invalid settings"
+	}
+	r.Running = m.State == host.StateRunning
+	if !r.Running && m.State != host.StateStarting {
+		// A module that is not running has no live figures: what it last
+		// reported would read as current.
+		return r
 	}
 	if m.HasGoroutines {
 		r.Goroutines = strconv.Itoa(m.Goroutines)
 	}
 	r.RunningLong = m.RunningLong
-	if len(m.FieldErrors) > 0 && r.Reason == "" {
-		r.Reason = "invalid settings"
-	}
 	if m.HasHealth {
 		if m.Health.Detail != r.Reason {
 			r.Detail = m.Health.Detail

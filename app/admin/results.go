@@ -366,7 +366,7 @@ func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.
 func resultRow(n results.Notification, now time.Time) templates.ResultRow {
 	r := templates.ResultRow{
 		ID: n.ID, Run: n.RunID, Task: n.TaskID, Revision: strconv.Itoa(n.Revision), Status: string(n.Status),
-		Kind: resultStatusKind(n.Status), Attempts: strconv.Itoa(n.Attempts), Detail: n.Detail,
+		Kind: resultStatusKind(n.Status), Attempts: plural(n.Attempts, "attempt"), Detail: n.Detail,
 		Published: relativeTime(n.PublishedAt, now), PublishedExact: exactTime(n.PublishedAt),
 		Expires: relativeNext(n.ExpiresAt, now), ExpiresExact: exactTime(n.ExpiresAt),
 		CanRetry: n.Status == results.StatusRetry || n.Status == results.StatusBlocked,

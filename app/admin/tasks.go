@@ -179,8 +179,11 @@ func taskRow(t tasks.Task, names map[uint64]string, last *tasks.Run, now time.Ti
 	r := templates.TaskRow{
 		ID: t.ID, URL: taskPath(t.ID), Name: t.Name, Guild: strconv.FormatUint(t.GuildID, 10), GuildName: names[t.GuildID],
 		State: stateText(t.State), StateKind: taskStateKind(t.State), Schedule: scheduleText(t.Definition),
+		Paused: t.State == tasks.StatePaused,
 	}
-	if !t.NextDue.IsZero() {
+	// A paused task keeps its next occurrence for when it is resumed, but
+	// nothing runs then: the page says paused, not "next run in 2 hours".
+	if !t.NextDue.IsZero() && !r.Paused {
 		r.NextDue, r.NextDueExact = relativeNext(t.NextDue, now), exactTime(t.NextDue)
 	}
 	if last != nil {
@@ -289,7 +292,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 	}
 	now := time.Now()
 	d := templates.TaskDetail{ActionBase: taskPath(id), State: stateText(t.State), StateKind: taskStateKind(t.State), Paused: t.State == tasks.StatePaused}
-	if !t.NextDue.IsZero() {
+	if !t.NextDue.IsZero() && !d.Paused {
 		d.NextDue, d.NextDueExact = relativeNext(t.NextDue, now), exactTime(t.NextDue)
 	}
 	runs, err := s.opts.Tasks.Runs(ctx, id, taskRunsShown)
@@ -326,7 +329,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 			}
 			for _, n := range notes {
 				row.Notifications = append(row.Notifications, templates.TaskNoteRow{Sub: n.SubKey.String(), Status: string(n.Status),
-					Kind: resultStatusKind(n.Status), Attempts: strconv.Itoa(n.Attempts), Detail: n.Detail})
+					Kind: resultStatusKind(n.Status), Attempts: plural(n.Attempts, "attempt"), Detail: n.Detail})
 			}
 		}
 		d.Runs = append(d.Runs, row)

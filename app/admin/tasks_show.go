@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/tasks"
 	"github.com/kimiapp/kimi/web/templates"
 )
@@ -41,7 +42,7 @@ func (s *Server) taskShowView(ctx context.Context, id string) (templates.TaskSho
 	}
 	v.Summary = []templates.Stat{
 		{Label: "Server", Value: v.Task.Guild, TestID: "task-guild"},
-		{Label: "Owner", Value: v.Owner, TestID: "task-owner"},
+		{Label: "Owner", Value: v.Owner + s.ownerNote(t.GuildID, t.OwnerID), TestID: "task-owner"},
 		{Label: "Schedule", Value: v.Task.Schedule, TestID: "task-schedule"},
 		{Label: "Destinations", Value: idList(def.Destinations), TestID: "task-destinations"},
 		{Label: "Revision", Value: v.Revision, TestID: "task-revision"},
@@ -84,4 +85,31 @@ func previewChunks(p tasks.Preview) []templates.TaskChunk {
 		out = append(out, tc)
 	}
 	return out
+}
+
+// taskDirectory is what a task's page asks the bot's directory: whether
+// it knows the guild and the owner as its member.
+type taskDirectory interface {
+	Guild(id uint64) (discord.GuildInfo, bool)
+	Member(guildID, userID uint64) (discord.MemberInfo, bool)
+}
+
+var _ taskDirectory = (*discord.Bot)(nil)
+
+// ownerNote is " — not a member of this server" when the bot knows the
+// task's guild but not its owner among the members (a miss also asks
+// Discord once in the background, so a member not yet seen is named on a
+// later render); "" otherwise, and without the bot.
+func (s *Server) ownerNote(guildID, ownerID uint64) string {
+	d, ok := s.opts.Discord.(taskDirectory)
+	if !ok || d == nil {
+		return ""
+	}
+	if _, known := d.Guild(guildID); !known {
+		return ""
+	}
+	if _, member := d.Member(guildID, ownerID); member {
+		return ""
+	}
+	return " — not a member of this server"
 }

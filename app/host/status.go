@@ -16,6 +16,9 @@ import (
 // ModuleStatus is one compiled-in module as the /modules pages show it.
 type ModuleStatus struct {
 	Name, Version string
+	// Description is the spec's one or two sentences for the operator
+	// ("" when the spec has none).
+	Description string
 	// Enabled says the module is in the selection in effect.
 	Enabled bool
 	State   State
@@ -125,7 +128,7 @@ func (h *Host) Module(name string) (ModuleStatus, bool) {
 		return ModuleStatus{}, false
 	}
 	st := ModuleStatus{
-		Name: name, Version: e.spec.Version, Enabled: e.selected, State: e.state, Since: e.since, Reason: e.reason,
+		Name: name, Version: e.spec.Version, Description: e.spec.Description, Enabled: e.selected, State: e.state, Since: e.since, Reason: e.reason,
 		FieldErrors: slices.Clone(e.fieldErrors), Manifest: manifest(e.spec),
 	}
 	inst, origins := e.inst, maps.Clone(e.origins)

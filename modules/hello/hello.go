@@ -19,8 +19,9 @@ const ToolGreet = "hello_member"
 // Spec declares the module: no permissions, settings or storage.
 func Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:    Name,
-		Version: "1.0.0",
+		Name:        Name,
+		Version:     "1.0.0",
+		Description: "Gives the assistant a hello_member tool that greets a member by name; an example of the smallest module.",
 		// A literal, not sdk.APIVersion: rebuilding this source against a
 		// future, incompatible SDK must fail preflight instead of silently
 		// claiming compatibility.

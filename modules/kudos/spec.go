@@ -20,8 +20,9 @@ func Spec() sdk.Spec { return spec(time.Now) }
 // drive the daily limit and the digest window.
 func spec(clock func() time.Time) sdk.Spec {
 	return sdk.Spec{
-		Name:    Name,
-		Version: Version,
+		Name:        Name,
+		Version:     Version,
+		Description: "Members thank each other with /kudos give (or by asking the assistant); a weekly digest posts the most thanked members to a channel.",
 		// A literal, not sdk.APIVersion: rebuilding this source against a
 		// future SDK must fail preflight instead of silently claiming
 		// compatibility.

@@ -21,6 +21,12 @@ type Spec struct {
 	Name string
 	// Version is free-form and displayed in the admin UI.
 	Version string
+	// Description is one or two sentences for the operator, shown under
+	// the module's name on the admin's module list and page: what the
+	// module does in a server. Optional ("" shows nothing, so a spec
+	// written before the field existed is unchanged), plain text of at most
+	// MaxDescriptionLen characters.
+	Description string
 	// APIVersion must equal sdk.APIVersion (2). Keep it a literal in your
 	// spec so a future incompatible SDK fails preflight loudly.
 	APIVersion int

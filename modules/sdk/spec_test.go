@@ -42,6 +42,10 @@ func TestSpecValidate(t *testing.T) {
 		want   string
 	}{
 		{"valid", func(*Spec) {}, ""},
+		{"no description", func(s *Spec) { s.Description = "" }, ""},
+		{"description at the limit", func(s *Spec) { s.Description = strings.Repeat("é", MaxDescriptionLen) }, ""},
+		{"description too long", func(s *Spec) { s.Description = strings.Repeat("a", MaxDescriptionLen+1) },
+			"Kimi module 'reference_kudos' has an invalid declaration: module 'reference_kudos' has a description of 301 characters; the most is 300"},
 		{"api version", func(s *Spec) { s.APIVersion = 1 }, "Kimi module 'reference_kudos' requires module API 1; core provides 2"},
 		{"bad name", func(s *Spec) { s.Name = "Bad" }, "Kimi module 'Bad' has an invalid declaration: invalid module name 'Bad'"},
 		{"reserved", func(s *Spec) { s.Name = "discord" }, "Kimi module 'discord' has an invalid declaration: module name 'discord' is reserved by core"},

@@ -1,6 +1,12 @@
 package sdk
 
-import "fmt"
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// MaxDescriptionLen is the most characters a Spec's Description may have.
+const MaxDescriptionLen = 300
 
 // Validate runs the static preflight checks the host runs on a spec before
 // any module code: API version ("Kimi module 'x' requires module API N; core
@@ -29,6 +35,9 @@ func (s Spec) validateDeclarations() error {
 	}
 	if s.Create == nil {
 		return contractErrorf("module %s has no create function", pyRepr(s.Name))
+	}
+	if n := utf8.RuneCountInString(s.Description); n > MaxDescriptionLen {
+		return contractErrorf("module %s has a description of %d characters; the most is %d", pyRepr(s.Name), n, MaxDescriptionLen)
 	}
 	if s.Settings != nil {
 		if err := s.Settings.Validate(s.Name); err != nil {

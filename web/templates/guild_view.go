@@ -128,6 +128,9 @@ type ModuleField struct {
 	// Pick is the field as a picker (a channel, role or user id field of
 	// a guild's form); nil renders it as typed text.
 	Pick *Picker
+	// Source says where the value in effect comes from, beside the field:
+	// "Set in the document." or "Default: member." ("" unset, no default).
+	Source string
 }
 
 // GuildConflict shows a save that lost to another: the text that was not

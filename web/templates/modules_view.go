@@ -34,8 +34,14 @@ type ModulesView struct {
 // ModuleRow is one module of the list (and of its live fragment).
 type ModuleRow struct {
 	Name, Version string
-	Enabled       bool
-	State         string // one of the Module* states
+	// Description is what the module does, from its spec ("" none).
+	Description string
+	Enabled     bool
+	State       string // one of the Module* states
+	// Running: the host runs the module (its health may still be bad), so
+	// Restart is offered and its figures are live. A module that is neither
+	// running nor starting shows none.
+	Running bool
 	// Reason says why the module is disabled or failed (or what degrades it).
 	Reason string
 	// Detail is the health detail; Age its age in words ("" when never reported).
@@ -136,6 +142,7 @@ type SettingInput struct {
 	Multiline                   bool
 	Min, Max                    string // bounds as text, "" when none
 	Source                      string // default, saved, or the variable
+	Current                     string // the value in effect when not saved here (the input's placeholder)
 	Error                       string
 }
 

@@ -23,7 +23,8 @@ type TaskRow struct {
 	Guild, GuildName        string
 	State, StateKind        string
 	Schedule                string // Describe of its schedule
-	NextDue, NextDueExact   string // "" none left
+	NextDue, NextDueExact   string // "" none left (or paused)
+	Paused                  bool   // no run until resumed: the next run reads "paused"
 	LastRun, LastRunKind    string // the newest run's status ("" none yet)
 	LastRunAt, LastRunExact string
 }

@@ -15,10 +15,12 @@ const Name = "counter"
 // Spec declares the module. The host validates it before any code runs.
 func Spec() sdk.Spec {
 	return sdk.Spec{
-		Name:       Name,
-		Version:    "1.0.0",
-		APIVersion: 2, // a literal on purpose: a future SDK must fail preflight loudly
-		Create:     func(sdk.LoadContext) (sdk.Module, error) { return &module{}, nil },
+		Name:    Name,
+		Version: "1.0.0",
+		// Shown under the name on the admin's module pages (optional).
+		Description: "Counts with /count and remembers the total per server.",
+		APIVersion:  2, // a literal on purpose: a future SDK must fail preflight loudly
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return &module{}, nil },
 		Permissions: sdk.Permissions{
 			DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage},
 		},
