@@ -48,7 +48,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 	}
 	summary, _ := s.opts.Guilds.Summary(id)
 	v := templates.GuildView{
-		ID: strconv.FormatUint(id, 10), Status: guildStatus(summary), Exists: doc.Exists,
+		ID: strconv.FormatUint(id, 10), Name: s.namer().Guild(id), Status: guildStatus(summary), Exists: doc.Exists,
 		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Conflict: st.conflict,
 		Setup: setupView(doc), Raw: templates.GuildRawView{Text: doc.Text, Problems: problemMessages(doc.Problems)},
 	}
@@ -78,7 +78,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		}
 		v.Modules = append(v.Modules, mv)
 	}
-	return render(c, status, templates.GuildPage(s.chrome(c, "Guild "+v.ID, "guilds"), v))
+	return render(c, status, templates.GuildPage(s.chrome(c, guildTitle(v.Name), "guilds"), v))
 }
 
 // moduleView is a module's settings form filled from its stored document:

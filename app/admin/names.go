@@ -144,3 +144,23 @@ func idText(id uint64) string {
 	}
 	return strconv.FormatUint(id, 10)
 }
+
+// guildTitle is a guild page's browser title: its name, else its id.
+func guildTitle(n templates.Name) string {
+	if n.Known {
+		return n.Label
+	}
+	return "Guild " + n.ID
+}
+
+// actorUserID is the Discord user an actor string names: "<@id>",
+// "<@!id>" or "discord:id" (0 for another actor: an admin, "kimi").
+func actorUserID(actor string) uint64 {
+	switch {
+	case strings.HasPrefix(actor, "discord:"):
+		return parseSnowflake(strings.TrimPrefix(actor, "discord:"))
+	case strings.HasPrefix(actor, "<@") && strings.HasSuffix(actor, ">"):
+		return parseSnowflake(strings.TrimPrefix(actor[2:len(actor)-1], "!"))
+	}
+	return 0
+}

@@ -109,6 +109,9 @@ type Field struct {
 type Stat struct {
 	Label  string
 	Value  string
+	// Names, when set, show instead of Value (Value then says what an
+	// empty list means).
+	Names  []Name
 	Hint   string
 	TestID string
 }
