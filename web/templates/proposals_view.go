@@ -48,7 +48,7 @@ type ProposalRow struct {
 	Proposer         string // "<@id>"
 	// GuildName, ProposerName: the target's guild and the proposer.
 	GuildName, ProposerName Name
-	At, AtExact      string
+	At, AtExact             string
 }
 
 // ProposalView is a proposal's page (/proposals/{id}); Detail is its live
@@ -120,8 +120,8 @@ type ProposalEventView struct {
 	Kind, Label   string
 	Actor, Source string
 	// ActorName names a Discord user actor (ID "" for another actor).
-	ActorName Name
-	Detail    string
+	ActorName     Name
+	Detail        string
 	At, AtExact   string
 	Before, After string // short revisions, "" when none
 	BadgeKind     string
