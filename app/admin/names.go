@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -163,4 +165,52 @@ func actorUserID(actor string) uint64 {
 		return parseSnowflake(strings.TrimPrefix(actor[2:len(actor)-1], "!"))
 	}
 	return 0
+}
+
+// maxActorGuilds bounds the guilds an audit actor without a guild is
+// looked up in (each miss may start a background member fetch).
+const maxActorGuilds = 3
+
+// auditNamer names audit rows: a Discord actor in the target's guild, else
+// in the first of the bot's guilds.
+type auditNamer struct {
+	namer
+	guilds []uint64
+}
+
+// auditNamer reads the bot's guilds once for a page of audit rows.
+func (s *Server) auditNamer() auditNamer {
+	a := auditNamer{namer: s.namer()}
+	if s.opts.Discord != nil && a.dir != nil {
+		for _, g := range s.opts.Discord.Status().Guilds {
+			if id := parseSnowflake(g.ID); id != 0 && len(a.guilds) < maxActorGuilds {
+				a.guilds = append(a.guilds, id)
+			}
+		}
+	}
+	return a
+}
+
+// name sets r's actor and target names from e: a "discord:<id>" actor, a
+// configuration target (guild:1, guild:1:kudos, channel:2) and the demo's
+// channel targets.
+func (a auditNamer) name(r *templates.AuditRow, e store.AuditEntry) {
+	var guild uint64
+	if t, err := guildcfg.ParseTarget(e.Target); err == nil {
+		switch t.Kind {
+		case guildcfg.KindGuild:
+			r.TargetName, guild = a.Guild(t.GuildID), t.GuildID
+		case guildcfg.KindGuildModule:
+			r.TargetName, r.TargetRest, guild = a.Guild(t.GuildID), t.Module+" settings", t.GuildID
+		case guildcfg.KindChannel:
+			r.TargetName = a.Channel(t.ChannelID)
+		}
+	} else if strings.HasPrefix(e.Action, "demo.") {
+		if id := parseSnowflake(e.Target); id != 0 {
+			r.TargetName = a.Channel(id)
+		}
+	}
+	if id := actorUserID(e.Actor); id != 0 && r.Attempted == "" {
+		r.ActorName = a.User(id, append([]uint64{guild}, a.guilds...)...)
+	}
 }

@@ -162,7 +162,7 @@ func GuildsPage(c Chrome, v GuildsView) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = NameRef(g.Name).Render(ctx, templ_7745c5c3_Buffer)
+						templ_7745c5c3_Err = NameLabel(g.Name).Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
