@@ -122,7 +122,7 @@ var nameScenarios = []scenario{
 		wantNotContains: []string{"<code>&lt;@{staff}&gt;</code>"}},
 	{name: "names: a proposal's page names its proposer, channel and target", method: "GET", url: "/proposals/{id}", signedIn: true,
 		setup: namesWithProposal, wantStatus: http.StatusOK,
-		wantContains: []string{staffNamed, generalNamed, "kudos settings in Proposals guild", `data-testid="proposal-event-created"`},
+		wantContains:    []string{staffNamed, generalNamed, "kudos settings in Proposals guild", `data-testid="proposal-event-created"`},
 		wantNotContains: []string{"<code>&lt;@{staff}&gt;</code>", "<code>&lt;#{general}&gt;</code>", "settings in guild 42"}},
 }
 
