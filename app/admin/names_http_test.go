@@ -114,9 +114,10 @@ var nameScenarios = []scenario{
 		setup: namesWithTask, wantStatus: http.StatusOK,
 		wantContains: []string{guildNamed, staffNamed, `>unknown channel 100</span>`, `title="channel id 100"`}},
 	{name: "names: /results names the subscription's guild", method: "GET", url: "/results", signedIn: true,
-		setup: namesWithResults, wantStatus: http.StatusOK, wantContains: []string{guildNamed}},
+		setup: namesWithResults, wantStatus: http.StatusOK, wantContains: []string{guildNamed},
+		wantNotContains: []string{`<button type="button" class="name-copy"`}}, // not inside the row's link
 	{name: "names: a subscription's page names its guild", method: "GET", url: "/results/kudos/digest/42", signedIn: true,
-		setup: namesWithResults, wantStatus: http.StatusOK, wantContains: []string{guildNamed}},
+		setup: namesWithResults, wantStatus: http.StatusOK, wantContains: []string{guildNamed, `data-copy="42"`}},
 	{name: "names: /proposals names the proposer and the target's guild", method: "GET", url: "/proposals", signedIn: true,
 		setup: namesWithProposal, wantStatus: http.StatusOK, wantContains: []string{staffNamed, guildNamed},
 		wantNotContains: []string{"<code>&lt;@{staff}&gt;</code>"}},
