@@ -63,9 +63,11 @@ func (s *Server) audit(c echo.Context) error {
 	for _, a := range actions {
 		v.Actions = append(v.Actions, auditAction(a))
 	}
-	now := time.Now()
+	now, names := time.Now(), s.auditNamer()
 	for _, e := range entries {
-		v.Rows = append(v.Rows, auditRow(e, now))
+		r := auditRow(e, now)
+		names.name(&r, e)
+		v.Rows = append(v.Rows, r)
 	}
 	q := url.Values{}
 	for k, val := range map[string]string{"actor": f.Actor, "action": f.Action, "q": f.Query} {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/kimiapp/kimi/app/store"
 )
 
 // trustedProxies is the set of reverse proxies whose forwarding headers are
@@ -99,4 +101,16 @@ func parseHop(s string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return a.WithZone("").Unmap(), true
+}
+
+// auditAddress gives the request's context its client address (c.RealIP,
+// through the trusted proxies), so every audit row written for the request
+// records it, including those the services below the admin write without
+// an IP of their own (tasks, modules, jobs, backups).
+func auditAddress(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		c.SetRequest(r.WithContext(store.WithAuditAddress(r.Context(), c.RealIP())))
+		return next(c)
+	}
 }

@@ -110,6 +110,7 @@ func (s *Server) discordStatusView(c echo.Context) templates.DiscordStatusView {
 		v.StartBudget = st.StartLimitStop.Message()
 		v.Summary = string(st.State)
 	}
+	names := s.namer()
 	orDash := func(s string) string {
 		if s == "" {
 			return "—"
@@ -143,7 +144,7 @@ func (s *Server) discordStatusView(c echo.Context) templates.DiscordStatusView {
 		{Label: "Reconnects", Value: strconv.Itoa(st.Reconnects), TestID: "discord-reconnects"},
 		{Label: "Bot", Value: orDash(bot), TestID: "discord-bot"},
 		{Label: "Application", Value: orDash(st.AppID), TestID: "discord-app"},
-		{Label: "Owner", Value: orDash(st.OwnerID), TestID: "discord-owner"},
+		{Label: "Owner", Value: orDash(st.OwnerID), Names: ownerName(names, st), TestID: "discord-owner"},
 		{Label: "Shards", Value: shards, TestID: "discord-shards"},
 		{Label: "Session starts", Value: startLimit, TestID: "discord-session-starts"},
 		{Label: "Identifies sent", Value: strconv.Itoa(st.Identifies), TestID: "discord-identifies"},
@@ -157,7 +158,11 @@ func (s *Server) discordStatusView(c echo.Context) templates.DiscordStatusView {
 		if g.Members > 0 {
 			members = strconv.Itoa(g.Members)
 		}
-		v.Guilds = append(v.Guilds, templates.DiscordGuildRow{ID: g.ID, Name: g.Name, Members: members, Active: g.Active, Unavailable: g.Unavailable})
+		ref := names.Guild(parseSnowflake(g.ID))
+		if !ref.Known && g.Name != "" {
+			ref.Known, ref.Label = true, g.Name
+		}
+		v.Guilds = append(v.Guilds, templates.DiscordGuildRow{ID: g.ID, Name: g.Name, Ref: ref, Members: members, Active: g.Active, Unavailable: g.Unavailable})
 	}
 	return v
 }
@@ -239,4 +244,18 @@ func (s *Server) renderDiscord(c echo.Context, status int, mutate func(*template
 		mutate(&v)
 	}
 	return render(c, status, templates.DiscordPage(s.chrome(c, "Discord", "discord"), v))
+}
+
+// ownerName names the application's owner as a member of one of the
+// bot's guilds (nil without an owner: the page shows "—").
+func ownerName(names namer, st discord.Status) []templates.Name {
+	id := parseSnowflake(st.OwnerID)
+	if id == 0 {
+		return nil
+	}
+	guilds := make([]uint64, 0, len(st.Guilds))
+	for _, g := range st.Guilds {
+		guilds = append(guilds, parseSnowflake(g.ID))
+	}
+	return []templates.Name{names.User(id, guilds...)}
 }

@@ -48,7 +48,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 	}
 	summary, _ := s.opts.Guilds.Summary(id)
 	v := templates.GuildView{
-		ID: strconv.FormatUint(id, 10), Status: guildStatus(summary), Exists: doc.Exists,
+		ID: strconv.FormatUint(id, 10), Name: s.namer().Guild(id), Status: guildStatus(summary), Exists: doc.Exists,
 		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Conflict: st.conflict,
 		Setup: setupView(doc), Raw: templates.GuildRawView{Text: doc.Text, Problems: problemMessages(doc.Problems)},
 	}
@@ -80,7 +80,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		s.pickModuleFields(id, schema, &mv)
 		v.Modules = append(v.Modules, mv)
 	}
-	ch := s.chrome(c, "Guild "+v.ID, "guilds")
+	ch := s.chrome(c, guildTitle(v.Name), "guilds")
 	cards := []string{"setup", "raw"}
 	for _, m := range v.Modules {
 		cards = append(cards, "module-"+m.Name)

@@ -26,9 +26,10 @@ func (s *Server) renderGuilds(c echo.Context, status int, v templates.GuildsView
 	if err != nil {
 		return fmt.Errorf("admin: list guilds: %w", err)
 	}
+	names := s.namer()
 	for _, g := range list {
 		v.Rows = append(v.Rows, templates.GuildRow{
-			ID: strconv.FormatUint(g.GuildID, 10), Status: guildStatus(g), HasDocument: g.HasDocument,
+			ID: strconv.FormatUint(g.GuildID, 10), Name: names.Guild(g.GuildID), Status: guildStatus(g), HasDocument: g.HasDocument,
 			Staff: staffCount(g.StaffUsers, g.StaffRoles), Invalid: g.InvalidModules, BlockedBy: g.BlockedBy,
 		})
 	}

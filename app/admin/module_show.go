@@ -80,9 +80,10 @@ func (s *Server) renderModule(c echo.Context, status int, m host.ModuleStatus, k
 		if err != nil {
 			return fmt.Errorf("admin: module page: %w", err)
 		}
+		names := s.namer()
 		for _, g := range guilds {
 			st := guildStatus(g)
-			link := templates.ModuleGuildLink{ID: strconv.FormatUint(g.GuildID, 10), Status: st.Label}
+			link := templates.ModuleGuildLink{ID: strconv.FormatUint(g.GuildID, 10), Name: names.Guild(g.GuildID), Status: st.Label}
 			if slices.Contains(g.InvalidModules, m.Name) {
 				link.Status += " · invalid settings of " + m.Name
 			}

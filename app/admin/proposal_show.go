@@ -58,16 +58,20 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		Source: p.Actor.Source, Target: p.Target.String(),
 		CreatedAt: proposalTime(p.CreatedAt), CreatedAtExact: exactTime(p.CreatedAt), LastError: p.LastError,
 	}
+	names := s.namer()
+	v.ProposerName = names.Member(p.Actor.GuildID, p.Actor.UserID)
 	if p.Actor.ChannelID != 0 {
 		v.Channel = "<#" + strconv.FormatUint(p.Actor.ChannelID, 10) + ">"
+		v.ChannelName = names.Channel(p.Actor.ChannelID)
 	}
-	v.TargetName, v.TargetURL, v.HistoryURL = targetLinks(p.Target)
+	v.TargetName, v.TargetURL, v.HistoryURL = targetLinks(p.Target, names)
 	if !v.Pending {
 		switch {
 		case p.DecidedByAdmin != "":
 			v.DecidedBy = p.DecidedByAdmin
 		case p.DecidedByUser != 0:
 			v.DecidedBy = mention(p.DecidedByUser)
+			v.DeciderName = names.Member(p.Target.GuildID, p.DecidedByUser)
 		default:
 			v.DecidedBy = "kimi"
 		}
@@ -119,7 +123,7 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 	}
 	v.Split, v.Unified = splitDiff(hunks), unifiedDiff(hunks)
 	for _, e := range events {
-		v.Events = append(v.Events, proposalEventView(e))
+		v.Events = append(v.Events, proposalEventView(e, names, p.Target.GuildID))
 	}
 	return v, nil
 }
@@ -175,15 +179,15 @@ func rollbackView(p proposals.Proposal, live guildcfg.Document) (can bool, note 
 // targetLinks names a target and links its pages: the guild page (a
 // module's card on it) and the document's history. Channel fragments have
 // no page.
-func targetLinks(t guildcfg.Target) (name, page, history string) {
+func targetLinks(t guildcfg.Target, names namer) (name, page, history string) {
 	switch t.Kind {
 	case guildcfg.KindGuild:
-		return "Server setup of guild " + strconv.FormatUint(t.GuildID, 10), guildPath(t.GuildID) + "#setup", historyURL(t.GuildID, "", 0)
+		return "Server setup of " + names.Guild(t.GuildID).Text(), guildPath(t.GuildID) + "#setup", historyURL(t.GuildID, "", 0)
 	case guildcfg.KindGuildModule:
-		return t.Module + " settings in guild " + strconv.FormatUint(t.GuildID, 10), guildPath(t.GuildID) + "#module-" + t.Module,
+		return t.Module + " settings in " + names.Guild(t.GuildID).Text(), guildPath(t.GuildID) + "#module-" + t.Module,
 			historyURL(t.GuildID, t.Module, 0)
 	case guildcfg.KindChannel:
-		return "Fragment of channel " + strconv.FormatUint(t.ChannelID, 10), "", ""
+		return "Fragment of " + names.Channel(t.ChannelID).Text(), "", ""
 	}
 	return t.String(), "", ""
 }
@@ -261,9 +265,12 @@ func splitDiff(hunks []guildcfg.Hunk) []templates.SplitRow {
 }
 
 // proposalEventView is one history entry as the page shows it.
-func proposalEventView(e proposals.Event) templates.ProposalEventView {
+func proposalEventView(e proposals.Event, names namer, guildID uint64) templates.ProposalEventView {
 	v := templates.ProposalEventView{Kind: e.Kind, Label: e.Kind, Actor: e.Actor, Source: e.Source, Detail: e.Detail,
 		At: proposalTime(e.At), AtExact: exactTime(e.At), BadgeKind: "neutral"}
+	if id := actorUserID(e.Actor); id != 0 {
+		v.ActorName = names.User(id, guildID)
+	}
 	if e.BeforeRevision != "" {
 		v.Before = guildcfg.ShortRevision(e.BeforeRevision)
 	}

@@ -66,10 +66,12 @@ func (s *Server) proposalListView(ctx context.Context, f form.ProposalFilter) (t
 	}
 	v.Counts = append([]templates.ProposalCount{{State: "all", Label: "all", Count: total, URL: inboxURL(all), Active: f.State == ""}}, v.Counts...)
 	v.Pending = page.Counts[sdk.ProposalPending]
+	names := s.namer()
 	for _, p := range page.Items {
 		v.Rows = append(v.Rows, templates.ProposalRow{
 			ID: p.ID, URL: proposalPath(p.ID), Summary: p.Summary, State: string(p.State), StateKind: stateBadge(p.State),
 			Module: p.Module, Target: p.Target.String(), Proposer: mention(p.Actor.UserID),
+			GuildName: names.Guild(p.Target.GuildID), ProposerName: names.Member(p.Actor.GuildID, p.Actor.UserID),
 			At: proposalTime(p.CreatedAt), AtExact: exactTime(p.CreatedAt),
 		})
 	}

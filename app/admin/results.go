@@ -152,6 +152,7 @@ func resultSubRow(sub results.Subscription, names map[uint64]string, active stri
 		Module: k.Module, Name: k.Name, Guild: strconv.FormatUint(k.GuildID, 10), GuildName: names[k.GuildID],
 		LastError: sub.LastError,
 	}
+	r.GuildRef = templates.Name{Kind: templates.KindGuild, ID: r.Guild, Known: r.GuildName != "", Label: r.GuildName}
 	for _, st := range results.Statuses {
 		r.Counts = append(r.Counts, templates.ResultCount{Status: string(st), Count: sub.Counts[st],
 			URL: resultURL(k, form.ResultsFilter{Status: string(st)}), Active: active == string(st)})

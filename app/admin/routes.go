@@ -25,7 +25,7 @@ func (s *Server) buildEcho() *echo.Echo {
 	// canonical address per page) answers before any route middleware runs.
 	e.Pre(s.requestID, s.accessLog(), s.recoverPanic, s.securityHeaders, s.checkHost,
 		middleware.RemoveTrailingSlashWithConfig(middleware.TrailingSlashConfig{RedirectCode: http.StatusMovedPermanently}))
-	e.Use(s.bodyLimits(), s.crossOrigin, s.loadSession, s.checkCSRF, s.mapBusy)
+	e.Use(auditAddress, s.bodyLimits(), s.crossOrigin, s.loadSession, s.checkCSRF, s.mapBusy)
 
 	s.publicPath = map[string]bool{}
 	public := func(method, path string, h echo.HandlerFunc) {

@@ -62,6 +62,29 @@ func (h *harness) expand(s string) string {
 	return s
 }
 
+// auditWithoutAddress returns the actions of the audit rows after id that
+// record no client address, oldest first.
+func (h *harness) auditWithoutAddress(after int64) []string {
+	h.t.Helper()
+	var bare []string
+	rows, err := h.st.Reader().Query(`SELECT action FROM kimi_audit_log WHERE id > ? AND COALESCE(ip, '') = '' ORDER BY id`, after)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var action string
+		if err := rows.Scan(&action); err != nil {
+			h.t.Fatal(err)
+		}
+		bare = append(bare, action)
+	}
+	if err := rows.Err(); err != nil {
+		h.t.Fatal(err)
+	}
+	return bare
+}
+
 // auditActions returns the actions of the audit rows after id, oldest
 // first, and the newest id.
 func (h *harness) auditActions(after int64) ([]string, int64) {
@@ -163,6 +186,9 @@ func (sc scenario) run(t *testing.T) {
 	if got, _ := h.auditActions(before); !slices.Equal(got, sc.wantAudit) {
 		t.Errorf("audit rows written = %q, want exactly %q", got, sc.wantAudit)
 	}
+	if bare := h.auditWithoutAddress(before); len(bare) > 0 {
+		t.Errorf("audit rows written for the request without its address: %q", bare)
+	}
 	if sc.check != nil {
 		sc.check(t, h, c, res)
 	}
@@ -229,5 +255,5 @@ func routeMatches(route, request string) bool {
 
 // allScenarios is every scenario table, for the meta-test above.
 func allScenarios() []scenario {
-	return slices.Concat(setupScenarios, loginScenarios, csrfScenarios, settingsScenarios, confirmScenarios, pageScenarios, guildScenarios, moduleScenarios, moduleJobScenarios, demoScenarios, demoInteractScenarios, discordScenarios, assistantScenarios, assistantBehaviourScenarios, assistantLimitsScenarios, assistantRetentionScenarios, assistantConversationScenarios, proposalScenarios, proposalRollbackScenarios, resultScenarios, taskScenarios, taskRunScenarios)
+	return slices.Concat(setupScenarios, loginScenarios, csrfScenarios, settingsScenarios, confirmScenarios, pageScenarios, guildScenarios, moduleScenarios, moduleJobScenarios, demoScenarios, demoInteractScenarios, discordScenarios, assistantScenarios, assistantBehaviourScenarios, assistantLimitsScenarios, assistantRetentionScenarios, assistantConversationScenarios, proposalScenarios, proposalRollbackScenarios, resultScenarios, taskScenarios, taskRunScenarios, nameScenarios)
 }

@@ -175,9 +175,9 @@ func scheduleText(def tasks.Definition) string {
 }
 
 // taskRow is a task's summary; last is its newest run (nil: none).
-func taskRow(t tasks.Task, names map[uint64]string, last *tasks.Run, now time.Time) templates.TaskRow {
+func taskRow(t tasks.Task, names namer, last *tasks.Run, now time.Time) templates.TaskRow {
 	r := templates.TaskRow{
-		ID: t.ID, URL: taskPath(t.ID), Name: t.Name, Guild: strconv.FormatUint(t.GuildID, 10), GuildName: names[t.GuildID],
+		ID: t.ID, URL: taskPath(t.ID), Name: t.Name, Guild: strconv.FormatUint(t.GuildID, 10), GuildName: names.Guild(t.GuildID),
 		State: stateText(t.State), StateKind: taskStateKind(t.State), Schedule: scheduleText(t.Definition),
 		Paused: t.State == tasks.StatePaused,
 	}
@@ -300,6 +300,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 		return t, d, tasksNotFound(err, "task runs")
 	}
 	notifier, _ := s.opts.Results.(RunNotifier)
+	names := s.namer()
 	for _, r := range runs {
 		row := templates.TaskRunRow{ID: r.ID, Status: string(r.Status), Kind: taskRunKind(r.Status),
 			Due: relativeTime(r.Due, now), DueExact: exactTime(r.Due), Detail: r.Detail}
@@ -312,7 +313,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 		}
 		for _, p := range posts {
 			pr := templates.TaskPostRow{Seq: strconv.Itoa(p.Seq), Chunk: strconv.Itoa(p.ChunkIndex) + "/" + strconv.Itoa(p.ChunkTotal),
-				Channel: strconv.FormatUint(p.ChannelID, 10), Log: p.Log, Status: string(p.Status), Kind: taskPostKind(p.Status),
+				Channel: strconv.FormatUint(p.ChannelID, 10), ChannelName: names.Channel(p.ChannelID), Log: p.Log, Status: string(p.Status), Kind: taskPostKind(p.Status),
 				Attempts: strconv.Itoa(p.Attempts), Detail: p.Detail}
 			if p.Status == tasks.PostSent && p.MessageID != 0 {
 				pr.JumpURL = "https://discord.com/channels/" + strconv.FormatUint(t.GuildID, 10) + "/" + pr.Channel + "/" + strconv.FormatUint(p.MessageID, 10)

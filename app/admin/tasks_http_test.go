@@ -99,7 +99,9 @@ var taskScenarios = []scenario{
 				t.Fatalf("Location = %q", loc)
 			}
 			page := c.get(loc)
-			wantBody(t, page, "Morning", "Task Morning created.", "Every day at 09:00 (Europe/Berlin)", "100, 101")
+			// Channels the bot does not see are named so, their ids in the title.
+			wantBody(t, page, "Morning", "Task Morning created.", "Every day at 09:00 (Europe/Berlin)",
+				">unknown channel 100</span>", `title="channel id 100"`, `title="channel id 101"`)
 		},
 	},
 	{

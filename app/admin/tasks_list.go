@@ -46,7 +46,7 @@ func (s *Server) tasksList(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("admin: list tasks: %w", err)
 	}
-	names, now := s.guildNames(), time.Now()
+	names, now := s.namer(), time.Now()
 	for _, t := range page.Tasks {
 		var last *tasks.Run
 		if r, ok := lasts[t.ID]; ok {

@@ -44,6 +44,6 @@ func (s *Server) previewTask(c echo.Context) error {
 	if f.Channel != 0 {
 		return s.taskActed(c, taskPath(id), templates.FlashSuccess, "Preview posted: its run follows below.")
 	}
-	v.Preview = previewChunks(p)
+	v.Preview = previewChunks(p, s.namer())
 	return page(http.StatusOK)
 }

@@ -36,19 +36,20 @@ func (s *Server) taskShowView(ctx context.Context, id string) (templates.TaskSho
 		return templates.TaskShowView{}, err
 	}
 	def := t.Definition
+	names := s.namer()
 	v := templates.TaskShowView{
-		Task: taskRow(t, s.guildNames(), nil, time.Now()), Owner: strconv.FormatUint(t.OwnerID, 10), Revision: strconv.Itoa(t.Revision),
+		Task: taskRow(t, names, nil, time.Now()), Owner: strconv.FormatUint(t.OwnerID, 10), Revision: strconv.Itoa(t.Revision),
 		Content: def.Template, ActionBase: taskPath(id), Live: taskEventsURL(id), Detail: d,
 	}
 	v.Summary = []templates.Stat{
-		{Label: "Server", Value: v.Task.Guild, TestID: "task-guild"},
-		{Label: "Owner", Value: v.Owner + s.ownerNote(t.GuildID, t.OwnerID), TestID: "task-owner"},
+		{Label: "Server", Value: v.Task.Guild, Names: []templates.Name{v.Task.GuildName}, TestID: "task-guild"},
+		{Label: "Owner", Value: v.Owner, Names: names.Members(t.GuildID, []uint64{t.OwnerID}), Hint: s.ownerNote(t.GuildID, t.OwnerID), TestID: "task-owner"},
 		{Label: "Schedule", Value: v.Task.Schedule, TestID: "task-schedule"},
-		{Label: "Destinations", Value: idList(def.Destinations), TestID: "task-destinations"},
+		{Label: "Destinations", Value: "none", Names: names.Channels(def.Destinations), TestID: "task-destinations"},
 		{Label: "Revision", Value: v.Revision, TestID: "task-revision"},
 	}
 	if def.LogChannelID != 0 {
-		v.Summary = append(v.Summary, templates.Stat{Label: "Log channel", Value: strconv.FormatUint(def.LogChannelID, 10)})
+		v.Summary = append(v.Summary, templates.Stat{Label: "Log channel", Names: names.Channels([]uint64{def.LogChannelID})})
 	}
 	if def.Embed != nil {
 		v.Summary = append(v.Summary, templates.Stat{Label: "Embed", Value: def.Embed.Title})
@@ -59,23 +60,11 @@ func (s *Server) taskShowView(ctx context.Context, id string) (templates.TaskSho
 	return v, nil
 }
 
-// idList is ids comma separated.
-func idList(ids []uint64) string {
-	out := ""
-	for i, id := range ids {
-		if i > 0 {
-			out += ", "
-		}
-		out += strconv.FormatUint(id, 10)
-	}
-	return out
-}
-
 // previewChunks are a preview's messages as the page shows them.
-func previewChunks(p tasks.Preview) []templates.TaskChunk {
+func previewChunks(p tasks.Preview, names namer) []templates.TaskChunk {
 	out := []templates.TaskChunk{}
 	for _, ch := range p.Chunks {
-		tc := templates.TaskChunk{Label: "#" + strconv.FormatUint(ch.ChannelID, 10) + " · " + strconv.Itoa(ch.Index+1) + "/" + strconv.Itoa(ch.Total), Content: ch.Content}
+		tc := templates.TaskChunk{Label: names.Channel(ch.ChannelID).Text() + " · " + strconv.Itoa(ch.Index+1) + "/" + strconv.Itoa(ch.Total), Content: ch.Content}
 		if ch.Embed != nil {
 			tc.Embed = ch.Embed.Title
 			if ch.Embed.Description != "" {
@@ -111,5 +100,5 @@ func (s *Server) ownerNote(guildID, ownerID uint64) string {
 	if _, member := d.Member(guildID, ownerID); member {
 		return ""
 	}
-	return " — not a member of this server"
+	return "not a member of this server"
 }

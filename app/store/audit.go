@@ -28,7 +28,27 @@ type AuditEntry struct {
 	IP     string // the client address for HTTP actions
 }
 
-// Audit records e in its own transaction. A zero At means now.
+// auditAddressKey is the context key of WithAuditAddress.
+type auditAddressKey struct{}
+
+// WithAuditAddress returns ctx carrying the client address of the request
+// it serves: an audit row written under it without an IP records ip, so no
+// action taken for a request loses where it came from.
+func WithAuditAddress(ctx context.Context, ip string) context.Context {
+	if ip == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, auditAddressKey{}, ip)
+}
+
+// auditAddress is the client address WithAuditAddress put in ctx ("" none).
+func auditAddress(ctx context.Context) string {
+	ip, _ := ctx.Value(auditAddressKey{}).(string)
+	return ip
+}
+
+// Audit records e in its own transaction. A zero At means now; an empty IP
+// the request's address (WithAuditAddress).
 func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 	return s.Write(ctx, func(tx *sql.Tx) error { return AuditTx(ctx, tx, e) })
 }
@@ -42,6 +62,9 @@ func AuditTx(ctx context.Context, tx *sql.Tx, e AuditEntry) error {
 	at := e.At
 	if at.IsZero() {
 		at = time.Now()
+	}
+	if e.IP == "" {
+		e.IP = auditAddress(ctx)
 	}
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO kimi_audit_log (at_ms, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?)`,

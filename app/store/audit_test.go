@@ -193,3 +193,35 @@ func TestAuditValidatesAndBounds(t *testing.T) {
 		t.Fatalf("detail not clipped on a rune boundary: %d bytes", len(got[0].Detail))
 	}
 }
+
+// TestAuditRequestAddress: a row written under WithAuditAddress without an
+// IP records the request's address; a row's own IP wins; without one it
+// stays empty.
+func TestAuditRequestAddress(t *testing.T) {
+	s := migratedStore(t)
+	req := WithAuditAddress(context.Background(), "203.0.113.7")
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		ip     string
+		wantIP string
+	}{
+		{name: "a request's row without an IP gets its address", ctx: req, wantIP: "203.0.113.7"},
+		{name: "the row's own IP wins", ctx: req, ip: "198.51.100.2", wantIP: "198.51.100.2"},
+		{name: "no request, no address", ctx: context.Background(), wantIP: ""},
+		{name: "an empty address adds none", ctx: WithAuditAddress(context.Background(), ""), wantIP: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := s.Audit(tc.ctx, AuditEntry{Actor: "admin", Action: "test.address", Target: tc.name, IP: tc.ip}); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := s.ListAudit(context.Background(), AuditFilter{Query: tc.name, Limit: 1})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("ListAudit = %v, %v", got, err)
+			}
+			if got[0].IP != tc.wantIP {
+				t.Errorf("IP = %q, want %q", got[0].IP, tc.wantIP)
+			}
+		})
+	}
+}

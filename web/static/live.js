@@ -5,6 +5,23 @@
 // data-live-keep (with an id) keeps what was typed into it, and its focus,
 // when the fragment that replaces it has it too (a half-typed reason is not
 // lost to an update).
+// Copy buttons: a [data-copy] button copies its value (a Discord id) to the
+// clipboard. The root's data-copy attribute reveals them (app.css), so
+// without this script the names stay plain text with the id in the title.
+(function () {
+  "use strict";
+  if (!navigator.clipboard || !navigator.clipboard.writeText) { return; }
+  document.documentElement.setAttribute("data-copy", "");
+  document.addEventListener("click", function (ev) {
+    var b = ev.target && ev.target.closest ? ev.target.closest("button[data-copy]") : null;
+    if (!b) { return; }
+    ev.preventDefault();
+    navigator.clipboard.writeText(b.getAttribute("data-copy")).then(function () {
+      b.classList.add("is-copied");
+      window.setTimeout(function () { b.classList.remove("is-copied"); }, 1500);
+    }, function () {});
+  });
+})();
 (function () {
   "use strict";
   if (!window.EventSource) { return; }

@@ -15,6 +15,11 @@ type AuditRow struct {
 	Attempted string
 	Action    AuditAction
 	Target    string
+	// ActorName and TargetName name a Discord actor ("discord:<id>") and
+	// a target's guild or channel (ID "" when there is none); TargetRest
+	// is the rest of the target (a module's name).
+	ActorName, TargetName Name
+	TargetRest            string
 	// Detail is the text shown; DetailTitle, when set, the raw value behind
 	// it (the full user agent behind "Firefox on Linux").
 	Detail      string

@@ -65,6 +65,7 @@ type DiscordLimitRow struct {
 // DiscordGuildRow is one guild the bot is in.
 type DiscordGuildRow struct {
 	ID, Name, Members string
+	Ref               Name // the guild as the page names it
 	Active            bool
 	Unavailable       bool
 }

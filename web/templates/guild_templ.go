@@ -87,7 +87,7 @@ func GuildPage(c Chrome, v GuildView) templ.Component {
 				}
 				return nil
 			})
-			templ_7745c5c3_Err = PageHeader("Guild "+v.ID, "Server setup and module settings. Every save is a new revision in the history.").Render(templ.WithChildren(ctx, templ_7745c5c3_Var3), templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = NamedPageHeader(v.Name, "Guild "+v.ID, "Server setup and module settings. Every save is a new revision in the history.").Render(templ.WithChildren(ctx, templ_7745c5c3_Var3), templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

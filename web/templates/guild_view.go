@@ -13,6 +13,7 @@ type GuildsView struct {
 // GuildRow is one guild of the list.
 type GuildRow struct {
 	ID          string
+	Name        Name // the guild as the bot knows it
 	Status      GuildStatus
 	Staff       string // "2 users, 1 role" (the guild's own lists)
 	Invalid     []string
@@ -32,6 +33,7 @@ type GuildStatus struct {
 // GuildView is a guild's page (/guilds/{id}).
 type GuildView struct {
 	ID       string
+	Name     Name // the guild as the bot knows it: the page's title
 	Status   GuildStatus
 	Exists   bool
 	Revision string // the server-setup document's full revision

@@ -122,6 +122,7 @@ type ModuleJob struct {
 // ModuleGuildLink links a guild's page, where the module's guild settings are.
 type ModuleGuildLink struct {
 	ID, Status string
+	Name       Name
 }
 
 // ModuleSettingsView is the deployment-settings form.

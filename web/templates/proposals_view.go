@@ -46,7 +46,9 @@ type ProposalRow struct {
 	Guild, Module    string
 	Target           string
 	Proposer         string // "<@id>"
-	At, AtExact      string
+	// GuildName, ProposerName: the target's guild and the proposer.
+	GuildName, ProposerName Name
+	At, AtExact             string
 }
 
 // ProposalView is a proposal's page (/proposals/{id}); Detail is its live
@@ -67,6 +69,9 @@ type ProposalDetailView struct {
 	// Proposer: the module, the Discord user ("<@id>"), the source the
 	// module gave (a command) and the channel ("<#id>", "" when none).
 	Module, Proposer, Source, Channel string
+	// ProposerName, ChannelName and DeciderName name them (the decider's
+	// ID is "" unless a Discord user decided).
+	ProposerName, ChannelName, DeciderName Name
 	// Target is the document ("guild:1:kudos"), TargetName says what it is
 	// ("kudos settings in guild 1"), TargetURL links its page ("" for
 	// channel fragments, which have none).
@@ -125,6 +130,8 @@ type SplitRow struct {
 type ProposalEventView struct {
 	Kind, Label   string
 	Actor, Source string
+	// ActorName names a Discord user actor (ID "" for another actor).
+	ActorName     Name
 	Detail        string
 	At, AtExact   string
 	Before, After string // short revisions, "" when none

@@ -29,6 +29,7 @@ type ResultSubRow struct {
 	Name      string
 	Guild     string // the guild's id
 	GuildName string // "" when not known
+	GuildRef  Name   // the guild as the page names it
 	Counts    []ResultCount
 	// Oldest is the oldest open notification's age ("" none).
 	Oldest, OldestExact string

@@ -20,7 +20,8 @@ type TasksListView struct {
 type TaskRow struct {
 	ID, URL                 string
 	Name                    string
-	Guild, GuildName        string
+	Guild                   string
+	GuildName               Name
 	State, StateKind        string
 	Schedule                string // Describe of its schedule
 	NextDue, NextDueExact   string // "" none left (or paused)
@@ -124,6 +125,7 @@ type TaskRunRow struct {
 // TaskPostRow is one post row of a run.
 type TaskPostRow struct {
 	Seq, Chunk, Channel string
+	ChannelName         Name
 	Log                 bool
 	Status, Kind        string
 	Attempts, Detail    string

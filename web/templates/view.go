@@ -111,8 +111,11 @@ type Field struct {
 
 // Stat is one labelled value on a summary card.
 type Stat struct {
-	Label  string
-	Value  string
+	Label string
+	Value string
+	// Names, when set, show instead of Value (Value then says what an
+	// empty list means).
+	Names  []Name
 	Hint   string
 	TestID string
 }
