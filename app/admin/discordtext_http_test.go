@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,6 +81,26 @@ var mentionScenarios = []scenario{
 				}
 			}
 		}},
+	{name: "tasks: the template and a preview show mentions as names", method: http.MethodPost, url: "/tasks/{task}/preview",
+		form: url.Values{"channel": {""}}, signedIn: true, setup: mentionTask, wantStatus: http.StatusOK, wantNoAudit: true,
+		wantContains: []string{
+			`<pre class="break" data-testid="task-content">ping <span class="mention" title="{staff}" data-testid="mention-user">@staffer</span> in ` +
+				`<span class="mention" title="{general}" data-testid="mention-channel">#general</span>, ` +
+				`<span class="mention mention-unknown" title="77" data-testid="mention-user">@unknown user 77</span> **as typed**</pre>`,
+			`<pre class="break" data-testid="task-preview-chunk">ping <span class="mention" title="{staff}" data-testid="mention-user">@staffer</span>`,
+		},
+		wantNotContains: []string{"&lt;@{staff}&gt;"}},
+}
+
+// mentionTask connects the bot to testGuild (42, proposalGuild's) and
+// seeds a task there whose template mentions its staffer, #general and an
+// unknown user, as {task}.
+func mentionTask(t *testing.T, h *harness) {
+	t.Helper()
+	proposalGuild(t, h)
+	staff, _ := strconv.ParseUint(h.vars["staff"], 10, 64)
+	waitUntil(t, "the bot knows the staffer", func() bool { _, ok := h.bot.Member(testGuild, staff); return ok })
+	seedTask(taskDef("Standup", h.expand("ping <@{staff}> in <#{general}>, <@77> **as typed**")))(t, h)
 }
 
 // TestMentionPages runs the mention scenario table.
