@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/modules/kudos"
 )
 
 // demoRoleVars is demoVars with the demo guild's roles, by name.
@@ -90,6 +91,27 @@ var mentionScenarios = []scenario{
 			`<pre class="break" data-testid="task-preview-chunk">ping <span class="mention" title="{staff}" data-testid="mention-user">@staffer</span>`,
 		},
 		wantNotContains: []string{"&lt;@{staff}&gt;"}},
+	{name: "proposals: a summary's mentions show as names in the inbox and on the page", method: http.MethodGet, url: "/proposals",
+		signedIn: true, setup: mentionProposal, wantStatus: http.StatusOK,
+		wantContains: []string{`data-testid="proposal-open-{id}">Post the digest in <span class="mention" title="{general}" data-testid="mention-channel">#general</span> for ` +
+			`<span class="mention" title="{staff}" data-testid="mention-user">@staffer</span></a>`},
+		check: func(t *testing.T, h *harness, c *client, _ *response) {
+			page := c.get("/proposals/" + h.vars["id"])
+			want := h.expand(`data-testid="proposal-summary-text">Post the digest in <span class="mention" title="{general}" data-testid="mention-channel">#general</span>`)
+			if !strings.Contains(page.body, want) {
+				t.Fatalf("the proposal's page lacks %s", want)
+			}
+		}},
+}
+
+// mentionProposal proposes kudos settings in testGuild with a summary
+// that mentions #general and the staffer, as {id}.
+func mentionProposal(t *testing.T, h *harness) {
+	t.Helper()
+	proposalGuild(t, h)
+	staff, _ := strconv.ParseUint(h.vars["staff"], 10, 64)
+	waitUntil(t, "the bot knows the staffer", func() bool { _, ok := h.bot.Member(testGuild, staff); return ok })
+	h.propose(t, kudos.Name, "---\ndigest_channel_id: 123456789012345678\n---\n", h.expand("Post the digest in <#{general}> for <@{staff}>"))
 }
 
 // mentionTask connects the bot to testGuild (42, proposalGuild's) and

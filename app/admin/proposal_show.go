@@ -62,6 +62,7 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		v.Channel = "<#" + strconv.FormatUint(p.Actor.ChannelID, 10) + ">"
 	}
 	v.TargetName, v.TargetURL, v.HistoryURL = targetLinks(p.Target)
+	v.Mentions = s.mentions(p.Target.GuildID)
 	if !v.Pending {
 		switch {
 		case p.DecidedByAdmin != "":
