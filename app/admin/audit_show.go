@@ -65,7 +65,9 @@ func (s *Server) audit(c echo.Context) error {
 	}
 	now := time.Now()
 	for _, e := range entries {
-		v.Rows = append(v.Rows, auditRow(e, now))
+		r := auditRow(e, now)
+		r.Mentions = s.auditMentions(e)
+		v.Rows = append(v.Rows, r)
 	}
 	q := url.Values{}
 	for k, val := range map[string]string{"actor": f.Actor, "action": f.Action, "q": f.Query} {

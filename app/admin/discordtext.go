@@ -2,8 +2,10 @@ package admin
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -44,6 +46,22 @@ func (s *Server) mentionsIn(channelID string) templates.Mentions {
 		gm.guildID = ch.GuildID
 	}
 	return gm
+}
+
+// auditMentions names the mentions of an audit entry's detail: the guild
+// its target or detail starts with ("guild:42…"), else the guild of the
+// channel its target is, else none (channels still named).
+func (s *Server) auditMentions(e store.AuditEntry) templates.Mentions {
+	for _, v := range []string{e.Target, e.Detail} {
+		if rest, ok := strings.CutPrefix(v, "guild:"); ok {
+			digits, _, _ := strings.Cut(rest, ":")
+			digits, _, _ = strings.Cut(digits, " ")
+			if id, err := strconv.ParseUint(digits, 10, 64); err == nil {
+				return s.mentions(id)
+			}
+		}
+	}
+	return s.mentionsIn(e.Target)
 }
 
 // guildMentions names one guild's members and roles, and any channel.

@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/app/discord"
+	"github.com/kimiapp/kimi/app/proposals"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/kudos"
 )
 
@@ -102,6 +105,24 @@ var mentionScenarios = []scenario{
 				t.Fatalf("the proposal's page lacks %s", want)
 			}
 		}},
+	{name: "audit: a reason's mentions show as names, the guild's the entry names", method: http.MethodGet, url: "/audit",
+		signedIn: true, setup: mentionAudit, wantStatus: http.StatusOK,
+		wantContains: []string{`(not now, ask <span class="mention" title="{staff}" data-testid="mention-user">@staffer</span> in ` +
+			`<span class="mention" title="{general}" data-testid="mention-channel">#general</span> &lt;b&gt;)`},
+		wantNotContains: []string{"&lt;@{staff}&gt;"}},
+}
+
+// mentionAudit writes a rejection's audit row in testGuild whose reason
+// mentions the staffer and #general (the bot connected and knowing them).
+func mentionAudit(t *testing.T, h *harness) {
+	t.Helper()
+	proposalGuild(t, h)
+	staff, _ := strconv.ParseUint(h.vars["staff"], 10, 64)
+	waitUntil(t, "the bot knows the staffer", func() bool { _, ok := h.bot.Member(testGuild, staff); return ok })
+	if err := h.st.Audit(context.Background(), store.AuditEntry{At: time.Now(), Actor: "discord:" + h.vars["staff"], Action: proposals.ActionReject,
+		Target: "proposal:p1", Detail: h.expand("guild:42:kudos p1: revision a -> b (not now, ask <@{staff}> in <#{general}> <b>)")}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // mentionProposal proposes kudos settings in testGuild with a summary
