@@ -43,6 +43,8 @@ func DiscordMarkdown(text string, m Mentions) templ.Component {
 // DiscordHTML renders text as escaped HTML: mentions always, Discord's
 // markdown when markdown is set.
 func DiscordHTML(text string, m Mentions, markdown bool) string {
+	// A form's textarea sends CRLF line breaks.
+	text = strings.ReplaceAll(text, "\r\n", "\n")
 	r := discordRenderer{m: m, md: markdown}
 	if !markdown {
 		r.inline(text)

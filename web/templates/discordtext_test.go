@@ -89,6 +89,8 @@ func TestDiscordHTML(t *testing.T) {
 		{"bullet list", "- a\n- *b*", true, `<ul class="dt-list"><li>a</li><li><em>b</em></li></ul>`},
 		{"numbered list", "1. a\n2. b", true, `<ol class="dt-list"><li>a</li><li>b</li></ol>`},
 		{"line breaks", "a\n\nb", true, p("a<br><br>b")},
+		{"CRLF line breaks", "a\r\n```\r\ncode\r\n```\r\n> q\r\n- i", true,
+			p("a") + `<pre class="dt-pre"><code>code</code></pre><blockquote class="dt-quote">q</blockquote><ul class="dt-list"><li>i</li></ul>`},
 		{"escaped marker", `\*not\*`, true, p("*not*")},
 		{"links stay text", "[x](javascript:alert(1)) https://e.example/", true, p("[x](javascript:alert(1)) https://e.example/")},
 
