@@ -179,7 +179,7 @@ func TestBrowserE2EAssistantTurnLiveInTheDemo(t *testing.T) {
 
 	release <- struct{}{} // the model answers
 	tb.do("the answer and ✅ live, ⏳ and the status gone",
-		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[@data-testid="demo-content" and contains(., "Done. Kudos to <@`+bo+`>: the docs")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[@data-testid="demo-content" and contains(., "Done. Kudos to @bo: the docs")]//*[@data-testid="mention-user" and @title="`+bo+`"]`)),
 		chromedp.WaitVisible(chromedp.Search(reaction(assistant.ReactDone))),
 		chromedp.WaitNotPresent(chromedp.Search(reaction(assistant.ReactWorking))),
 		chromedp.WaitNotPresent(chromedp.Search(statusMsg)),

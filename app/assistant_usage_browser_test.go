@@ -42,7 +42,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 		e2eVisible(`[data-testid=demo-form]`),
 		e2eFill(`[data-testid=demo-content-input]`, "<@"+a.fake.BotID()+"> "+question),
 		e2eClick(`[data-testid=demo-send]`),
-		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[@data-testid="demo-content" and contains(., "Done. Kudos to <@`+bo+`>: the docs")]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[@data-testid="demo-content" and contains(., "Done. Kudos to @bo: the docs")]//*[@data-testid="mention-user" and @title="`+bo+`"]`)),
 	)
 
 	// The answer shows before the turn's end is written (its reactions and

@@ -67,6 +67,7 @@ func (s *Server) audit(c echo.Context) error {
 	for _, e := range entries {
 		r := auditRow(e, now)
 		names.name(&r, e)
+		r.Mentions = s.auditMentions(e)
 		v.Rows = append(v.Rows, r)
 	}
 	q := url.Values{}

@@ -57,6 +57,7 @@ func (s *Server) demoView(c echo.Context, channelID, as string) (*templates.Demo
 	if v.Channel == "" {
 		return nil, nil
 	}
+	v.Mentions = fallbackMentions{first: s.mentionsIn(v.Channel), then: newDemoMentions(g)}
 	for _, m := range g.Members {
 		v.Members = append(v.Members, templates.DemoLink{ID: m.ID, Name: m.Name})
 	}

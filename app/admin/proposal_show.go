@@ -65,6 +65,7 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		v.ChannelName = names.Channel(p.Actor.ChannelID)
 	}
 	v.TargetName, v.TargetURL, v.HistoryURL = targetLinks(p.Target, names)
+	v.Mentions = s.mentions(p.Target.GuildID)
 	if !v.Pending {
 		switch {
 		case p.DecidedByAdmin != "":

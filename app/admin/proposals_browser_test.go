@@ -215,7 +215,9 @@ func TestBrowserProposalApprovedFromThePage(t *testing.T) {
 			return id != ""
 		})
 		// Waits, not reads: the live region may be re-rendered under a read.
-		demo.do("kudos' reply", visible(`[data-testid=demo-ephemeral]`), waitDemoText("Proposed (`"+id+"`)"))
+		demo.do("kudos' reply", visible(`[data-testid=demo-ephemeral]`), waitDemoText("Proposed ("+id+")"),
+			// The id is inline code, as Discord shows `id`.
+			chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//code[@class="dt-code" and .="`+id+`"]`)))
 		h.vars["proposals"] += id + " "
 		return id
 	}

@@ -72,7 +72,7 @@ func (s *Server) proposalListView(ctx context.Context, f form.ProposalFilter) (t
 			ID: p.ID, URL: proposalPath(p.ID), Summary: p.Summary, State: string(p.State), StateKind: stateBadge(p.State),
 			Module: p.Module, Target: p.Target.String(), Proposer: mention(p.Actor.UserID),
 			GuildName: names.Guild(p.Target.GuildID), ProposerName: names.Member(p.Actor.GuildID, p.Actor.UserID),
-			At: proposalTime(p.CreatedAt), AtExact: exactTime(p.CreatedAt),
+			At: proposalTime(p.CreatedAt), AtExact: exactTime(p.CreatedAt), Mentions: s.mentions(p.Target.GuildID),
 		})
 	}
 	if page.Next != "" {

@@ -57,6 +57,7 @@ func (s *Server) taskShowView(ctx context.Context, id string) (templates.TaskSho
 	for _, a := range def.Attachments {
 		v.Files = append(v.Files, templates.TaskFile{Name: a.Name, Size: byteSize(a.Size)})
 	}
+	v.Mentions = s.mentions(t.GuildID)
 	return v, nil
 }
 

@@ -25,6 +25,10 @@ type AuditRow struct {
 	Detail      string
 	DetailTitle string
 	IP          string
+	// Mentions names the mentions in Detail (a reason typed in Discord):
+	// the guild's the entry names, else channels only (nil: ids shown as
+	// unknown).
+	Mentions Mentions
 }
 
 // AuditAction is an audit action id with its readable label.

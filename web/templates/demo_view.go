@@ -20,6 +20,9 @@ type DemoView struct {
 	Messages   []DemoMessage
 	Modals     []DemoModal
 	Commands   []DemoCommand
+	// Mentions names the guild's members, channels and roles in message text (nil: ids shown
+	// as unknown).
+	Mentions Mentions
 	// CSRF is the session's token for the forms inside the live regions.
 	CSRF string
 	// LiveChat and LiveModals are the SSE addresses of the live regions ("" on a refused form's
@@ -60,7 +63,8 @@ type DemoGuild struct {
 type DemoMessage struct {
 	ID, Author string
 	Bot        bool
-	// Content is shown as text, whatever it holds.
+	// Content is the message's text as Discord holds it: the chat shows it as Discord does
+	// (DiscordMarkdown), every character escaped.
 	Content string
 	At      time.Time
 	Edited  bool

@@ -49,6 +49,9 @@ type ProposalRow struct {
 	// GuildName, ProposerName: the target's guild and the proposer.
 	GuildName, ProposerName Name
 	At, AtExact             string
+	// Mentions names the proposal's guild's members, channels and roles
+	// in its summary (nil: ids shown as unknown).
+	Mentions Mentions
 }
 
 // ProposalView is a proposal's page (/proposals/{id}); Detail is its live
@@ -114,6 +117,10 @@ type ProposalDetailView struct {
 	// The reject form as typed and its errors.
 	Reason string
 	Errors form.Errors
+	// Mentions names the proposal's guild's members, channels and roles
+	// in its summary, decision reason and history (nil: ids shown as
+	// unknown).
+	Mentions Mentions
 }
 
 // SplitRow is one row of a side-by-side diff: a hunk header, or a line of

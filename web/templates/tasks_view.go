@@ -92,6 +92,9 @@ type TaskShowView struct {
 	Preview      []TaskChunk
 	PreviewError string
 	Detail       TaskDetail
+	// Mentions names the guild's members, channels and roles in the
+	// template and the preview (nil: ids shown as unknown).
+	Mentions Mentions
 }
 
 // TaskChunk is one Discord message of a preview.
