@@ -135,6 +135,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Approved a configuration proposal (not applied)", true
 	case proposals.ActionReject:
 		return "Rejected a configuration proposal", true
+	case settings.AuditActionChecklistDismiss:
+		return "Dismissed the first-run checklist", true
 	case settings.AuditActionProposalNotifications:
 		return "Changed the proposal notifications", true
 	case store.ActionBackupWithoutSecrets:
