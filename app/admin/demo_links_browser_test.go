@@ -60,6 +60,7 @@ func TestBrowserDemoLinks(t *testing.T) {
 
 	tb := newTab(t)
 	tb.do("sign in",
+		colorScheme("light"), // with reduced motion: the chevron turns at once
 		chromedp.EmulateViewport(1280, 800),
 		chromedp.Navigate(h.ts.URL+"/login"),
 		fill(`#login-username`, testUser),
