@@ -16,9 +16,9 @@ import (
 )
 
 // demoShow is demo mode's chat view: the demo guild's channels, the open channel's messages
-// (?channel=, an id or a name, the first channel by default) as the demo member ?as= sees them (the first by
-// default), the modals open for that member, the slash commands and the forms to act. Outside
-// demo mode the page does not exist.
+// (?channel=, an id or a name with or without its #, the first channel by default) as the demo
+// member ?as= sees them (the first by default), the modals open for that member, the slash
+// commands and the forms to act. Outside demo mode the page does not exist.
 func (s *Server) demoShow(c echo.Context) error {
 	return s.renderDemo(c, http.StatusOK, demoRefused{channel: c.QueryParam(form.FieldDemoChannel), as: c.QueryParam("as")})
 }
