@@ -34,7 +34,7 @@ build: ## static CGO-free binary with version stamp -> bin/kimi
 run: build ## build and run `kimi serve` with data in ./kimi-data
 	KIMI_DATA_DIR="$${KIMI_DATA_DIR:-$(DATA_DIR)}" ./$(BIN) serve
 
-demo: build ## build and run `kimi serve --demo`: a built-in fake Discord with a demo guild, data in ./kimi-demo-data
+demo: build ## build and run `kimi serve --demo`: a built-in fake Discord with a demo guild, data in ./kimi-demo-data, on 127.0.0.1:8090
 	./$(BIN) serve --demo
 
 test: ## all tests (unit, HTTP, browser when chromium is present, built binary)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
@@ -607,9 +609,11 @@ func (w *taskWorld) def(files ...tasks.Attachment) tasks.Definition {
 
 // TestDemoEnablesScheduledTasks: the demo guild's server setup enables
 // the tasks for any member, in UTC, to the demo's text channels, and the
-// demo's owner (the guild's owner, the form's default) passes the
-// Authorizer in each of them; a member without ATTACH_FILES (the fake's
-// @everyone) passes for a text-only message but not for one with a file.
+// demo's owner (the guild's owner, the form's default) and every demo
+// member (the demo's @everyone may attach files and embed links) pass the
+// Authorizer with a file and an embed in each of them; in a channel whose
+// overwrite denies @everyone Attach Files, the refusal names what lacks
+// and where.
 func TestDemoEnablesScheduledTasks(t *testing.T) {
 	w := newTaskWorld(t)
 	p := w.guilds.TaskPolicy(w.guild)
@@ -617,17 +621,25 @@ func TestDemoEnablesScheduledTasks(t *testing.T) {
 		t.Fatalf("the demo's task policy = %+v, want enabled, member, UTC, %v", p, w.text)
 	}
 	auth := tasks.NewAccess(tasks.AccessOptions{Policies: w.guilds, Members: w.bot, Checker: discord.NewPoster(w.bot)})
-	for _, ch := range w.text {
-		if err := auth.Authorize(context.Background(), w.guild, w.owner, ch, tasks.NeedFiles|tasks.NeedEmbeds); err != nil {
-			t.Fatalf("the demo's owner in channel %d: %v", ch, err)
+	users := []uint64{w.owner}
+	for _, m := range w.demo.Members {
+		users = append(users, taskID(t, m))
+	}
+	for _, u := range users {
+		for _, ch := range w.text {
+			if err := auth.Authorize(context.Background(), w.guild, u, ch, tasks.NeedFiles|tasks.NeedEmbeds); err != nil {
+				t.Fatalf("user %d in channel %d with a file and an embed: %v", u, ch, err)
+			}
 		}
 	}
-	err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1], tasks.NeedFiles)
-	if want := fmt.Sprintf("the owner %d cannot post in channel %d (this message needs: view the channel, send messages and attach files)", w.member, w.text[1]); err == nil || err.Error() != want {
-		t.Fatalf("a member without ATTACH_FILES = %v, want %q", err, want)
+	noFiles := taskID(t, w.fake.AddChannel(fakediscord.ChannelSpec{GuildID: w.demo.GuildID, Name: "no-files", ParentID: w.demo.Category,
+		Overwrites: []*discordgo.PermissionOverwrite{{ID: w.demo.GuildID, Type: discordgo.PermissionOverwriteTypeRole, Deny: discordgo.PermissionAttachFiles}}}).ID)
+	err := auth.Authorize(context.Background(), w.guild, w.member, noFiles, tasks.NeedFiles|tasks.NeedEmbeds)
+	if want := fmt.Sprintf("the owner %d lacks Attach Files in #no-files", w.member); err == nil || err.Error() != want {
+		t.Fatalf("a member without ATTACH_FILES in #no-files = %v, want %q", err, want)
 	}
-	if err := auth.Authorize(context.Background(), w.guild, w.member, w.text[1], 0); err != nil {
-		t.Fatalf("a member without ATTACH_FILES, a text-only message: %v", err)
+	if err := auth.Authorize(context.Background(), w.guild, w.member, noFiles, tasks.NeedEmbeds); err != nil {
+		t.Fatalf("a member without ATTACH_FILES, a message without files: %v", err)
 	}
 }
 

@@ -140,6 +140,8 @@ func auditActionLabel(id string) (string, bool) {
 		return "Rejected a configuration proposal", true
 	case proposals.ActionRollback:
 		return "Rolled back an applied configuration proposal", true
+	case settings.AuditActionChecklistDismiss:
+		return "Dismissed the first-run checklist", true
 	case settings.AuditActionProposalNotifications:
 		return "Changed the proposal notifications", true
 	case store.ActionBackupWithoutSecrets:

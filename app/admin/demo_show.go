@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -15,9 +16,9 @@ import (
 )
 
 // demoShow is demo mode's chat view: the demo guild's channels, the open channel's messages
-// (?channel=, the first channel by default) as the demo member ?as= sees them (the first by
-// default), the modals open for that member, the slash commands and the forms to act. Outside
-// demo mode the page does not exist.
+// (?channel=, an id or a name with or without its #, the first channel by default) as the demo
+// member ?as= sees them (the first by default), the modals open for that member, the slash
+// commands and the forms to act. Outside demo mode the page does not exist.
 func (s *Server) demoShow(c echo.Context) error {
 	return s.renderDemo(c, http.StatusOK, demoRefused{channel: c.QueryParam(form.FieldDemoChannel), as: c.QueryParam("as")})
 }
@@ -50,7 +51,7 @@ func (s *Server) demoView(c echo.Context, channelID, as string) (*templates.Demo
 	v := &templates.DemoView{GuildName: g.Name, CSRF: s.csrfToken(c)}
 	for _, ch := range g.Channels {
 		v.Channels = append(v.Channels, templates.DemoLink{ID: ch.ID, Name: ch.Name})
-		if ch.ID == channelID || (channelID == "" && v.Channel == "") {
+		if ch.ID == channelID || (channelID != "" && ch.Name == strings.TrimPrefix(channelID, "#")) || (channelID == "" && v.Channel == "") {
 			v.Channel, v.ChannelName = ch.ID, ch.Name
 		}
 	}

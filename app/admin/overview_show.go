@@ -50,6 +50,7 @@ func (s *Server) overview(c echo.Context) error {
 		s.log.Warn("database size", "err", err)
 		o.DBSize = "unknown"
 	}
+	o.Checklist = s.checklistView(ctx, s.csrfToken(c))
 	o.SchemaVersion = s.status.schemaVersion(ctx)
 	info, ok, err := s.status.lastBackup(ctx)
 	if err != nil {

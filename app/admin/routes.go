@@ -49,6 +49,7 @@ func (s *Server) buildEcho() *echo.Echo {
 
 	g := e.Group("", s.requireAdmin)
 	g.GET("/", s.overview)
+	g.POST("/overview/checklist/dismiss", s.dismissChecklist)
 	g.POST("/logout", s.logout)
 	g.GET("/audit", s.audit)
 	g.GET("/settings", s.settings)

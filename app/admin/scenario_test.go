@@ -255,5 +255,5 @@ func routeMatches(route, request string) bool {
 
 // allScenarios is every scenario table, for the meta-test above.
 func allScenarios() []scenario {
-	return slices.Concat(setupScenarios, loginScenarios, csrfScenarios, settingsScenarios, confirmScenarios, pageScenarios, guildScenarios, moduleScenarios, moduleJobScenarios, demoScenarios, demoInteractScenarios, discordScenarios, assistantScenarios, assistantBehaviourScenarios, assistantLimitsScenarios, assistantRetentionScenarios, assistantConversationScenarios, proposalScenarios, proposalRollbackScenarios, resultScenarios, taskScenarios, taskRunScenarios, nameScenarios)
+	return slices.Concat(setupScenarios, loginScenarios, csrfScenarios, settingsScenarios, confirmScenarios, pageScenarios, guildScenarios, moduleScenarios, moduleJobScenarios, demoScenarios, demoInteractScenarios, discordScenarios, assistantScenarios, assistantBehaviourScenarios, assistantLimitsScenarios, assistantRetentionScenarios, assistantConversationScenarios, proposalScenarios, proposalRollbackScenarios, resultScenarios, taskScenarios, taskRunScenarios, nameScenarios, checklistScenarios, demoLinkScenarios)
 }

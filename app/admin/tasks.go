@@ -316,7 +316,7 @@ func (s *Server) taskDetail(ctx context.Context, id string) (tasks.Task, templat
 				Channel: strconv.FormatUint(p.ChannelID, 10), ChannelName: names.Channel(p.ChannelID), Log: p.Log, Status: string(p.Status), Kind: taskPostKind(p.Status),
 				Attempts: strconv.Itoa(p.Attempts), Detail: p.Detail}
 			if p.Status == tasks.PostSent && p.MessageID != 0 {
-				pr.JumpURL = "https://discord.com/channels/" + strconv.FormatUint(t.GuildID, 10) + "/" + pr.Channel + "/" + strconv.FormatUint(p.MessageID, 10)
+				pr.JumpURL = s.messageLink(t.GuildID, p.ChannelID, p.MessageID)
 			}
 			if p.Status == tasks.PostUncertain {
 				pr.RetryURL = taskPath(id) + "/runs/" + r.ID + "/posts/" + pr.Seq + "/retry"

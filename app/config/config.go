@@ -32,8 +32,11 @@ const (
 	DefaultDataDir = "./kimi-data"
 	// DefaultDemoDataDir is the data directory of demo mode when none is set, so a demo never
 	// shares the real appliance's database.
-	DefaultDemoDataDir   = "./kimi-demo-data"
-	DefaultAddr          = "127.0.0.1:8080"
+	DefaultDemoDataDir = "./kimi-demo-data"
+	DefaultAddr        = "127.0.0.1:8080"
+	// DefaultDemoAddr is demo mode's listen address when none is set, so a demo and the real
+	// appliance (make run) can run side by side.
+	DefaultDemoAddr      = "127.0.0.1:8090"
 	DefaultLogFormat     = "text"
 	DefaultLogLevel      = "info"
 	DefaultAdminUsername = "admin"
@@ -162,7 +165,7 @@ var settings = []Setting{
 	{Key: KeyModuleStartTimeout, Env: "KIMI_MODULE_START_TIMEOUT", Default: "60s", Usage: "how long a module's start may take (1s..10m) before it is marked failed; the admin stays up meanwhile"},
 	{Key: KeyModuleGoroutineLimit, Env: "KIMI_MODULE_GOROUTINE_LIMIT", Default: "10000", Usage: "how many goroutines a module may run (100..1000000) before it is marked degraded"},
 	{Key: KeyDiscordReadyWait, Env: "KIMI_DISCORD_READY_WAIT", Default: "30s", Usage: "how long the modules wait for Discord's first READY before they start anyway (0s..5m; without a token they start at once)"},
-	{Key: KeyDemo, Env: "KIMI_DEMO", Default: "false", Bool: true, Usage: "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in " + DefaultDemoDataDir + " unless the data directory is set)"},
+	{Key: KeyDemo, Env: "KIMI_DEMO", Default: "false", Bool: true, Usage: "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in " + DefaultDemoDataDir + " unless the data directory is set, listening on " + DefaultDemoAddr + " unless the address is set)"},
 }
 
 // Settings lists every deployment setting in display order.
@@ -446,6 +449,9 @@ func (r *resolver) resolve() {
 	}
 
 	if v, src := get(KeyAddr); validAddr(v) {
+		if c.Demo && src == "default" {
+			v = DefaultDemoAddr
+		}
 		c.Addr = v
 	} else {
 		r.fail(src, "%q is not a host:port listen address (e.g. 127.0.0.1:8080)", v)

@@ -34,7 +34,7 @@ func TestFlagUsageReadsAsASentence(t *testing.T) {
 		"module-start-timeout":   "how long a module's start may take (1s..10m) before it is marked failed; the admin stays up meanwhile (env KIMI_MODULE_START_TIMEOUT)",
 		"module-goroutine-limit": "how many goroutines a module may run (100..1000000) before it is marked degraded (env KIMI_MODULE_GOROUTINE_LIMIT)",
 		"discord-ready-wait":     "how long the modules wait for Discord's first READY before they start anyway (0s..5m; without a token they start at once) (env KIMI_DISCORD_READY_WAIT)",
-		"demo":                   "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in ./kimi-demo-data unless the data directory is set) (env KIMI_DEMO)",
+		"demo":                   "demo mode: run against a built-in fake Discord with a seeded demo guild, never the real Discord (data in ./kimi-demo-data unless the data directory is set, listening on 127.0.0.1:8090 unless the address is set) (env KIMI_DEMO)",
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

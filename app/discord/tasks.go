@@ -308,16 +308,57 @@ func taskPermissions(needs tasks.Needs) int64 {
 // another guild; an error when the guild is not active or Discord is not
 // connected.
 func (p *Poster) CanPost(ctx context.Context, guild, user, channel uint64, needs tasks.Needs) (bool, error) {
+	ok, _, _, err := p.postCheck(ctx, guild, user, channel, needs)
+	return ok, err
+}
+
+// MissingPermissions names what user (tasks.BotUser: the bot) lacks to
+// post a task's messages in channel of guild, as Discord's client names
+// the permissions ("Attach Files"), with the channel's name: none when
+// CanPost is true or the refusal is not a permission (not a member, not
+// in a private thread, not this guild's channel).
+func (p *Poster) MissingPermissions(ctx context.Context, guild, user, channel uint64, needs tasks.Needs) (tasks.Lack, error) {
+	ok, lack, c, err := p.postCheck(ctx, guild, user, channel, needs)
+	if err != nil || ok || lack == 0 {
+		return tasks.Lack{}, err
+	}
+	l := tasks.Lack{Channel: c.Name}
+	for _, n := range taskPermissionNames {
+		if lack&n.bit != 0 {
+			l.Permissions = append(l.Permissions, n.name)
+		}
+	}
+	return l, nil
+}
+
+var _ tasks.PermissionExplainer = (*Poster)(nil)
+
+// taskPermissionNames are the names Discord's client gives the permissions a
+// task's post takes, in its settings' order.
+var taskPermissionNames = []struct {
+	bit  int64
+	name string
+}{
+	{discordgo.PermissionViewChannel, "View Channel"},
+	{discordgo.PermissionSendMessages, "Send Messages"},
+	{discordgo.PermissionSendMessagesInThreads, "Send Messages in Threads"},
+	{discordgo.PermissionEmbedLinks, "Embed Links"},
+	{discordgo.PermissionAttachFiles, "Attach Files"},
+}
+
+// postCheck is CanPost's answer with the permission bits user lacks (0
+// when no permission is what stops the post) and the channel posted in.
+func (p *Poster) postCheck(ctx context.Context, guild, user, channel uint64, needs tasks.Needs) (ok bool, lack int64, c *discordgo.Channel, err error) {
 	mod := p.a.tasksActions()
 	if user == tasks.BotUser {
 		user, _ = p.a.src.self()
 		if user == 0 {
-			return false, errors.New("discord: the bot's user id is unknown (Discord never connected)")
+			return false, 0, nil, errors.New("discord: the bot's user id is unknown (Discord never connected)")
 		}
 	}
 	s, g, err := mod.guild(guild)
 	if err != nil {
-		return false, err
+		return false, 0, nil, err
 	}
 	s.State.RLock()
 	unavailable := g.Unavailable
@@ -325,24 +366,24 @@ func (p *Poster) CanPost(ctx context.Context, guild, user, channel uint64, needs
 	if unavailable {
 		// READY's placeholder, before GUILD_CREATE brings its roles:
 		// unknown, not a refusal.
-		return false, fmt.Errorf("discord: guild %d is not available yet", guild)
+		return false, 0, nil, fmt.Errorf("discord: guild %d is not available yet", guild)
 	}
-	c, err := lookupChannel(ctx, s, channel)
+	c, err = lookupChannel(ctx, s, channel)
 	if isNotFound(err) {
-		return false, nil
+		return false, 0, nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("discord: channel %d: %w", channel, err)
+		return false, 0, nil, fmt.Errorf("discord: channel %d: %w", channel, err)
 	}
 	if c == nil || parseID(c.GuildID) != guild {
-		return false, nil
+		return false, 0, nil, nil
 	}
 	mem, err := member(ctx, s, guild, user)
 	if err != nil {
-		return false, fmt.Errorf("discord: member %d of guild %d: %w", user, guild, err)
+		return false, 0, nil, fmt.Errorf("discord: member %d of guild %d: %w", user, guild, err)
 	}
 	if mem == nil {
-		return false, nil
+		return false, 0, nil, nil
 	}
 	need := taskPermissions(needs)
 	base := c
@@ -350,10 +391,10 @@ func (p *Poster) CanPost(ctx context.Context, guild, user, channel uint64, needs
 		need = need&^discordgo.PermissionSendMessages | discordgo.PermissionSendMessagesInThreads
 		p, err := lookupChannel(ctx, s, parseID(c.ParentID))
 		if err != nil && !isNotFound(err) {
-			return false, fmt.Errorf("discord: the parent of thread %d: %w", channel, err)
+			return false, 0, nil, fmt.Errorf("discord: the parent of thread %d: %w", channel, err)
 		}
 		if p == nil || parseID(p.GuildID) != guild {
-			return false, nil
+			return false, 0, nil, nil
 		}
 		base = p
 	}
@@ -364,12 +405,12 @@ func (p *Poster) CanPost(ctx context.Context, guild, user, channel uint64, needs
 		perms = ^int64(0) // discordgo's PermissionAll predates SEND_MESSAGES_IN_THREADS
 	}
 	if perms&need != need {
-		return false, nil
+		return false, need &^ perms, c, nil
 	}
 	if c.Type == discordgo.ChannelTypeGuildPrivateThread {
-		return mod.threadMember(ctx, s, c, user), nil
+		return mod.threadMember(ctx, s, c, user), 0, c, nil
 	}
-	return true, nil
+	return true, 0, c, nil
 }
 
 // Discord's upload limits per file, by the guild's boost (premium) tier:

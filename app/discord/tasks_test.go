@@ -276,6 +276,32 @@ func TestTaskChecker(t *testing.T) {
 			}
 		})
 	}
+
+	// What a refused post lacks, by name; none when a permission is not
+	// what refuses it.
+	textName, mutedName := stateChannel(w.s, idString(w.text)).Name, stateChannel(w.s, idString(muted)).Name
+	lacks := []struct {
+		name    string
+		user    uint64
+		channel uint64
+		needs   tasks.Needs
+		want    tasks.Lack
+	}{
+		{"files and an embed", w.member, w.text, all, tasks.Lack{Permissions: []string{"Embed Links", "Attach Files"}, Channel: textName}},
+		{"a file", w.member, w.text, tasks.NeedFiles, tasks.Lack{Permissions: []string{"Attach Files"}, Channel: textName}},
+		{"SEND_MESSAGES denied", writer, muted, all, tasks.Lack{Permissions: []string{"Send Messages"}, Channel: mutedName}},
+		{"text only: nothing lacks", w.member, w.text, 0, tasks.Lack{}},
+		{"not a member", w.absent, w.text, 0, tasks.Lack{}},
+		{"not in the private thread", writer, w.private, all, tasks.Lack{}},
+	}
+	for _, tc := range lacks {
+		t.Run("lacks "+tc.name, func(t *testing.T) {
+			got, err := chk.MissingPermissions(ctx, w.guild, tc.user, tc.channel, tc.needs)
+			if err != nil || !slices.Equal(got.Permissions, tc.want.Permissions) || got.Channel != tc.want.Channel {
+				t.Fatalf("MissingPermissions = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
 }
 
 func TestTaskUploadLimit(t *testing.T) {

@@ -103,7 +103,7 @@ func (a *Access) Authorize(ctx context.Context, guildID, ownerID, channelID uint
 			return Unavailable(fmt.Errorf("whether %s can post in channel %d could not be checked: %w", who.name, channelID, err))
 		}
 		if !ok {
-			return fmt.Errorf("%s cannot post in channel %d (this message needs: %s)", who.name, channelID, needs.Permissions())
+			return errors.New(refusal(ctx, a.checker, guildID, who.id, channelID, needs, who.name, "this message needs"))
 		}
 	}
 	return nil

@@ -138,6 +138,48 @@ type Checker interface {
 	UploadLimit(ctx context.Context, guild uint64) (int64, error)
 }
 
+// Lack is what a user lacks to post in a channel: the permissions, as
+// Discord's client names them ("Attach Files"), and the channel's name
+// ("" when unknown).
+type Lack struct {
+	Permissions []string
+	Channel     string
+}
+
+// PermissionExplainer is a Checker that also names the permissions a
+// refused post lacks; with one, a refusal reads "the owner lacks Attach
+// Files in #general" instead of listing everything the post needs.
+type PermissionExplainer interface {
+	// MissingPermissions returns what user (BotUser: the bot) lacks to
+	// post in channel of guild with needs; no Permissions when nothing is
+	// missing or a permission is not what stops the post.
+	MissingPermissions(ctx context.Context, guild, user, channel uint64, needs Needs) (Lack, error)
+}
+
+// refusal is why who cannot post in ch: the permissions it lacks when chk
+// can name them, else what the post needs (because ends the sentence:
+// "the post needs", "this message needs").
+func refusal(ctx context.Context, chk Checker, guild, user, ch uint64, needs Needs, who, because string) string {
+	if e, ok := chk.(PermissionExplainer); ok {
+		if l, err := e.MissingPermissions(ctx, guild, user, ch, needs); err == nil && len(l.Permissions) > 0 {
+			where := fmt.Sprintf("channel %d", ch)
+			if l.Channel != "" {
+				where = "#" + l.Channel
+			}
+			return fmt.Sprintf("%s lacks %s in %s", who, joinAnd(l.Permissions), where)
+		}
+	}
+	return fmt.Sprintf("%s cannot post in channel %d (%s: %s)", who, ch, because, needs.Permissions())
+}
+
+// joinAnd joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
 // AttachmentMeta describes a definition's file without its bytes (the
 // stored definition's JSON; the bytes are kept beside it).
 type AttachmentMeta struct {
@@ -434,7 +476,7 @@ func (d Definition) checkChannel(ctx context.Context, chk Checker, ch uint64, ne
 			return fmt.Sprintf("channel %d could not be checked; try again", ch)
 		}
 		if !ok {
-			return fmt.Sprintf("%s cannot post in channel %d (the post needs: %s)", who.name, ch, needs.Permissions())
+			return refusal(ctx, chk, d.GuildID, who.user, ch, needs, who.name, "the post needs")
 		}
 	}
 	return ""

@@ -156,3 +156,7 @@ func demoReactionLabel(r DemoReaction) string {
 	}
 	return s
 }
+
+// DemoMessageAnchor is the element id of message id on /demo: the fragment
+// an "Open in Discord" link of demo mode scrolls to.
+func DemoMessageAnchor(id string) string { return "demo-message-" + id }

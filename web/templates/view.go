@@ -162,7 +162,9 @@ type Overview struct {
 	// a glance, updated live.
 	ModuleHealth *ModuleHealthView
 	// Scheduler is the job runner's standing; nil without a scheduler.
-	Scheduler     *SchedulerView
+	Scheduler *SchedulerView
+	// Checklist is the first-run checklist; nil once done or dismissed.
+	Checklist     *ChecklistView
 	SchemaVersion string
 	GoVersion     string
 }

@@ -31,10 +31,16 @@ func demoID(n uint64) string {
 	return strconv.FormatUint(base+n, 10)
 }
 
+// demoEveryonePermissions are the demo guild's @everyone permissions: the default ones, and
+// attaching files and embedding links, so a task with an attachment or an embed saves.
+const demoEveryonePermissions = DefaultEveryonePermissions | discordgo.PermissionAttachFiles | discordgo.PermissionEmbedLinks
+
 // SeedDemo seeds the demo guild: a category with three text channels, two roles and three
-// members beside the bot and the owner, with the same ids every time (see demoID).
+// members beside the bot and the owner, with the same ids every time (see demoID); its
+// @everyone may also attach files and embed links.
 func (s *Server) SeedDemo() DemoGuild {
-	g := s.AddGuild(GuildSpec{ID: demoID(1), Name: DemoGuildName})
+	everyone := demoEveryonePermissions
+	g := s.AddGuild(GuildSpec{ID: demoID(1), Name: DemoGuildName, EveryonePermissions: &everyone})
 	d := DemoGuild{GuildID: g.ID}
 	d.Category = s.AddChannel(ChannelSpec{ID: demoID(2), GuildID: g.ID, Name: "Demo", Type: discordgo.ChannelTypeGuildCategory}).ID
 	for i, name := range []string{"welcome", "general", "help"} {

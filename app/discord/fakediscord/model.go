@@ -32,7 +32,14 @@ type GuildSpec struct {
 	// BotPermissions are the bot's permissions, given by a "kimi" role the bot holds. Default:
 	// administrator.
 	BotPermissions *int64
+	// EveryonePermissions are the @everyone role's permissions. Default: view the channels,
+	// send messages, read their history and add reactions.
+	EveryonePermissions *int64
 }
+
+// DefaultEveryonePermissions are a guild's @everyone permissions unless its spec sets them.
+const DefaultEveryonePermissions int64 = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages |
+	discordgo.PermissionReadMessageHistory | discordgo.PermissionAddReactions
 
 // AddGuild adds a guild with its @everyone role (no permissions beyond viewing and sending)
 // and the bot as a member; it is dispatched as GUILD_CREATE to connected sessions.
@@ -57,8 +64,10 @@ func (s *Server) AddGuild(spec GuildSpec) *discordgo.Guild {
 		members: map[string]*discordgo.Member{},
 		bans:    map[string]*discordgo.GuildBan{},
 	}
-	everyone := &discordgo.Role{ID: spec.ID, Name: "@everyone",
-		Permissions: discordgo.PermissionViewChannel | discordgo.PermissionSendMessages | discordgo.PermissionReadMessageHistory | discordgo.PermissionAddReactions}
+	everyone := &discordgo.Role{ID: spec.ID, Name: "@everyone", Permissions: DefaultEveryonePermissions}
+	if spec.EveryonePermissions != nil {
+		everyone.Permissions = *spec.EveryonePermissions
+	}
 	botRole := &discordgo.Role{ID: s.newID(), Name: s.opts.BotName, Permissions: perms, Managed: true, Position: 1}
 	g.roles = []*discordgo.Role{everyone, botRole}
 	s.guilds[spec.ID] = g
