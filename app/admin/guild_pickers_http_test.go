@@ -152,6 +152,31 @@ var pickerScenarios = []scenario{
 				t.Errorf("destinations lack %s or offer the stage: %s", want, sel)
 			}
 		}},
+	{name: "task form picks its log channel, mentioned members and roles", method: http.MethodGet, url: "/tasks/new", signedIn: true,
+		setup: withPickerGuild, wantStatus: http.StatusOK,
+		wantContains: []string{`id="task-log-channel-choose"`, `id="task-mention-roles-choose"`, `id="task-mention-users-choose"`,
+			`data-search="/guilds/42/members/search"`},
+		wantNotContains: []string{`Users it may mention (ids)`, `Roles it may mention (ids)`},
+		check: func(t *testing.T, h *harness, _ *client, res *response) {
+			t.Helper()
+			logSel := squash(between(res.body, `id="task-log-channel-choose"`, `</select>`))
+			if want := h.expand(`<option value="{general}">#general</option>`); !strings.Contains(logSel, want) || strings.Contains(logSel, h.vars["stage"]) {
+				t.Errorf("log channel select lacks %s or offers the stage: %s", want, logSel)
+			}
+			if roles := between(res.body, `id="task-mention-roles-choose"`, `</select>`); !strings.Contains(roles, "multiple") || !strings.Contains(roles, "@everyone") {
+				t.Errorf("mention roles select is no multi-select of the guild's roles: %s", roles)
+			}
+		}},
+	{name: "a refused task keeps its log channel and mentions, an unknown one marked", method: http.MethodPost, url: "/tasks", signedIn: true,
+		setup: withPickerGuild, form: taskForm(func(v url.Values) {
+			v.Del(tasks.FieldName)
+			v[tasks.FieldLogChannel] = []string{"{news}", ""}
+			v[tasks.FieldMentionUsers] = []string{"{ada}", "5550007"}
+		}),
+		wantStatus: http.StatusUnprocessableEntity, wantNoAudit: true,
+		wantContains: []string{`<option value="{news}" selected>#news</option>`, `<option value="{ada}" selected>Ada Lovelace (@ada)</option>`,
+			`<option value="5550007" selected data-testid="picker-unknown">5550007 (not visible to the bot)</option>`},
+		check: wantTaskCount(0)},
 	{name: "a refused task keeps its picked destinations, an unknown one marked", method: http.MethodPost, url: "/tasks", signedIn: true,
 		setup: withPickerGuild, form: taskForm(func(v url.Values) {
 			v.Del(tasks.FieldName)

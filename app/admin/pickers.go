@@ -271,5 +271,14 @@ func (s *Server) taskPickers(v templates.TaskFormView) templates.TaskPickers {
 		dest.Unknown = keep(form.SplitIDs(v.Form.Destinations), seen, func(id string) (string, string) { return id, noteNotVisible })
 	}
 	p.Destinations = dest
+	p.LogChannel = s.channelPicker(templates.Picker{ID: "task-log-channel", Name: tasks.FieldLogChannel, Label: "Log channel (optional)",
+		None: "No log channel", Error: e.Get(tasks.FieldLogChannel), Hint: "A channel that gets one line per run."}, guild, v.Form.LogChannel, true)
+	p.MentionUsers = s.memberPicker(templates.Picker{ID: "task-mention-users", Name: tasks.FieldMentionUsers, Label: "Users it may mention",
+		Multiple: true, Error: e.Get(tasks.FieldMentionUsers)}, guild, v.Form.MentionUsers)
+	p.MentionRoles = s.rolePicker(templates.Picker{ID: "task-mention-roles", Name: tasks.FieldMentionRoles, Label: "Roles it may mention",
+		Multiple: true, Error: e.Get(tasks.FieldMentionRoles)}, guild, v.Form.MentionRoles)
+	if !v.Editing {
+		p.MentionUsers.GuildFrom = p.Guild.ID
+	}
 	return p
 }

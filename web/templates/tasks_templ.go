@@ -936,11 +936,11 @@ func TaskFormPage(c Chrome, v TaskFormView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = FormField(Field{ID: "task-mention-users", Name: tasks.FieldMentionUsers, Label: "Users it may mention (ids)", Value: v.Form.MentionUsers, Error: v.Errors.Get(tasks.FieldMentionUsers)}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = PickerField(v.Pick.MentionUsers).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = FormField(Field{ID: "task-mention-roles", Name: tasks.FieldMentionRoles, Label: "Roles it may mention (ids)", Value: v.Form.MentionRoles, Error: v.Errors.Get(tasks.FieldMentionRoles)}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = PickerField(v.Pick.MentionRoles).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1856,7 +1856,7 @@ func TaskFormPage(c Chrome, v TaskFormView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = FormField(Field{ID: "task-log-channel", Name: tasks.FieldLogChannel, Label: "Log channel (optional)", Value: v.Form.LogChannel, Error: v.Errors.Get(tasks.FieldLogChannel), Hint: "A channel that gets one line per run."}).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = PickerField(v.Pick.LogChannel).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

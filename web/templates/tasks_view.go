@@ -64,6 +64,9 @@ type TaskFormView struct {
 // TaskPickers are the task form's guild, owner and destination fields.
 type TaskPickers struct {
 	Guild, Owner, Destinations Picker
+	// LogChannel, MentionUsers and MentionRoles are the log channel and
+	// the members and roles a post may mention.
+	LogChannel, MentionUsers, MentionRoles Picker
 }
 
 // TaskFile is one of a revision's attachments.

@@ -64,13 +64,17 @@ func TestGuildSetupDocumentOfPickedIDs(t *testing.T) {
 // a list; a module's id and id_list fields read their pickers too.
 func TestTaskAndModulePickersParse(t *testing.T) {
 	r := post(t, "/tasks", url.Values{tasks.FieldGuild: {"42", ""}, tasks.FieldOwner: {"7", "8"},
-		tasks.FieldDestinations: {"100", "101", "555"}})
+		tasks.FieldDestinations: {"100", "101", "555"}, tasks.FieldLogChannel: {"300", ""},
+		tasks.FieldMentionUsers: {"7", "9", "7 10"}, tasks.FieldMentionRoles: {"20", ""}})
 	f, err := ParseTaskForm(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if f.Guild != "42" || f.Owner != "8" || f.Destinations != "100\n101\n555" {
 		t.Errorf("task form = guild %q, owner %q, destinations %q", f.Guild, f.Owner, f.Destinations)
+	}
+	if f.LogChannel != "300" || f.MentionUsers != "7\n9\n10" || f.MentionRoles != "20" {
+		t.Errorf("task form = log channel %q, mention users %q, roles %q", f.LogChannel, f.MentionUsers, f.MentionRoles)
 	}
 	def, errs := f.Definition(nil)
 	if !errs.OK() || len(def.Destinations) != 3 || def.Destinations[2] != 555 || def.OwnerID != 8 {

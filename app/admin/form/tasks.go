@@ -98,8 +98,8 @@ func ParseTaskForm(r *http.Request) (TaskForm, error) {
 		Owner: pickedID(r, tasks.FieldOwner), Destinations: pickedIDs(r, tasks.FieldDestinations),
 		Content: value(r, tasks.FieldContent), EmbedTitle: value(r, TaskEmbedTitle),
 		EmbedDescription: value(r, TaskEmbedDescription), EmbedColor: strings.TrimSpace(value(r, TaskEmbedColor)),
-		MentionUsers: value(r, tasks.FieldMentionUsers), MentionRoles: value(r, tasks.FieldMentionRoles),
-		LogChannel: strings.TrimSpace(value(r, tasks.FieldLogChannel)), Schedule: map[string]string{},
+		MentionUsers: pickedIDs(r, tasks.FieldMentionUsers), MentionRoles: pickedIDs(r, tasks.FieldMentionRoles),
+		LogChannel: pickedID(r, tasks.FieldLogChannel), Schedule: map[string]string{},
 	}
 	for _, k := range scheduleFields {
 		if v := strings.TrimSpace(value(r, k)); v != "" {
