@@ -74,9 +74,10 @@ func (s *Server) renderGuildHistory(c echo.Context, status int, id uint64, modul
 	if err != nil {
 		return fmt.Errorf("admin: guild history: %w", err)
 	}
+	names := s.namer()
 	v := templates.GuildHistoryView{
-		GuildID: strconv.FormatUint(id, 10), Module: module, Document: name, Target: target.String(),
-		Revision: doc.Revision, Errors: errs,
+		GuildID: strconv.FormatUint(id, 10), GuildLabel: guildTitle(names.Guild(id)), Module: module, Document: name,
+		Target: target.String(), Revision: doc.Revision, Errors: errs,
 	}
 	for _, e := range res.Entries {
 		v.Entries = append(v.Entries, historyEntryView(e, doc.Revision))
@@ -87,7 +88,7 @@ func (s *Server) renderGuildHistory(c echo.Context, status int, id uint64, modul
 	if before > 0 {
 		v.FirstURL = historyURL(id, module, 0)
 	}
-	return render(c, status, templates.GuildHistoryPage(s.chrome(c, name+" history · guild "+v.GuildID, "guilds"), v))
+	return render(c, status, templates.GuildHistoryPage(s.chrome(c, name+" history · "+v.GuildLabel, "guilds"), v))
 }
 
 func historyEntryView(e guildcfg.HistoryEntry, current string) templates.HistoryEntryView {

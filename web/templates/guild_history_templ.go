@@ -79,7 +79,7 @@ func GuildHistoryPage(c Chrome, v GuildHistoryView) templ.Component {
 				}
 				return nil
 			})
-			templ_7745c5c3_Err = PageHeader(v.Document+" history", "Guild "+v.GuildID+" · "+v.Target).Render(templ.WithChildren(ctx, templ_7745c5c3_Var3), templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = PageHeader(v.Document+" history", v.GuildLabel+" · "+v.Target).Render(templ.WithChildren(ctx, templ_7745c5c3_Var3), templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

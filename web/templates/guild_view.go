@@ -147,15 +147,18 @@ type GuildConflict struct {
 
 // GuildHistoryView is a document's history (/guilds/{id}/history).
 type GuildHistoryView struct {
-	GuildID  string
-	Module   string // "" for the server-setup document
-	Document string // its name in words
-	Target   string
-	Revision string // the document's current revision
-	Entries  []HistoryEntryView
-	FirstURL string
-	NextURL  string
-	Errors   form.Errors
+	GuildID string
+	// GuildLabel is the guild as the page names it (its name, else
+	// "Guild <id>").
+	GuildLabel string
+	Module     string // "" for the server-setup document
+	Document   string // its name in words
+	Target     string
+	Revision   string // the document's current revision
+	Entries    []HistoryEntryView
+	FirstURL   string
+	NextURL    string
+	Errors     form.Errors
 }
 
 // HistoryEntryView is one write in a document's history with its diff.
