@@ -86,7 +86,7 @@ type taskDirectory interface {
 
 var _ taskDirectory = (*discord.Bot)(nil)
 
-// ownerNote is " — not a member of this server" when the bot knows the
+// ownerNote is "not a member of this server" (the Owner stat's hint) when the bot knows the
 // task's guild but not its owner among the members (a miss also asks
 // Discord once in the background, so a member not yet seen is named on a
 // later render); "" otherwise, and without the bot.

@@ -62,7 +62,7 @@ func (s *Service) loadPending(ctx context.Context, id string, d Decider) (Propos
 	}
 	if p.State != sdk.ProposalPending {
 		s.refreshCard(ctx, p)
-		return p, Outcome{Proposal: p, Applied: p.State == sdk.ProposalApplied, Message: fmt.Sprintf(replyAlreadyFormat, p.State)}, true, nil
+		return p, Outcome{Proposal: p, Applied: p.State == sdk.ProposalApplied, Message: fmt.Sprintf(replyAlreadyFormat, stateWords(p.State))}, true, nil
 	}
 	return p, Outcome{}, false, nil
 }
@@ -156,7 +156,7 @@ func (s *Service) already(ctx context.Context, id string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	s.refreshCard(ctx, p)
-	return Outcome{Proposal: p, Applied: p.State == sdk.ProposalApplied, Message: fmt.Sprintf(replyAlreadyFormat, p.State)}, nil
+	return Outcome{Proposal: p, Applied: p.State == sdk.ProposalApplied, Message: fmt.Sprintf(replyAlreadyFormat, stateWords(p.State))}, nil
 }
 
 // finish re-reads the proposal, updates its card and tells the watchers.
