@@ -67,14 +67,25 @@ type memberFetches struct {
 	inflight map[memberKey]bool
 }
 
-// Guild returns the guild id as the bot knows it.
-func (b *Bot) Guild(id uint64) (GuildInfo, bool) {
+// stateGuild returns the connected session and guild id from its state
+// (nil, nil when not connected or unknown); the caller takes the state's
+// read lock to read the guild.
+func (b *Bot) stateGuild(id uint64) (*discordgo.Session, *discordgo.Guild) {
 	s, err := b.session()
 	if err != nil || s.State == nil || id == 0 {
-		return GuildInfo{}, false
+		return nil, nil
 	}
 	g, err := s.State.Guild(idString(id))
 	if err != nil || g == nil {
+		return nil, nil
+	}
+	return s, g
+}
+
+// Guild returns the guild id as the bot knows it.
+func (b *Bot) Guild(id uint64) (GuildInfo, bool) {
+	s, g := b.stateGuild(id)
+	if g == nil {
 		return GuildInfo{}, false
 	}
 	s.State.RLock()
@@ -138,12 +149,8 @@ func textChannel(t discordgo.ChannelType) bool {
 // in Discord's order: channels outside a category first, then each
 // category's by position.
 func (b *Bot) Channels(guildID uint64) []ChannelInfo {
-	s, err := b.session()
-	if err != nil || s.State == nil || guildID == 0 {
-		return nil
-	}
-	g, err := s.State.Guild(idString(guildID))
-	if err != nil || g == nil {
+	s, g := b.stateGuild(guildID)
+	if g == nil {
 		return nil
 	}
 	s.State.RLock()
@@ -190,12 +197,8 @@ func (b *Bot) Role(guildID, roleID uint64) (RoleInfo, bool) {
 
 // Roles returns the guild's roles, highest first (@everyone last).
 func (b *Bot) Roles(guildID uint64) []RoleInfo {
-	s, err := b.session()
-	if err != nil || s.State == nil || guildID == 0 {
-		return nil
-	}
-	g, err := s.State.Guild(idString(guildID))
-	if err != nil || g == nil {
+	s, g := b.stateGuild(guildID)
+	if g == nil {
 		return nil
 	}
 	s.State.RLock()
