@@ -126,13 +126,7 @@ func TestBrowserE2EAssistantTurnLiveInTheDemo(t *testing.T) {
 	c := a.signIn()
 	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
 
-	tb.do("sign in",
-		chromedp.Navigate(a.url+"/login"),
-		e2eFill(`#login-username`, e2eAdminLogin),
-		e2eFill(`#login-password`, e2eAdminPass),
-		e2eClick(`[data-testid=login-submit]`),
-		e2eVisible(`[data-testid=overview-version]`),
-	)
+	tb.signIn(a.url)
 	tb.do("post the mention through /demo's form",
 		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
 		e2eVisible(`[data-testid=demo-form]`),

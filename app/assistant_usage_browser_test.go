@@ -30,13 +30,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
 	const question = "give kudos to bo for the docs"
 
-	tb.do("sign in",
-		chromedp.Navigate(a.url+"/login"),
-		e2eFill(`#login-username`, e2eAdminLogin),
-		e2eFill(`#login-password`, e2eAdminPass),
-		e2eClick(`[data-testid=login-submit]`),
-		e2eVisible(`[data-testid=overview-version]`),
-	)
+	tb.signIn(a.url)
 	tb.do("mention the bot through /demo and see the answer",
 		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
 		e2eVisible(`[data-testid=demo-form]`),

@@ -150,6 +150,19 @@ func (tb *e2eTab) wantText(css, want string) {
 	}
 }
 
+// signIn signs the tab in as the e2e admin through serve's login form
+// at url and waits for the overview.
+func (tb *e2eTab) signIn(url string) {
+	tb.t.Helper()
+	tb.do("sign in",
+		chromedp.Navigate(url+"/login"),
+		e2eFill(`#login-username`, e2eAdminLogin),
+		e2eFill(`#login-password`, e2eAdminPass),
+		e2eClick(`[data-testid=login-submit]`),
+		e2eVisible(`[data-testid=overview-version]`),
+	)
+}
+
 func e2eFill(css, value string) chromedp.Action[chromedp.Void] {
 	return chromedp.SendKeys(chromedp.CSS(css), value)
 }

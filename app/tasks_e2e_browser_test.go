@@ -94,13 +94,7 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 	subPath := "/results/" + kudos.Name + "/" + kudos.ResultSubscription + "/" + guild
 	const name = "Browser digest"
 
-	tb.do("sign in",
-		chromedp.Navigate(a.url+"/login"),
-		e2eFill(`#login-username`, e2eAdminLogin),
-		e2eFill(`#login-password`, e2eAdminPass),
-		e2eClick(`[data-testid=login-submit]`),
-		e2eVisible(`[data-testid=overview-version]`),
-	)
+	tb.signIn(a.url)
 	// kudos subscribed at start: its subscription is listed, nothing
 	// acknowledged yet.
 	tb.do("kudos' subscription is listed", chromedp.Navigate(a.url+"/results"),
