@@ -11,6 +11,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,11 @@ type Options struct {
 	WriteWait time.Duration
 	// Now is the clock of the write health (nil: time.Now).
 	Now func() time.Time
+	// WrapConnector, when set, wraps the SQLite connector of the writer and
+	// of the read pool (benchmarks count statements, commits and WAL
+	// frames with it: benchbase.Counter). A wrapped connection must offer
+	// Unwrap() driver.Conn so hostkit.DriverConn still reaches SQLite's.
+	WrapConnector func(driver.Connector) driver.Connector
 }
 
 // Store is an open Kimi database. It is safe for concurrent use.
@@ -134,11 +140,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// The writer's connections are hostkit.StatementConns: they pass
 	// everything through unless a module migration arms its statement
 	// boundaries (app/modstore), which its ALTER TABLE needs.
+	wrap := opts.WrapConnector
+	if wrap == nil {
+		wrap = func(c driver.Connector) driver.Connector { return c }
+	}
 	base, err := sqlite.NewConnector(dsn(abs, false, writeWait.Milliseconds()))
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
-	writer := sql.OpenDB(hostkit.NewStatementConnector(base))
+	writer := sql.OpenDB(hostkit.NewStatementConnector(wrap(base)))
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxIdleTime(0)
@@ -149,11 +159,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", abs, err)
 	}
 	_ = os.Chmod(abs, 0o600)
-	reader, err := sql.Open("sqlite", DSN(abs, true))
+	readBase, err := sqlite.NewConnector(DSN(abs, true))
 	if err != nil {
 		writer.Close()
 		return nil, fmt.Errorf("store: open reader: %w", err)
 	}
+	reader := sql.OpenDB(wrap(readBase))
 	reader.SetMaxOpenConns(readConns)
 	reader.SetMaxIdleConns(readConns)
 	if err := reader.PingContext(ctx); err != nil {

@@ -271,12 +271,17 @@ func (c *StatementConn) Unwrap() driver.Conn { return c.conn }
 func (c *StatementConn) SetStatementHook(h StatementHook) { c.hook = h }
 
 // DriverConn returns the driver's own connection under dc, a
-// sql.Conn.Raw argument: dc itself, or what a StatementConn wraps.
+// sql.Conn.Raw argument: dc itself, or what a StatementConn (and any
+// wrapper under it with an Unwrap() driver.Conn method, such as a
+// benchmark's counter) wraps.
 func DriverConn(dc any) any {
-	if w, ok := dc.(*StatementConn); ok {
-		return w.conn
+	for {
+		w, ok := dc.(interface{ Unwrap() driver.Conn })
+		if !ok {
+			return dc
+		}
+		dc = w.Unwrap()
 	}
-	return dc
 }
 
 // ArmStatements arms h on conn's StatementConn (nil disarms it); a
