@@ -9,40 +9,45 @@ import (
 	"modernc.org/sqlite"
 )
 
-// Counter counts what a store's SQLite connections do: the statements they
-// run (each Exec, Query and prepared statement's run), the commits (SQLite's
-// commit hook, so autocommit writes count too) and the WAL frames written
-// (SQLITE_DBSTATUS_CACHE_WRITE: in WAL mode, the pages a connection writes
-// to the WAL; read after each statement and commit). Pass its Wrap as
-// store.Options.WrapConnector; Counts is safe to call at any time.
+// Counter counts what a store's SQLite connections do: the statements the
+// writable connections run (each Exec, Query and prepared statement's run),
+// the statements of the query_only ones (the read pool: reads, apart, so a
+// benchmark's own polling reads do not blur the writes), the commits
+// (SQLite's commit hook, so autocommit writes count too) and the WAL frames
+// written (SQLITE_DBSTATUS_CACHE_WRITE: in WAL mode, the pages a connection
+// writes to the WAL; read after each statement and commit). Pass its Wrap
+// as store.Options.WrapConnector; Counts is safe to call at any time.
 type Counter struct {
 	statements atomic.Int64
+	reads      atomic.Int64
 	commits    atomic.Int64
 	walFrames  atomic.Int64
 }
 
 // Counts is a Counter's totals at one moment.
 type Counts struct {
-	Statements, Commits, WALFrames int64
+	Statements, Reads, Commits, WALFrames int64
 }
 
 // Counts returns the totals so far.
 func (c *Counter) Counts() Counts {
-	return Counts{Statements: c.statements.Load(), Commits: c.commits.Load(), WALFrames: c.walFrames.Load()}
+	return Counts{Statements: c.statements.Load(), Reads: c.reads.Load(), Commits: c.commits.Load(), WALFrames: c.walFrames.Load()}
 }
 
 // Sub is the counts from base to c.
 func (c Counts) Sub(base Counts) Counts {
-	return Counts{Statements: c.Statements - base.Statements, Commits: c.Commits - base.Commits, WALFrames: c.WALFrames - base.WALFrames}
+	return Counts{Statements: c.Statements - base.Statements, Reads: c.Reads - base.Reads,
+		Commits: c.Commits - base.Commits, WALFrames: c.WALFrames - base.WALFrames}
 }
 
-// Report reports statements/op, commits/op and wal-frames/op: the counts
-// since base divided by ops.
+// Report reports statements/op (the writer's), reads/op (the read pool's),
+// commits/op and wal-frames/op: the counts since base divided by ops.
 func (c *Counter) Report(b *testing.B, base Counts, ops int) {
 	b.Helper()
 	d := c.Counts().Sub(base)
 	n := float64(max(ops, 1))
 	b.ReportMetric(float64(d.Statements)/n, "statements/op")
+	b.ReportMetric(float64(d.Reads)/n, "reads/op")
 	b.ReportMetric(float64(d.Commits)/n, "commits/op")
 	b.ReportMetric(float64(d.WALFrames)/n, "wal-frames/op")
 }
@@ -63,7 +68,10 @@ func (cc countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &countingConn{conn: conn, c: cc.c}
+	w := &countingConn{conn: conn, c: cc.c, stmts: &cc.c.statements}
+	if queryOnly(ctx, conn) {
+		w.stmts = &cc.c.reads
+	}
 	if h, ok := conn.(interface{ RegisterCommitHook(sqlite.CommitHookFn) }); ok {
 		h.RegisterCommitHook(func() int32 { cc.c.commits.Add(1); return 0 })
 	}
@@ -81,7 +89,28 @@ type countingConn struct {
 	conn   driver.Conn
 	c      *Counter
 	status sqlite.DBStatus
-	frames int // the connection's CACHE_WRITE last seen
+	frames int           // the connection's CACHE_WRITE last seen
+	stmts  *atomic.Int64 // where its statements count: statements or reads
+}
+
+// queryOnly reports whether conn was opened with query_only on (the read
+// pool's connections).
+func queryOnly(ctx context.Context, conn driver.Conn) bool {
+	q, ok := conn.(driver.QueryerContext)
+	if !ok {
+		return false
+	}
+	rows, err := q.QueryContext(ctx, "PRAGMA query_only", nil)
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return false
+	}
+	n, ok := v[0].(int64)
+	return ok && n == 1
 }
 
 var _ interface {
@@ -140,14 +169,14 @@ func (w *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driv
 }
 
 func (w *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	w.c.statements.Add(1)
+	w.stmts.Add(1)
 	r, err := w.conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 	w.noteFrames()
 	return r, err
 }
 
 func (w *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	w.c.statements.Add(1)
+	w.stmts.Add(1)
 	return w.conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 }
 
@@ -181,13 +210,13 @@ var _ interface {
 } = (*countingStmt)(nil)
 
 func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	s.w.c.statements.Add(1)
+	s.w.stmts.Add(1)
 	r, err := s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 	s.w.noteFrames()
 	return r, err
 }
 
 func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	s.w.c.statements.Add(1)
+	s.w.stmts.Add(1)
 	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 }

@@ -14,7 +14,7 @@ import (
 // TestCounterCountsStatementsCommitsAndFrames: through a store opened with
 // a Counter, n single-row write transactions count n statements and n
 // commits and about one WAL frame each; an autocommit write counts a
-// commit; reads count statements and no commit; hostkit.DriverConn still
+// commit; reads count as reads, not statements, and no commit; hostkit.DriverConn still
 // reaches SQLite's own connection under the counter.
 func TestCounterCountsStatementsCommitsAndFrames(t *testing.T) {
 	ctx := context.Background()
@@ -38,7 +38,7 @@ func TestCounterCountsStatementsCommitsAndFrames(t *testing.T) {
 		}
 	}
 	d := c.Counts().Sub(base)
-	if d.Statements != n || d.Commits != n {
+	if d.Statements != n || d.Reads != 0 || d.Commits != n {
 		t.Fatalf("%d statements, %d commits for %d single-row transactions", d.Statements, d.Commits, n)
 	}
 	if d.WALFrames < n || d.WALFrames > 3*n {
@@ -58,7 +58,7 @@ func TestCounterCountsStatementsCommitsAndFrames(t *testing.T) {
 	if err := st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM t`).Scan(&count); err != nil {
 		t.Fatal(err)
 	}
-	if d := c.Counts().Sub(base); count != n+1 || d.Statements != 1 || d.Commits != 0 || d.WALFrames != 0 {
+	if d := c.Counts().Sub(base); count != n+1 || d.Statements != 0 || d.Reads != 1 || d.Commits != 0 || d.WALFrames != 0 {
 		t.Fatalf("a read of %d rows counted %+v", count, d)
 	}
 
