@@ -146,6 +146,7 @@ type turnBench struct {
 	fake    *fakediscord.Server
 	turns   *assistant.Assistant
 	counter *tbCounter
+	db      *benchbase.Counter // the store's statements, commits and WAL frames
 	users   []string
 
 	// answered[i] receives when the fake stored turn i's answer.
@@ -159,7 +160,8 @@ func startTurnBench(b *testing.B, turns int) *turnBench {
 	b.Helper()
 	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
-	st, err := store.Open(ctx, filepath.Join(b.TempDir(), config.DBFile), store.Options{Logger: logger})
+	db := &benchbase.Counter{}
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), config.DBFile), store.Options{Logger: logger, WrapConnector: db.Wrap})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,7 +205,7 @@ func startTurnBench(b *testing.B, turns int) *turnBench {
 		fake.AddChannel(fakediscord.ChannelSpec{ID: tbChannel(i), GuildID: tbGuild, Name: "talk-" + strconv.Itoa(i)})
 	}
 	fake.AddChannel(fakediscord.ChannelSpec{ID: tbIngest, GuildID: tbGuild, Name: "chatter"})
-	w := &turnBench{st: st, fake: fake, counter: counter, failed: make(chan struct{})}
+	w := &turnBench{st: st, fake: fake, counter: counter, db: db, failed: make(chan struct{})}
 	for i := range tbMembers {
 		id := strconv.FormatUint(tbUser0+uint64(i), 10)
 		fake.AddUser(discordgo.User{ID: id, Username: fmt.Sprintf("member%d", i), GlobalName: fmt.Sprintf("Member %d", i)})
@@ -398,7 +400,9 @@ func (w *turnBench) ingestRate(b *testing.B, n int) float64 {
 //     (benchbase.RawCommitRate) and ingest-events/s (plain MESSAGE_CREATEs
 //     from the fake to a module's handler, BenchmarkGatewayIngest's path
 //     in app/discord), and turns/s ÷ each (turns/raw-commit,
-//     turns/ingest-event).
+//     turns/ingest-event);
+//   - statements/op, reads/op, commits/op and wal-frames/op of the timed
+//     turns (benchbase.Counter on the store's connections).
 //
 // A turn makes seven commits of its own (open, begin, two usages, the tool call, the
 // delivered map, the finish) and six REST calls (⏳, the status, the
@@ -413,10 +417,12 @@ func BenchmarkAssistantTurn(b *testing.B) {
 
 	b.ReportAllocs()
 	cpu0 := processCPU()
+	db0 := w.db.Counts()
 	b.ResetTimer()
 	elapsed := w.run(b, tbMembers, warm, warm+b.N, lat)
 	b.StopTimer()
 	cpu := processCPU() - cpu0
+	w.db.Report(b, db0, b.N)
 	w.run(b, 1, warm+b.N, warm+b.N+tbLatencyTurns, lat)
 	// The last turns' cleanup ends before the baselines.
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)

@@ -123,9 +123,11 @@ func benchTaskThroughput(b *testing.B) {
 		b.Fatalf("creating %d tasks ran past their due time", b.N)
 	}
 	time.Sleep(time.Until(due))
+	db0 := w.db.Counts()
 	b.ResetTimer()
 	w.waitCompleted(b, b.N)
 	b.StopTimer()
+	w.db.Report(b, db0, b.N)
 	_, finished := w.completedRuns(b)
 	last := slices.Max(finished)
 	runsPerSec := float64(b.N) / (float64(last-due.UnixMilli()) / 1000)

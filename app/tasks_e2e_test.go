@@ -20,6 +20,7 @@ import (
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/events"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/internal/benchbase"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/scheduler"
@@ -42,6 +43,7 @@ const postRoute = "POST /channels/{channel}/messages"
 // taskE2E is the running composition.
 type taskE2E struct {
 	st      *store.Store
+	db      *benchbase.Counter // what the store's connections did (BenchmarkTaskPublish)
 	guilds  *guildcfg.Service
 	fake    *fakediscord.Server
 	demo    fakediscord.DemoGuild
@@ -61,7 +63,8 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	tb.Helper()
 	ctx := context.Background()
 	logger := slog.New(slog.DiscardHandler)
-	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "kimi.db"), store.Options{Logger: logger})
+	db := &benchbase.Counter{}
+	st, err := store.Open(ctx, filepath.Join(tb.TempDir(), "kimi.db"), store.Options{Logger: logger, WrapConnector: db.Wrap})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -117,7 +120,7 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	}
 	res.Start()
 	tb.Cleanup(func() { _ = res.Close(context.Background()) })
-	w := &taskE2E{st: st, guilds: guilds, fake: fake, demo: demo, bot: bot, host: h, res: res, parts: parts, logger: logger}
+	w := &taskE2E{st: st, db: db, guilds: guilds, fake: fake, demo: demo, bot: bot, host: h, res: res, parts: parts, logger: logger}
 	w.guild = taskID(tb, demo.GuildID)
 	w.owner = taskID(tb, fake.Guild(demo.GuildID).OwnerID)
 	w.member = taskID(tb, demo.Members[2])
