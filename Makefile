@@ -58,33 +58,18 @@ bench: ## budgets: binary size, ready time, idle RSS, admin page p99 (20 ms), sc
 	@$(MAKE) --no-print-directory bench-report
 	@exit $$(cat bin/bench.rc)
 
-bench-report: ## the budget table of the last make bench ($(BENCHOUT)), figures past their budget marked OVER
-	@echo; echo "Budgets (figure / limit; OVER or UNDER marks a figure past its budget):"
-	@awk 'function show(label, v, unit, lim, fmt) { \
-	    over = (v > lim) ? "   OVER BUDGET" : ""; if (over != "") n++; \
-	    printf "  %-21s " fmt " %-3s / %g %s%s\n", label, v, unit, lim, unit, over } \
-	  function showmin(label, v, unit, lim, fmt) { \
-	    under = (v < lim) ? "   UNDER BUDGET" : ""; if (under != "") n++; \
-	    printf "  %-21s " fmt " %-3s / %g %s minimum%s\n", label, v, unit, lim, unit, under } \
-	  function info(label, v, unit, fmt) { printf "  %-21s " fmt " %-3s (reported)\n", label, v, unit } \
-	  { for (i = 3; i < NF; i++) { \
-	    if ($$(i+1) == "binary-MB")   show("static binary size", $$i, "MB", 40, "%8.2f"); \
-	    if ($$(i+1) == "ready-ms")    show("ready on empty dir", $$i, "ms", 1000, "%8.1f"); \
-	    if ($$(i+1) == "idle-RSS-MB") show("idle RSS", $$i, "MB", 40, "%8.1f"); \
-	    if ($$(i+1) == "p99-ms" && $$1 !~ /TaskPublish/) show($$1 " p99", $$i, "ms", ($$1 ~ /SchedulerDurable|AssistantTurn/ ? 50 : $$1 ~ /ResultsDelivery/ ? 100 : 20), "%8.2f"); \
-	    if ($$(i+1) == "ratio" && $$1 ~ /^BenchmarkResultsDelivery\//) showmin("results delivery ratio", $$i, "", 0.25, "%8.3f"); \
-	    if ($$1 ~ /^BenchmarkAssistantTurn-/) { \
-	      if ($$(i+1) == "turns/s") showmin("assistant turns", $$i, "/s", 200, "%8.0f"); \
-	      if ($$(i+1) == "p50-ms") info("turn p50", $$i, "ms", "%8.2f"); \
-	      if ($$(i+1) == "load-p99-ms") info("turn p99 under load", $$i, "ms", "%8.2f"); \
-	      if ($$(i+1) == "allocs/op") info("turn allocations", $$i, "", "%8.0f"); \
-	      if ($$(i+1) == "cpu-ms/turn") info("turn CPU time", $$i, "ms", "%8.2f"); \
-	      if ($$(i+1) == "turns/raw-commit") info("turns/raw commit", $$i, "", "%8.4f"); \
-	      if ($$(i+1) == "turns/ingest-event") info("turns/ingest event", $$i, "", "%8.4f"); } \
-	    if ($$(i+1) == "events/s" && $$1 ~ /^BenchmarkGatewayIngest-/) showmin("gateway ingest", $$i, "ev/s", 20000, "%8.0f"); \
-	    if ($$(i+1) == "heap-bytes/10k-members") show("member cache, 10k", $$i / 1e6, "MB", 4, "%8.2f"); \
-	  } } \
-	  END { if (n) printf "\n%d figure(s) over budget\n", n; else print "\nevery figure within budget" }' $(BENCHOUT)
+bench-report: ## the budget table of the last make bench ($(BENCHOUT)) against docs/budgets.tsv, figures past their budget marked OVER / UNDER BUDGET
+	@echo; echo "Budgets (figure / limit; OVER or UNDER BUDGET marks a figure past its budget):"
+	@awk -F '\t' 'FNR == NR { if ($$0 !~ /^#/ && NF >= 7) { n++; re[n] = $$1; met[n] = $$2; bound[n] = $$3; lim[n] = $$4; scale[n] = $$5; unit[n] = $$6; label[n] = $$7 }; next } \
+	  /^Benchmark/ { split($$0, f, /[ \t]+/); for (i = 3; i < length(f); i++) for (r = 1; r <= n; r++) { \
+	    if (f[i+1] != met[r] || f[1] !~ re[r]) continue; \
+	    v = f[i] / scale[r]; name = f[1]; sub(/-[0-9]+$$/, "", name); seen++; hit[r] = 1; \
+	    if (bound[r] == "info") { printf "  %-30s %10.3f %-4s (reported)   %s\n", label[r], v, unit[r], name; continue } \
+	    bad = (bound[r] == "max" && v > lim[r]) ? "   OVER BUDGET" : (bound[r] == "min" && v < lim[r]) ? "   UNDER BUDGET" : ""; if (bad != "") nbad++; \
+	    printf "  %-30s %10.3f %-4s %s %-8g %s%s\n", label[r], v, unit[r], (bound[r] == "max" ? "<=" : ">="), lim[r], name, bad } } \
+	  END { for (r = 1; r <= n; r++) if (bound[r] != "info" && !hit[r]) miss = miss "\n    " label[r] " (" met[r] " of " re[r] ")"; \
+	    if (miss != "") printf "\n  not in this output:%s\n", miss; \
+	    if (!seen) print "  (no budget figure in the output)"; if (nbad) printf "\n%d figure(s) past their budget\n", nbad; else if (seen) print "\nevery figure within budget" }' docs/budgets.tsv $(BENCHOUT)
 
 e2e: ## browser tests only (chromedp + /usr/bin/chromium, headless)
 	$(GO) test -count=1 -run 'Browser' ./app ./app/admin/...
