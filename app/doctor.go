@@ -34,9 +34,11 @@ before it is used. Exits 1 when any check fails; warnings alone exit 0.`
 const lowDiskBytes = 256 << 20
 
 // bigWALBytes is the WAL size above which doctor warns: four times the
-// journal_size_limit the store sets (64 MiB), so only a WAL that
+// limit past which the store's background checkpointer copies the WAL
+// whole and starts it over (store.WALHardLimit, 64 MiB, also the
+// journal_size_limit a reset WAL is truncated to), so only a WAL that
 // checkpoints cannot shrink.
-const bigWALBytes = 256 << 20
+const bigWALBytes = 4 * store.WALHardLimit
 
 type checkLevel int
 

@@ -57,6 +57,13 @@ type Options struct {
 	// frames with it: benchbase.Counter). A wrapped connection must offer
 	// Unwrap() driver.Conn so hostkit.DriverConn still reaches SQLite's.
 	WrapConnector func(driver.Connector) driver.Connector
+	// CheckpointFrames is how many WAL frames the writer writes between
+	// two background checkpoints (0: DefaultCheckpointFrames; see
+	// checkpoint.go). Tests lower it to checkpoint all the time.
+	CheckpointFrames int
+	// WALLimit is the WAL size past which a background checkpoint waits
+	// for readers (RESTART; 0: WALHardLimit).
+	WALLimit int64
 }
 
 // Store is an open Kimi database. It is safe for concurrent use.
@@ -72,6 +79,7 @@ type Store struct {
 	now       func() time.Time
 	health    health
 	limit     *ratelog.Limiter // disk-full lines: one a minute
+	ckpt      *checkpointer    // background checkpoints (checkpoint.go)
 }
 
 // pragmas are applied to every connection through the DSN, never with Exec,
@@ -144,11 +152,19 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if wrap == nil {
 		wrap = func(c driver.Connector) driver.Connector { return c }
 	}
-	base, err := sqlite.NewConnector(dsn(abs, false, writeWait.Milliseconds()))
+	// The writer never checkpoints inside a commit (wal_autocheckpoint
+	// off); it tells the checkpointer how many frames it wrote instead.
+	base, err := sqlite.NewConnector(dsn(abs, false, writeWait.Milliseconds()) + "&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
-	writer := sql.OpenDB(hostkit.NewStatementConnector(wrap(base)))
+	var ckpt *checkpointer
+	frames := frameConnector{base: base, note: func(n int64) {
+		if ckpt != nil {
+			ckpt.note(n)
+		}
+	}}
+	writer := sql.OpenDB(hostkit.NewStatementConnector(wrap(frames)))
 	writer.SetMaxOpenConns(1)
 	writer.SetMaxIdleConns(1)
 	writer.SetConnMaxIdleTime(0)
@@ -177,6 +193,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		st.now = time.Now
 	}
 	st.limit = ratelog.New(time.Minute, st.now)
+	// The writer is one connection, opened above: the checkpointer is set
+	// before any write can note frames.
+	ckpt, err = newCheckpointer(ctx, st, opts.CheckpointFrames, opts.WALLimit)
+	if err != nil {
+		writer.Close()
+		reader.Close()
+		return nil, err
+	}
+	st.ckpt = ckpt
 	return st, nil
 }
 
@@ -280,6 +305,9 @@ func (s *Store) Close() error {
 	var errs []error
 	if err := s.reader.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("store: close reader: %w", err))
+	}
+	if err := s.ckpt.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := s.writer.ExecContext(ctx, "PRAGMA optimize"); err != nil {
 		s.log.Warn("optimize on close", "err", err)

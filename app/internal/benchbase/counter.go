@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"modernc.org/sqlite"
+
+	"github.com/kimiapp/kimi/modules/sdk/hostkit"
 )
 
 // Counter counts what a store's SQLite connections do: the statements the
@@ -72,10 +74,11 @@ func (cc countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if queryOnly(ctx, conn) {
 		w.stmts = &cc.c.reads
 	}
-	if h, ok := conn.(interface{ RegisterCommitHook(sqlite.CommitHookFn) }); ok {
+	raw := hostkit.DriverConn(conn) // SQLite's own, under any other wrapper
+	if h, ok := raw.(interface{ RegisterCommitHook(sqlite.CommitHookFn) }); ok {
 		h.RegisterCommitHook(func() int32 { cc.c.commits.Add(1); return 0 })
 	}
-	w.status, _ = conn.(sqlite.DBStatus)
+	w.status, _ = raw.(sqlite.DBStatus)
 	w.noteFrames()
 	return w, nil
 }
