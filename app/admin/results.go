@@ -201,9 +201,11 @@ type resultsCache struct {
 	valid bool
 	pages map[resultPageKey]results.NotificationPage
 	gen   uint64
-	// list and details are the kept renders (results_kept.go).
+	// list and details are the kept renders, flights the reads and
+	// renders of missing ones under way (results_kept.go).
 	list    *keptList
 	details map[resultPageKey]*keptDetail
+	flights map[any]*resultFlight
 }
 
 // resultPagesCached bounds the pages of notifications kept: past it the

@@ -85,8 +85,67 @@ func newKeptDetail(ctx context.Context, sub results.Subscription, d templates.Re
 	return &keptDetail{sub: sub, d: d, html: newSpliced(html), at: now, until: until}, nil
 }
 
+// resultFlight is one request's read and render of a region the cache
+// lacks, which the requests that want the same region meanwhile wait for
+// instead of each reading and rendering it too (after an operator's
+// action drops the cache, every open page asks at once). Only requests
+// that arrive before the cache's next invalidation join it (gen).
+type resultFlight struct {
+	gen    uint64
+	done   chan struct{}
+	list   []byte
+	detail *keptDetail
+	bad    bool
+	err    error
+}
+
+// resultListFlight is the flights' key of the list.
+type resultListFlight struct{}
+
+// flight is the flight for key to join (leader false: wait for its done)
+// or, with none of this generation, a new one the caller leads. r.mu is
+// held.
+func (r *resultsCache) flight(key any) (f *resultFlight, leader bool) {
+	if f := r.flights[key]; f != nil && f.gen == r.gen {
+		return f, false
+	}
+	if r.flights == nil {
+		r.flights = map[any]*resultFlight{}
+	}
+	f = &resultFlight{gen: r.gen, done: make(chan struct{})}
+	r.flights[key] = f
+	return f, true
+}
+
+// land ends f (the leader's, for key), keeping its render when no
+// invalidation came since it started (keep runs with r.mu held).
+func (r *resultsCache) land(key any, f *resultFlight, keep func()) {
+	r.mu.Lock()
+	if f.err == nil && !f.bad && r.gen == f.gen {
+		keep()
+	}
+	if r.flights[key] == f {
+		delete(r.flights, key)
+	}
+	r.mu.Unlock()
+	close(f.done)
+}
+
+// wait is f's outcome for a request that joined it: ok false when f
+// failed (the request then reads for itself: the leader's error may be
+// its own request's).
+func (f *resultFlight) wait(ctx context.Context) (ok bool, err error) {
+	select {
+	case <-f.done:
+		return f.err == nil, nil
+	case <-ctx.Done():
+		return false, fmt.Errorf("admin: wait for the results region: %w", ctx.Err())
+	}
+}
+
 // resultsListHTML is /results' live region, kept until the next rebuild
-// (or resultsRenderTTL), rendered for this request only when none is kept.
+// (or resultsRenderTTL), read and rendered on the request only when none
+// is kept (once for every request that asks meanwhile).
 func (s *Server) resultsListHTML(ctx context.Context) ([]byte, error) {
 	r := &s.resultSubs
 	now := time.Now()
@@ -96,28 +155,33 @@ func (s *Server) resultsListHTML(ctx context.Context) ([]byte, error) {
 		r.mu.Unlock()
 		return e.html, nil
 	}
-	gen := r.gen
+	f, leader := r.flight(resultListFlight{})
 	r.mu.Unlock()
+	if !leader {
+		if ok, err := f.wait(ctx); err != nil || ok {
+			return f.list, err
+		}
+		return s.readResultsList(ctx)
+	}
+	f.list, f.err = s.readResultsList(ctx)
+	r.land(resultListFlight{}, f, func() { r.list = &keptList{html: f.list, at: now, hot: true} })
+	return f.list, f.err
+}
+
+// readResultsList reads and renders /results' live region.
+func (s *Server) readResultsList(ctx context.Context) ([]byte, error) {
 	v, err := s.resultsListView(ctx)
 	if err != nil {
 		return nil, err
 	}
-	html, err := renderBytes(ctx, templates.ResultsList(v))
-	if err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	if r.gen == gen {
-		r.list = &keptList{html: html, at: now, hot: true}
-	}
-	r.mu.Unlock()
-	return html, nil
+	return renderBytes(ctx, templates.ResultsList(v))
 }
 
 // resultDetailKept is k's live region for f (validated), kept until the
-// next rebuild, its page's first expiry or resultsRenderTTL, rendered for
-// this request only when none is kept. A cursor the service did not hand
-// out is badCursor (and nothing is kept).
+// next rebuild, its page's first expiry or resultsRenderTTL, read and
+// rendered on the request only when none is kept (once for every request
+// that asks meanwhile). A cursor the service did not hand out is
+// badCursor (and nothing is kept).
 func (s *Server) resultDetailKept(ctx context.Context, k results.SubKey, f form.ResultsFilter) (e *keptDetail, badCursor bool, err error) {
 	r := &s.resultSubs
 	key := resultPageKey{k, resultPageFilter(f)}
@@ -128,26 +192,33 @@ func (s *Server) resultDetailKept(ctx context.Context, k results.SubKey, f form.
 		r.mu.Unlock()
 		return e, false, nil
 	}
-	gen := r.gen
+	fl, leader := r.flight(key)
 	r.mu.Unlock()
+	if !leader {
+		if ok, err := fl.wait(ctx); err != nil || ok {
+			return fl.detail, fl.bad, err
+		}
+		return s.readResultDetail(ctx, k, f, now)
+	}
+	fl.detail, fl.bad, fl.err = s.readResultDetail(ctx, k, f, now)
+	r.land(key, fl, func() {
+		if r.details == nil || len(r.details) >= resultPagesCached {
+			r.details = map[resultPageKey]*keptDetail{}
+		}
+		fl.detail.hot = true
+		r.details[key] = fl.detail
+	})
+	return fl.detail, fl.bad, fl.err
+}
+
+// readResultDetail reads and renders k's live region for f.
+func (s *Server) readResultDetail(ctx context.Context, k results.SubKey, f form.ResultsFilter, now time.Time) (*keptDetail, bool, error) {
 	sub, d, bad, until, err := s.resultDetailView(ctx, k, f)
 	if err != nil {
 		return nil, false, err
 	}
-	e, err = newKeptDetail(ctx, sub, d, now, until)
-	if err != nil || bad {
-		return e, bad, err
-	}
-	e.hot = true
-	r.mu.Lock()
-	if r.gen == gen {
-		if r.details == nil || len(r.details) >= resultPagesCached {
-			r.details = map[resultPageKey]*keptDetail{}
-		}
-		r.details[key] = e
-	}
-	r.mu.Unlock()
-	return e, false, nil
+	e, err := newKeptDetail(ctx, sub, d, now, until)
+	return e, bad, err
 }
 
 // rebuildResults reads and renders anew what the cache holds that was
