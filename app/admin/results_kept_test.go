@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -101,5 +102,49 @@ func TestResultPageKeptPerSession(t *testing.T) {
 				page(one, one.get(resultPage), after, before)
 			})
 		}
+	}
+}
+
+// TestResultPagesRebuiltOnSignal: after a change in the background (the
+// service signals it, no operator action), /results and a subscription
+// page are read and rendered anew by the rebuild the signal starts, before
+// the live regions are told: the next request shows the change from the
+// kept render without reading the service itself.
+func TestResultPagesRebuiltOnSignal(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.Results = probeResults{o.Results.(*results.Service)} })
+	probeRequests(h)
+	h.createAdmin()
+	resultFixture(t, h)
+	c := h.newClient()
+	c.login(testUser, testPassword)
+	pages := []struct{ path, paused string }{
+		{"/results", `<span class="badge badge-warning" title="`},
+		{resultPage, `data-testid="result-resume"`},
+	}
+	for _, p := range pages {
+		if res := c.get(p.path); res.Header.Get(probeHeader) == "" {
+			t.Fatalf("GET %s read nothing: the test does not see the service's reads", p.path)
+		}
+		if res := c.get(p.path); res.Header.Get(probeHeader) != "" || strings.Contains(res.body, p.paused) {
+			t.Fatalf("GET %s again read the service (%q) or shows it paused", p.path, res.Header.Get(probeHeader))
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rebuilt := h.srv.resultsChanged.Watch(ctx)
+	if err := h.results.SetPaused(ctx, resultKey, true, results.Actor{Admin: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-rebuilt:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no rebuild after the service's signal")
+	}
+	for _, p := range pages {
+		res := c.get(p.path)
+		if res.Header.Get(probeHeader) != "" {
+			t.Errorf("GET %s after the rebuild read the service itself", p.path)
+		}
+		wantBody(t, res, p.paused)
 	}
 }
