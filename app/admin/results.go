@@ -180,22 +180,32 @@ func resultSubRow(sub results.Subscription, names map[uint64]string, active stri
 	return r
 }
 
-// resultsCache is the subscriptions as /results shows them, read once
-// after each change the service signals (Watch: an enqueue, a claim, a
-// settle, a subscription, an operator action) and served from memory
-// until the next, as the navigation's pending count is: the list, every
-// subscription page and every open live region share one read per change.
-// The pages of notifications that subscription pages show are kept the
-// same way, each also only until the first expiry of an open row of its
-// subscription (results.NotificationPage.Until: past it the row reads as
-// expired), at most resultPagesCached of them. A read that races a change
-// is not kept.
+// resultsCache is the subscriptions as /results shows them, the pages of
+// notifications subscription pages show, and the live regions rendered
+// from them (results_kept.go), kept between changes: the list, every
+// subscription page and every open live region share one read and one
+// render per change. After a change the service signals (Watch: an
+// enqueue, a claim, a settle, a subscription) they are rebuilt together
+// once the change has settled for resultsRebuildAfter, off the request
+// path; until the rebuild lands the pages serve the last good render (the
+// live regions then follow). An operator's action drops them at once
+// instead (invalidate): the page its redirect shows renders anew, with the
+// action's effect. A page of notifications is also only good until the
+// first expiry of an open row of its subscription
+// (results.NotificationPage.Until: past it the row reads as expired), at
+// most resultPagesCached of them are kept, and a read or a rebuild that
+// races an invalidation is not kept.
 type resultsCache struct {
 	mu    sync.Mutex
 	subs  []results.Subscription
 	valid bool
 	pages map[resultPageKey]results.NotificationPage
 	gen   uint64
+	// list and details are the kept renders, flights the reads and
+	// renders of missing ones under way (results_kept.go).
+	list    *keptList
+	details map[resultPageKey]*keptDetail
+	flights map[any]*resultFlight
 }
 
 // resultPagesCached bounds the pages of notifications kept: past it the
@@ -212,6 +222,7 @@ func (r *resultsCache) invalidate() {
 	r.mu.Lock()
 	r.valid = false
 	r.pages = nil
+	r.list, r.details = nil, nil
 	r.gen++
 	r.mu.Unlock()
 }
@@ -265,8 +276,11 @@ func (r *resultsCache) page(ctx context.Context, k results.SubKey, f results.Not
 	return p, nil
 }
 
-// watchResults invalidates the cache on every change of the service, then
-// signals resultsChanged (the live regions' source), until Close.
+// watchResults rebuilds the cache (rebuildResults) resultsRebuildAfter
+// after the first change of the service not yet rebuilt for, then signals
+// resultsChanged (the live regions' source), until Close. A timer, not a
+// poll: with no change nothing runs; under a stream of changes one rebuild
+// per resultsRebuildAfter, each after every change before it.
 func (s *Server) watchResults() {
 	if s.opts.Results == nil {
 		return
@@ -276,9 +290,28 @@ func (s *Server) watchResults() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for range changed {
-			s.resultSubs.invalidate()
-			s.resultsChanged.Notify() // after: a stream's render reads anew
+		var timer *time.Timer
+		var due <-chan time.Time
+		defer func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}()
+		for {
+			select {
+			case _, ok := <-changed:
+				if !ok {
+					return
+				}
+				if due == nil {
+					timer = time.NewTimer(resultsRebuildAfter)
+					due = timer.C
+				}
+			case <-due:
+				due = nil
+				s.rebuildResults(ctx)
+				s.resultsChanged.Notify() // after: a stream's render reads the rebuilt cache
+			}
 		}
 	}()
 	s.unwatchResults = func() { cancel(); <-done }
@@ -310,7 +343,11 @@ func (s *Server) resultsListView(ctx context.Context) (templates.ResultsListView
 	if err != nil {
 		return templates.ResultsListView{}, fmt.Errorf("admin: results list: %w", err)
 	}
-	names, now := s.guildNames(), time.Now()
+	return resultsListOf(subs, s.guildNames(), time.Now()), nil
+}
+
+// resultsListOf is the list's view of subs.
+func resultsListOf(subs []results.Subscription, names map[uint64]string, now time.Time) templates.ResultsListView {
 	var v templates.ResultsListView
 	for _, sub := range subs {
 		if n := len(v.Modules); n == 0 || v.Modules[n-1].Module != sub.Module {
@@ -319,29 +356,41 @@ func (s *Server) resultsListView(ctx context.Context) (templates.ResultsListView
 		g := &v.Modules[len(v.Modules)-1]
 		g.Subs = append(g.Subs, resultSubRow(sub, names, "", now))
 	}
-	return v, nil
+	return v
 }
 
 // resultDetailView reads a subscription's live region for f (validated):
 // an unknown subscription is echo.ErrNotFound; a cursor the service did
-// not hand out is reported as badCursor with nothing listed.
-func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.ResultsFilter) (sub results.Subscription, d templates.ResultSubDetail, badCursor bool, err error) {
+// not hand out is reported as badCursor with nothing listed. until is
+// when the page read stops being good (zero: until a change).
+func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.ResultsFilter) (sub results.Subscription, d templates.ResultSubDetail, badCursor bool, until time.Time, err error) {
 	sub, err = s.resultSubscription(ctx, k)
 	if err != nil {
-		return sub, d, false, resultsNotFound(err, "result subscription")
+		return sub, d, false, until, resultsNotFound(err, "result subscription")
 	}
 	now := time.Now()
-	d = templates.ResultSubDetail{Sub: resultSubRow(sub, s.guildNames(), f.Status, now), ActionBase: resultPath(k),
-		Filtered: f.Status != "", AllURL: resultPath(k)}
-	page, err := s.resultSubs.page(ctx, k, results.NotificationFilter{Status: results.Status(f.Status), After: f.After, Limit: resultsPageSize}, now,
-		s.opts.Results.Notifications)
+	page, err := s.resultSubs.page(ctx, k, resultPageFilter(f), now, s.opts.Results.Notifications)
 	switch {
 	case errors.Is(err, results.ErrBadCursor):
-		d.Invalid = true
-		return sub, d, true, nil
+		d = resultDetailOf(sub, results.NotificationPage{}, f, s.guildNames(), now)
+		d.Invalid, d.FirstURL = true, ""
+		return sub, d, true, until, nil
 	case err != nil:
-		return sub, d, false, resultsNotFound(err, "result notifications")
+		return sub, d, false, until, resultsNotFound(err, "result notifications")
 	}
+	return sub, resultDetailOf(sub, page, f, s.guildNames(), now), false, page.Until, nil
+}
+
+// resultPageFilter is the service's filter for a page's f.
+func resultPageFilter(f form.ResultsFilter) results.NotificationFilter {
+	return results.NotificationFilter{Status: results.Status(f.Status), After: f.After, Limit: resultsPageSize}
+}
+
+// resultDetailOf is sub's live region showing page (read for f).
+func resultDetailOf(sub results.Subscription, page results.NotificationPage, f form.ResultsFilter, names map[uint64]string, now time.Time) templates.ResultSubDetail {
+	k := sub.SubKey
+	d := templates.ResultSubDetail{Sub: resultSubRow(sub, names, f.Status, now), ActionBase: resultPath(k),
+		Filtered: f.Status != "", AllURL: resultPath(k)}
 	if len(page.Items) > 0 {
 		d.Rows = make([]templates.ResultRow, 0, len(page.Items))
 	}
@@ -360,7 +409,7 @@ func (s *Server) resultDetailView(ctx context.Context, k results.SubKey, f form.
 		first.After = ""
 		d.FirstURL = resultURL(k, first)
 	}
-	return sub, d, false, nil
+	return d
 }
 
 // resultRow is one notification as the table shows it.

@@ -10,7 +10,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/admin/form"
-	"github.com/kimiapp/kimi/web/templates"
 )
 
 // resultEvents is GET /results/events: a text/event-stream that sends a
@@ -19,7 +18,8 @@ import (
 // guild=…&status=…&after=…) — when it opens and after every change the
 // service signals (an enqueue, a claim, a settle, an operator action)
 // whose rendering differs from the last one sent (resultsChanged: after
-// the subscriptions' cache has been invalidated). There is no polling. It
+// the /results cache has been rebuilt: each fragment is the kept render,
+// with this session's CSRF token). There is no polling. It
 // ends when the client goes away, when the server shuts down
 // (CloseStreams) or when the subscription it shows is gone (unsubscribed).
 func (s *Server) resultEvents(c echo.Context) error {
@@ -27,8 +27,8 @@ func (s *Server) resultEvents(c echo.Context) error {
 	switch c.QueryParam("view") {
 	case "list":
 		fragment = func(ctx context.Context) (templ.Component, error) {
-			v, err := s.resultsListView(ctx)
-			return templates.ResultsList(v), err
+			html, err := s.resultsListHTML(ctx)
+			return rawRegion(html), err
 		}
 	case "sub":
 		k, err := parseResultKey(c.QueryParam("module"), c.QueryParam("name"), c.QueryParam("guild"))
@@ -41,11 +41,14 @@ func (s *Server) resultEvents(c echo.Context) error {
 		}
 		csrf := s.csrfToken(c)
 		fragment = func(ctx context.Context) (templ.Component, error) {
-			_, d, bad, err := s.resultDetailView(ctx, k, f)
-			if err == nil && bad {
+			kept, bad, err := s.resultDetailKept(ctx, k, f)
+			if err != nil {
+				return nil, err
+			}
+			if bad {
 				return nil, echo.NewHTTPError(http.StatusBadRequest, form.MsgResultsCursor)
 			}
-			return templates.ResultDetail(csrf, d), err
+			return kept.region(csrf), nil
 		}
 	default:
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=sub.")

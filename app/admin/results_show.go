@@ -16,7 +16,9 @@ import (
 // publication first, a page at a time by the service's keyset cursor
 // (?after=). An address no subscription can have, or one that does not
 // exist, is a 404; a refused filter or a cursor the service did not hand
-// out answers 400 with the reason and lists nothing.
+// out answers 400 with the reason and lists nothing. The notifications'
+// region is a kept render (results_kept.go) with the session's CSRF
+// token spliced in.
 func (s *Server) resultsShow(c echo.Context) error {
 	k, err := resultKeyParam(c)
 	if err != nil {
@@ -31,13 +33,14 @@ func (s *Server) resultsShow(c echo.Context) error {
 	}
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
-	sub, d, badCursor, err := s.resultDetailView(ctx, k, query)
+	kept, badCursor, err := s.resultDetailKept(ctx, k, query)
 	if err != nil {
 		return err
 	}
 	if badCursor {
 		errs.Add(form.ResultsAfter, form.MsgResultsCursor)
 	}
+	sub, d := kept.sub, kept.d
 	v := templates.ResultSubView{
 		Title: k.Module + " · " + k.Name, Sub: d.Sub, ActionBase: resultPath(k), Paused: sub.Paused,
 		Retryable: sub.Counts[results.StatusRetry] + sub.Counts[results.StatusBlocked], Expired: sub.Counts[results.StatusExpired],
@@ -45,6 +48,7 @@ func (s *Server) resultsShow(c echo.Context) error {
 	}
 	if errs.OK() {
 		v.Live = resultEventsURL(k, f)
+		v.Region = kept.region(s.csrfToken(c)) // the kept render, with this session's token
 	} else {
 		status = http.StatusBadRequest
 		v.Detail.Invalid, v.Detail.Rows, v.Detail.NextURL, v.Detail.FirstURL = true, nil, "", ""

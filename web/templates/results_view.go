@@ -1,11 +1,18 @@
 package templates
 
-import "github.com/kimiapp/kimi/app/admin/form"
+import (
+	"github.com/a-h/templ"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
 
 // ResultsView is GET /results: the subscriptions' live region.
 type ResultsView struct {
 	Live string // the region's event stream
 	List ResultsListView
+	// Region, when set, is the live region rendered already (the admin's
+	// kept render of List); List is then not rendered.
+	Region templ.Component
 }
 
 // ResultsListView is the live region of /results: the subscriptions
@@ -64,6 +71,10 @@ type ResultSubView struct {
 	Filter             form.ResultsFilter
 	Errors             form.Errors
 	Detail             ResultSubDetail
+	// Region, when set, is the live region rendered already (the admin's
+	// kept render of Detail with the session's CSRF token); Detail is then
+	// not rendered.
+	Region templ.Component
 }
 
 // ResultSubDetail is the subscription page's live region: counts, badges
