@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kimiapp/kimi/app/internal/benchbase"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -25,7 +27,9 @@ const benchModules = 8
 //     claimed, run (a no-op handler) and settled (deleted); jobs/s next to
 //     raw-commits/s, the rate of single-row INSERT transactions on a store
 //     of the same kind in the same run, their ratio, and commits/job (the
-//     scheduler's write transactions per job);
+//     scheduler's write transactions per job), and statements/op,
+//     reads/op, commits/op and wal-frames/op as SQLite counted them on
+//     the store's connections (benchbase.Counter);
 //   - latency: b.N jobs that fall due one at a time while the runner is
 //     idle, on the real clock; p50-ms and p99-ms of handler start minus the
 //     due time.
@@ -34,9 +38,17 @@ func BenchmarkSchedulerDurable(b *testing.B) {
 	b.Run("latency", benchLatency)
 }
 
-func newBenchScheduler(b *testing.B) *Scheduler {
+func newBenchScheduler(b *testing.B, db *benchbase.Counter) *Scheduler {
 	b.Helper()
-	st := openStore(b, "")
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler), WrapConnector: db.Wrap})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
 	s, err := New(Options{Store: st, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
@@ -48,7 +60,8 @@ func newBenchScheduler(b *testing.B) *Scheduler {
 
 func benchThroughput(b *testing.B) {
 	ctx := context.Background()
-	s := newBenchScheduler(b)
+	db := &benchbase.Counter{}
+	s := newBenchScheduler(b, db)
 	var ran atomic.Int64
 	all := make(chan struct{})
 	total := int64(b.N)
@@ -91,6 +104,7 @@ func benchThroughput(b *testing.B) {
 	}
 	s.quiesceBench(b)
 	commits0 := s.commits.Load()
+	db0 := db.Counts()
 	b.ResetTimer()
 	start := time.Now()
 	for _, bd := range binds {
@@ -114,6 +128,7 @@ func benchThroughput(b *testing.B) {
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
+	counted := db.Counts().Sub(db0)
 	commits := s.commits.Load() - commits0
 	if got := ran.Load(); got != int64(b.N) {
 		b.Fatalf("%d runs for %d jobs", got, b.N)
@@ -126,6 +141,13 @@ func benchThroughput(b *testing.B) {
 	b.ReportMetric(rawPerSec, "raw-commits/s")
 	b.ReportMetric(jobsPerSec/rawPerSec, "ratio")
 	b.ReportMetric(float64(commits)/float64(b.N), "commits/job")
+	// What SQLite did, counted on the store's connections (the wait
+	// loop's own count(*) reads are reads/op, apart).
+	n := float64(b.N)
+	b.ReportMetric(float64(counted.Statements)/n, "statements/op")
+	b.ReportMetric(float64(counted.Reads)/n, "reads/op")
+	b.ReportMetric(float64(counted.Commits)/n, "commits/op")
+	b.ReportMetric(float64(counted.WALFrames)/n, "wal-frames/op")
 }
 
 // benchLead is how far ahead of now the latency benchmark schedules each
@@ -134,7 +156,7 @@ const benchLead = 5 * time.Millisecond
 
 func benchLatency(b *testing.B) {
 	ctx := context.Background()
-	s := newBenchScheduler(b)
+	s := newBenchScheduler(b, &benchbase.Counter{})
 	started := make(chan time.Duration, 1)
 	bd := s.Bind("lat", Hooks{})
 	if err := bd.Register("probe", func(_ context.Context, run sdk.JobRun) error {

@@ -68,7 +68,7 @@ func (b *Binding) Activate() {
 	b.mu.Lock()
 	b.active = !b.closed
 	b.mu.Unlock()
-	b.s.signal()
+	b.s.touch(b.module)
 }
 
 // Close drops the handlers; the module's jobs stay. A running job is
@@ -176,7 +176,7 @@ func (b *Binding) Register(handlerName string, handler sdk.JobHandler) error {
 	b.handlers[handlerName] = handler
 	b.mu.Unlock()
 	b.clearMissing(func(_, h string) bool { return h == handlerName })
-	b.s.signal()
+	b.s.touch(b.module)
 	return nil
 }
 
@@ -233,7 +233,7 @@ func (b *Binding) upsert(ctx context.Context, d definition) error {
 	if err != nil {
 		return fmt.Errorf("scheduler: schedule %s: %w", repr(d.key), err)
 	}
-	b.s.signal()
+	b.s.touch(b.module)
 	return nil
 }
 
@@ -383,7 +383,7 @@ func (s *Scheduler) RunNow(ctx context.Context, module, key, actor string) error
 		}
 		return fmt.Errorf("scheduler: run now %s: %w", repr(key), err)
 	}
-	s.signal()
+	s.touch(module)
 	return nil
 }
 
@@ -420,7 +420,7 @@ func (s *Scheduler) deleteJob(ctx context.Context, module, key string, audit *st
 		return false, fmt.Errorf("scheduler: cancel %s: %w", repr(key), err)
 	}
 	if deleted {
-		s.signal()
+		s.touch(module)
 	}
 	return deleted, nil
 }

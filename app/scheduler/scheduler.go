@@ -123,7 +123,17 @@ type Scheduler struct {
 	renewed   time.Time // last runner-lease renewal
 	beat      time.Time // last job-lease heartbeat
 	closed    bool
-	pending   []completion
+	// nextLook is, per module, when its jobs next need a look (the next
+	// run_at_ms, a crashed process's lease expiry; the zero time: no
+	// row) as the last scan of it found; a module missing from it (or in
+	// dirty) is scanned on the next step. Every path that changes a
+	// module's rows through this process (its bindings, RunNow,
+	// CancelJob, a settle) marks it dirty; a change from outside (another
+	// process on the database) is seen by the full scan each lease
+	// renewal runs (at half the lease).
+	nextLook map[string]time.Time
+	dirty    map[string]bool
+	pending  []completion
 
 	// stmts: see stx (runner goroutine only).
 	stmts *stmtcache.Cache
@@ -161,6 +171,7 @@ func New(opts Options) (*Scheduler, error) {
 		grace: opts.CancelGrace, holder: opts.Holder,
 		wake: wake.NewSignal(), done: make(chan completion, 64), stop: make(chan struct{}),
 		loopDone: make(chan struct{}), mods: map[string]*Binding{}, running: map[string]*execution{},
+		nextLook: map[string]time.Time{}, dirty: map[string]bool{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -221,6 +232,15 @@ type stx = stmtcache.Tx
 
 // signal wakes the runner; it never blocks.
 func (s *Scheduler) signal() { s.wake.Notify() }
+
+// touch marks module's rows changed (scanned on the next step) and
+// signals the runner.
+func (s *Scheduler) touch(module string) {
+	s.mu.Lock()
+	s.dirty[module] = true
+	s.mu.Unlock()
+	s.signal()
+}
 
 // loop is the runner goroutine: a step at once, then one after every
 // signal (an enqueue, a completion) and at the moment the step returned,
@@ -290,17 +310,43 @@ func (s *Scheduler) step() time.Time {
 		}
 	}
 	var tokens []string
+	var beats []*execution
 	for _, ex := range s.running {
 		if !settling[ex] {
 			busy++
 			tokens = append(tokens, ex.token)
+			beats = append(beats, ex)
 		}
 	}
 	slots := s.max - busy
-	beatDue := s.beat.IsZero() || !s.now().Before(s.beat.Add(s.lease/2))
+	now := s.now()
+	beatDue := s.beat.IsZero() || !now.Before(s.beat.Add(s.lease/2))
+	// The runner lease is renewed at half of it (with the heartbeat), not
+	// on every step: until then this process holds it for sure.
+	renewDue := !s.active || s.renewed.IsZero() || !now.Before(s.renewed.Add(s.lease/2))
+	// Scan only the free modules whose rows changed or fell due; all of
+	// them at each renewal (a change from outside this process).
+	scan := map[string]*Binding{}
+	for name, b := range free {
+		next, seen := s.nextLook[name]
+		if renewDue || !seen || s.dirty[name] || (!next.IsZero() && !now.Before(next)) {
+			scan[name] = b
+			continue
+		}
+	}
+	for name := range scan {
+		delete(s.dirty, name)
+	}
+	var skippedWake time.Time
+	for name := range free {
+		if _, scanned := scan[name]; !scanned {
+			if next := s.nextLook[name]; !next.IsZero() && (skippedWake.IsZero() || next.Before(skippedWake)) {
+				skippedWake = next
+			}
+		}
+	}
 	s.mu.Unlock()
 
-	now := s.now()
 	nowMs := now.UnixMilli()
 	var (
 		claims      []claim
@@ -309,6 +355,7 @@ func (s *Scheduler) step() time.Time {
 		active      bool
 		other       string
 		otherTill   time.Time
+		looks       map[string]time.Time
 	)
 	addWake := func(t time.Time) {
 		if wakeAt.IsZero() || t.Before(wakeAt) {
@@ -317,20 +364,23 @@ func (s *Scheduler) step() time.Time {
 	}
 	err := s.write(s.runCtx, func(raw *sql.Tx) error {
 		tx := s.stmts.Tx(raw)
-		claims, unhandledJs, wakeAt = nil, nil, time.Time{}
+		claims, unhandledJs, wakeAt, looks = nil, nil, time.Time{}, nil
 		for _, c := range settles {
 			if err := s.settle(s.runCtx, tx, c); err != nil {
 				return err
 			}
 		}
-		res, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_runner SET token = ?, holder = ?, leased_until_ms = ?
-			WHERE id = 1 AND (token IS NULL OR token = ? OR leased_until_ms <= ?)`,
-			s.token, s.holder, now.Add(s.lease).UnixMilli(), s.token, nowMs)
-		if err != nil {
-			return fmt.Errorf("scheduler: runner lease: %w", err)
+		active = true
+		if renewDue {
+			res, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_runner SET token = ?, holder = ?, leased_until_ms = ?
+				WHERE id = 1 AND (token IS NULL OR token = ? OR leased_until_ms <= ?)`,
+				s.token, s.holder, now.Add(s.lease).UnixMilli(), s.token, nowMs)
+			if err != nil {
+				return fmt.Errorf("scheduler: runner lease: %w", err)
+			}
+			n, _ := res.RowsAffected()
+			active = n == 1
 		}
-		n, _ := res.RowsAffected()
-		active = n == 1
 		if !active {
 			var till int64
 			var holder sql.NullString
@@ -341,20 +391,26 @@ func (s *Scheduler) step() time.Time {
 			return nil
 		}
 		if beatDue && len(tokens) > 0 {
-			for _, tok := range tokens {
-				if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = ? WHERE lease_token = ?`,
-					now.Add(s.lease).UnixMilli(), tok); err != nil {
+			// By primary key: the token alone has no index.
+			for _, ex := range beats {
+				if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = ?
+					WHERE module = ? AND job_key = ? AND lease_token = ?`,
+					now.Add(s.lease).UnixMilli(), ex.module, ex.key, ex.token); err != nil {
 					return fmt.Errorf("scheduler: heartbeat: %w", err)
 				}
 			}
 		}
-		cands, wake, uh, err := s.scanModules(tx, free, nowMs)
+		cands, wake, uh, found, err := s.scanModules(tx, scan, nowMs)
+		looks = found
 		if err != nil {
 			return err
 		}
 		unhandledJs = uh
 		if !wake.IsZero() {
 			addWake(wake)
+		}
+		if !skippedWake.IsZero() {
+			addWake(skippedWake)
 		}
 		// The earliest due first, up to the free slots.
 		sortClaims(cands)
@@ -386,6 +442,9 @@ func (s *Scheduler) step() time.Time {
 			// The completions are not lost: retry them on the next step.
 			s.mu.Lock()
 			s.pending = append(settles, s.pending...)
+			for name := range scan {
+				s.dirty[name] = true
+			}
 			s.mu.Unlock()
 			return now.Add(delay)
 		}
@@ -395,6 +454,14 @@ func (s *Scheduler) step() time.Time {
 	s.mu.Lock()
 	for _, c := range settles {
 		s.forget(c.ex)
+		// Its module is free: its rows changed.
+		s.dirty[c.ex.module] = true
+	}
+	for name, next := range looks {
+		s.nextLook[name] = next
+	}
+	if !active {
+		clear(s.nextLook) // standing by: look at everything once active
 	}
 	s.mu.Unlock()
 	s.setActive(active, other, otherTill, now)
@@ -406,7 +473,9 @@ func (s *Scheduler) step() time.Time {
 	if beatDue {
 		s.beat = now
 	}
-	s.renewed = now
+	if renewDue {
+		s.renewed = now
+	}
 	launched := 0
 	for _, c := range claims {
 		if s.closed || s.running[c.b.module] != nil {
@@ -446,12 +515,13 @@ LEFT JOIN kimi_scheduler_jobs d ON d.rowid = (
 // scanModules finds each free module's next claimable job in one query
 // (rescanning only the modules whose due job had no handler, which it
 // marks), and returns when the modules next need a look.
-func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) ([]claim, time.Time, []unhandled, error) {
+func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) ([]claim, time.Time, []unhandled, map[string]time.Time, error) {
 	ctx := s.runCtx
 	var (
 		cands  []claim
 		uh     []unhandled
 		wakeAt time.Time
+		looks  = map[string]time.Time{}
 	)
 	addWake := func(t time.Time) {
 		if wakeAt.IsZero() || t.Before(wakeAt) {
@@ -461,11 +531,11 @@ func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) (
 	for len(free) > 0 {
 		names, err := json.Marshal(slices.Sorted(maps.Keys(free)))
 		if err != nil {
-			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan: %w", err)
+			return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan: %w", err)
 		}
 		rows, err := tx.QueryContext(ctx, scanQuery, string(names), nowMs)
 		if err != nil {
-			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+			return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan due: %w", err)
 		}
 		type found struct {
 			module                          string
@@ -479,13 +549,13 @@ func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) (
 			var f found
 			if err := rows.Scan(&f.module, &f.leased, &f.next, &f.key, &f.handler, &f.payload, &f.revision, &f.runAt, &f.attempt); err != nil {
 				rows.Close()
-				return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+				return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan due: %w", err)
 			}
 			all = append(all, f)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, time.Time{}, nil, fmt.Errorf("scheduler: scan due: %w", err)
+			return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan due: %w", err)
 		}
 		again := map[string]*Binding{}
 		for _, f := range all {
@@ -495,12 +565,13 @@ func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) (
 				// A live lease (a crashed process's run): at most one job
 				// per module, so wait for it to expire.
 				addWake(time.UnixMilli(f.leased.Int64))
+				looks[f.module] = time.UnixMilli(f.leased.Int64)
 			case f.key.Valid:
 				if b.handler(f.handler.String) == nil {
 					msg := "no handler " + repr(f.handler.String)
 					if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?, updated_ms = ?
 						WHERE module = ? AND job_key = ?`, nowMs+UnhandledRetry.Milliseconds(), msg, nowMs, f.module, f.key.String); err != nil {
-						return nil, time.Time{}, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
+						return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
 					}
 					uh = append(uh, unhandled{b: b, key: f.key.String, handler: f.handler.String})
 					again[f.module] = b
@@ -512,13 +583,19 @@ func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) (
 				// left for want of a slot, another's completion does.
 				cands = append(cands, claim{b: b, run: run, h: f.handler.String,
 					ex: &execution{b: b, module: f.module, key: key, revision: f.revision.String}})
+				// Due now: left unclaimed for want of a slot, the next
+				// step looks again.
+				looks[f.module] = time.UnixMilli(nowMs)
 			case f.next.Valid:
 				addWake(time.UnixMilli(f.next.Int64))
+				looks[f.module] = time.UnixMilli(f.next.Int64)
+			default:
+				looks[f.module] = time.Time{} // no row: only a change brings one
 			}
 		}
 		free = again
 	}
-	return cands, wakeAt, uh, nil
+	return cands, wakeAt, uh, looks, nil
 }
 
 func sortClaims(c []claim) {
