@@ -136,7 +136,7 @@ func stateWords(st State) string {
 func (s *Service) recordRollback(ctx context.Context, p Proposal, d Decider) (bool, error) {
 	now := s.now()
 	ok := true
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE kimi_proposals SET state = 'rolled_back', decided_by_user = ?, decided_by_admin = ?,
 			decision_source = ?, decision_reason = '', decided_ms = ?, updated_ms = ? WHERE id = ? AND state = 'applied'`,
 			int64(d.UserID), d.Admin, d.Source, now.UnixMilli(), now.UnixMilli(), p.ID)

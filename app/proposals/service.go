@@ -81,6 +81,8 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 
+	counts counts // the inbox's counts by state, kept until a write (counts.go)
+
 	watchMu  sync.Mutex
 	watchers map[int]func()
 	nextW    int

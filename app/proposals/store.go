@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +95,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, e Event) error {
 
 // insert stores a new pending proposal with its created event.
 func (s *Service) insert(ctx context.Context, p Proposal) error {
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
 		base := 0
 		if p.BaseExists {
 			base = 1
@@ -118,7 +119,7 @@ func (s *Service) insert(ctx context.Context, p Proposal) error {
 // whether it deleted it.
 func (s *Service) remove(ctx context.Context, id string) (bool, error) {
 	removed := false
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM kimi_proposals WHERE id = ? AND state = 'pending'`, id)
 		if err != nil {
 			return fmt.Errorf("proposals: delete %s: %w", id, err)
@@ -138,7 +139,7 @@ func (s *Service) remove(ctx context.Context, id string) (bool, error) {
 // attachCard records the card's message.
 func (s *Service) attachCard(ctx context.Context, id string, ref sdk.MessageRef) error {
 	now := s.now()
-	return s.st.Write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE kimi_proposals SET card_channel_id = ?, card_message_id = ?, updated_ms = ? WHERE id = ?`,
 			int64(ref.ChannelID), int64(ref.MessageID), now.UnixMilli(), id); err != nil {
 			return fmt.Errorf("proposals: attach the card of %s: %w", id, err)
@@ -165,7 +166,7 @@ type decision struct {
 func (s *Service) record(ctx context.Context, p Proposal, dc decision) (bool, error) {
 	now := s.now()
 	ok := true
-	err := s.st.Write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
 		var res sql.Result
 		var err error
 		if dc.state == "" {
@@ -265,47 +266,50 @@ func (s *Service) List(ctx context.Context, f Filter) (Page, error) {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
 	q += " ORDER BY created_ms DESC, id DESC LIMIT ?"
-	rows, err := s.st.Reader().QueryContext(ctx, q, append(args, limit+1)...)
-	if err != nil {
-		return Page{}, fmt.Errorf("proposals: list: %w", err)
-	}
-	defer rows.Close()
+	args = append(args, limit+1)
 	var page Page
-	for rows.Next() {
-		p, err := scanProposal(rows)
+	key := q + "\x00" + argsKey(args)
+	items, next, gen, ok := s.keptPage(key)
+	if ok {
+		// Kept pages are shared: callers get their own slice.
+		page.Items, page.Next = slices.Clone(items), next
+	} else {
+		rows, err := s.st.Reader().QueryContext(ctx, q, args...)
 		if err != nil {
 			return Page{}, fmt.Errorf("proposals: list: %w", err)
 		}
-		page.Items = append(page.Items, p)
-	}
-	if err := rows.Err(); err != nil {
-		return Page{}, fmt.Errorf("proposals: list: %w", err)
-	}
-	if len(page.Items) > limit {
-		page.Items = page.Items[:limit]
-		last := page.Items[limit-1]
-		page.Next = strconv.FormatInt(last.CreatedAt.UnixMilli(), 10) + ":" + last.ID
+		defer rows.Close()
+		for rows.Next() {
+			p, err := scanProposal(rows)
+			if err != nil {
+				return Page{}, fmt.Errorf("proposals: list: %w", err)
+			}
+			page.Items = append(page.Items, p)
+		}
+		if err := rows.Err(); err != nil {
+			return Page{}, fmt.Errorf("proposals: list: %w", err)
+		}
+		if len(page.Items) > limit {
+			page.Items = page.Items[:limit]
+			last := page.Items[limit-1]
+			page.Next = strconv.FormatInt(last.CreatedAt.UnixMilli(), 10) + ":" + last.ID
+		}
+		s.keepPage(key, gen, slices.Clone(page.Items), page.Next)
 	}
 	cq := `SELECT state, count(*) FROM kimi_proposals`
 	if common > 0 {
 		cq += " WHERE " + strings.Join(where[:common], " AND ")
 	}
 	cq += " GROUP BY state"
-	crow, err := s.st.Reader().QueryContext(ctx, cq, commonArgs...)
+	by, err := s.countsBy(ctx, cq, commonArgs)
 	if err != nil {
 		return Page{}, fmt.Errorf("proposals: count: %w", err)
 	}
-	defer crow.Close()
 	page.Counts = map[State]int{sdk.ProposalPending: 0, sdk.ProposalApplied: 0, sdk.ProposalRejected: 0, sdk.ProposalRolledBack: 0}
-	for crow.Next() {
-		var st string
-		var n int
-		if err := crow.Scan(&st, &n); err != nil {
-			return Page{}, fmt.Errorf("proposals: count: %w", err)
-		}
-		page.Counts[State(st)] = n
+	for st, n := range by {
+		page.Counts[st] = n
 	}
-	return page, crow.Err()
+	return page, nil
 }
 
 func parseCursor(c string) (int64, string, bool) {
@@ -316,11 +320,11 @@ func parseCursor(c string) (int64, string, bool) {
 
 // PendingCount is the number of pending proposals (the navigation badge).
 func (s *Service) PendingCount(ctx context.Context) (int, error) {
-	var n int
-	if err := s.st.Reader().QueryRowContext(ctx, `SELECT count(*) FROM kimi_proposals WHERE state = 'pending'`).Scan(&n); err != nil {
+	by, err := s.countsBy(ctx, `SELECT state, count(*) FROM kimi_proposals GROUP BY state`, nil)
+	if err != nil {
 		return 0, fmt.Errorf("proposals: count pending: %w", err)
 	}
-	return n, nil
+	return by[sdk.ProposalPending], nil
 }
 
 // Uncarded returns the pending proposals without a review card, oldest
