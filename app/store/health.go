@@ -250,7 +250,9 @@ func (s *Store) waitEnded(ctx, acq context.Context, err, phase error) error {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return err
 	}
-	if errors.Is(acq.Err(), context.DeadlineExceeded) || errors.Is(Classify(err), ErrBusy) {
+	// ctx's own deadline counts too: a parent's cancel closes its Done
+	// before it cancels acq, and the driver may have seen the first.
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(acq.Err(), context.DeadlineExceeded) || errors.Is(Classify(err), ErrBusy) {
 		return fmt.Errorf("%w (%w after %s): %w", ErrBusy, phase, s.writeWait, err)
 	}
 	return err
