@@ -74,16 +74,24 @@ func (s *settlingResults) Watch(ctx context.Context) <-chan struct{} {
 }
 
 // settle sets notification id's status (acknowledged with its time) and
-// signals the change.
+// its subscription's counts, as the dispatcher's settle does, and signals
+// the change.
 func (s *settlingResults) settle(t testing.TB, id string, st results.Status) {
 	t.Helper()
 	ack := int64(0)
 	if st == results.StatusAcknowledged {
 		ack = time.Now().UnixMilli()
 	}
-	if _, err := s.h.st.Writer().Exec(`UPDATE kimi_result_notifications SET status = ?, acknowledged_ms = ?, lease_token = '', lease_until_ms = 0 WHERE id = ?`,
-		string(st), ack, id); err != nil {
-		t.Fatal(err)
+	for _, q := range []string{
+		`UPDATE kimi_result_counts AS c SET n = n - 1 FROM kimi_result_notifications AS r
+			WHERE r.id = ?2 AND c.module = r.module AND c.name = r.name AND c.guild_id = r.guild_id AND c.status = r.status`,
+		`INSERT INTO kimi_result_counts (module, name, guild_id, status, n) SELECT module, name, guild_id, ?1, 1 FROM kimi_result_notifications WHERE id = ?2
+			ON CONFLICT DO UPDATE SET n = n + 1`,
+		`UPDATE kimi_result_notifications SET status = ?1, acknowledged_ms = ?3, lease_token = '', lease_until_ms = 0 WHERE id = ?2`,
+	} {
+		if _, err := s.h.st.Writer().Exec(q, string(st), id, ack); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.settled.Notify()
 }

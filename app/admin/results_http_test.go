@@ -64,9 +64,15 @@ func (h *harness) addResult(t testing.TB, k results.SubKey, r resultFix) string 
 		VALUES (?, ?, 2, ?, 9, ?, ?, '[]')`, run, "task-"+run, int64(k.GuildID), pub, exp); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.st.Writer().Exec(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status, attempts, retry_ms, detail, detail_ms, acknowledged_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, run, k.Module, k.Name, int64(k.GuildID), pub, exp, string(r.status),
-		min(h.resultSeq, 3), retry, r.detail, detailMs, ack); err != nil {
+	// Delivering is a pending row under a live lease (migration 00018).
+	status, token, lease := r.status, "", int64(0)
+	if status == results.StatusDelivering {
+		status, token, lease = results.StatusPending, fmt.Sprintf("%032x", 1<<40+h.resultSeq), now+time.Minute.Milliseconds()
+	}
+	if _, err := h.st.Writer().Exec(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status, attempts, retry_ms, detail, detail_ms, acknowledged_ms,
+		lease_token, lease_until_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, run, k.Module, k.Name, int64(k.GuildID), pub, exp, string(status),
+		min(h.resultSeq, 3), retry, r.detail, detailMs, ack, token, lease); err != nil {
 		t.Fatal(err)
 	}
 	return id

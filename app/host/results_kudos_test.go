@@ -84,10 +84,17 @@ func TestKudosCountsARedeliveredResultOnce(t *testing.T) {
 	}
 	acknowledged(1)
 	// The acknowledgement is lost: the row is left as a kill after the
-	// handler's commit leaves it.
+	// handler's commit leaves it (its stored status as claimed, under a
+	// lease that ran out).
 	if err := st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET status = 'delivering', acknowledged_ms = 0,
+		_, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET status = 'pending', acknowledged_ms = 0,
 			lease_token = 'lost', lease_until_ms = ? WHERE module = ?`, time.Now().Add(-time.Second).UnixMilli(), kudos.Name)
+		if err != nil {
+			return err
+		}
+		// … and its count with it.
+		_, err = tx.ExecContext(ctx, `UPDATE kimi_result_counts SET n = n + CASE status WHEN 'pending' THEN 1 ELSE -1 END
+			WHERE module = ? AND status IN ('pending', 'acknowledged')`, kudos.Name)
 		return err
 	}); err != nil {
 		t.Fatal(err)

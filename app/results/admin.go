@@ -31,10 +31,6 @@ const (
 // notificationIDRE is a notification id: 32 lowercase hex.
 var notificationIDRE = regexp.MustCompile(`\A[0-9a-f]{32}\z`)
 
-// openStatuses are the states a notification waits in before it is
-// acknowledged or expires.
-var openStatuses = []Status{StatusPending, StatusDelivering, StatusRetry, StatusBlocked}
-
 // Subscriptions returns every subscription with its counts, ordered by
 // module, name and guild. Fast with 100k notifications (the admin's p99
 // budget is 20 ms): one statement (subscriptionSQL) whose every part is a
@@ -103,12 +99,16 @@ func (s *Service) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
 
 // subscriptionSQL reads subscriptions (s) with, per subscription (?1 is
 // now in unix ms):
-//   - the count of each status, from kimi_result_counts (the triggers');
-//   - per open status, how many rows are past their expiry (they count as
-//     expired until the prune marks them): a range of the _sub index;
-//   - per open status, the publication of its oldest unexpired row: every
+//   - the count of each stored status, from kimi_result_counts (the
+//     dispatcher's deltas and the insert and delete triggers');
+//   - per stored open status, how many of its rows are under a live lease
+//     (they read as delivering): a range of the partial _leased index;
+//   - per stored open status, how many rows are past their expiry (they
+//     count as expired until the prune marks them): a range of the _status
+//     index (status, expires_ms);
+//   - per stored open status, the publication of its oldest unexpired row: every
 //     row expires Retention after its publication, so the first entry of
-//     the _sub index (status, expires_ms) past now is the oldest — a seek;
+//     the _status index past now is the oldest — a seek;
 //   - the newest detail of an unexpired retry or blocked row, from the
 //     partial _error index, newest first.
 var subscriptionSQL = func() string {
@@ -119,11 +119,15 @@ var subscriptionSQL = func() string {
 		fmt.Fprintf(&b, `,
 		COALESCE((SELECT n FROM kimi_result_counts WHERE %s AND status = '%s'), 0)`, key, st)
 	}
-	for _, st := range openStatuses {
+	for _, st := range storedOpen {
+		fmt.Fprintf(&b, `,
+		(SELECT COUNT(*) FROM kimi_result_notifications INDEXED BY kimi_result_notifications_leased WHERE %s AND status = '%s' AND %s)`, key, st, leasedLive)
+	}
+	for _, st := range storedOpen {
 		fmt.Fprintf(&b, `,
 		(SELECT COUNT(*) FROM kimi_result_notifications WHERE %s AND status = '%s' AND expires_ms <= ?1)`, key, st)
 	}
-	for _, st := range openStatuses {
+	for _, st := range storedOpen {
 		fmt.Fprintf(&b, `,
 		(SELECT published_ms FROM kimi_result_notifications WHERE %s AND status = '%s' AND expires_ms > ?1 ORDER BY expires_ms LIMIT 1)`, key, st)
 	}
@@ -141,12 +145,16 @@ func (s *Service) scanSubscription(r interface{ Scan(dest ...any) error }) (Subs
 	var created int64
 	var paused int
 	counts := make([]int, len(Statuses))
-	past := make([]int, len(openStatuses))
-	oldest := make([]sql.NullInt64, len(openStatuses))
+	leased := make([]int, len(storedOpen))
+	past := make([]int, len(storedOpen))
+	oldest := make([]sql.NullInt64, len(storedOpen))
 	var lastErr sql.NullString
 	dest := []any{&sub.Module, &sub.Name, &sub.GuildID, &created, &paused}
 	for i := range counts {
 		dest = append(dest, &counts[i])
+	}
+	for i := range leased {
+		dest = append(dest, &leased[i])
 	}
 	for i := range past {
 		dest = append(dest, &past[i])
@@ -166,11 +174,19 @@ func (s *Service) scanSubscription(r interface{ Scan(dest ...any) error }) (Subs
 			sub.Counts[st] = counts[i]
 		}
 	}
-	for i, st := range openStatuses {
+	for i, st := range storedOpen {
+		// Rows under a live lease read as delivering.
+		if n := min(leased[i], sub.Counts[st]); n > 0 {
+			sub.Counts[st] -= n
+			sub.Counts[StatusDelivering] += n
+		}
 		// Open rows past their expiry count as expired.
 		if n := min(past[i], sub.Counts[st]); n > 0 {
 			sub.Counts[st] -= n
 			sub.Counts[StatusExpired] += n
+		}
+		if sub.Counts[st] == 0 {
+			delete(sub.Counts, st)
 		}
 		if oldest[i].Valid && (sub.OldestPending.IsZero() || oldest[i].Int64 < sub.OldestPending.UnixMilli()) {
 			sub.OldestPending = time.UnixMilli(oldest[i].Int64)
@@ -203,45 +219,21 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 	if f.Limit == 0 {
 		f.Limit = defaultPageLimit
 	}
-	q := strings.Builder{}
-	// The run's task and revision from its publication (by primary key);
-	// a row always has one (ON DELETE CASCADE), LEFT JOIN keeps it anyway.
-	q.WriteString(`SELECT n.id, n.run_id, COALESCE(p.task_id, ''), COALESCE(p.revision, 0), n.status, n.attempts, n.retry_ms,
-		n.lease_until_ms, n.detail, n.published_ms, n.expires_ms, n.acknowledged_ms
-		FROM kimi_result_notifications AS n INDEXED BY `)
-	// The keyset order is an index's: of every status, or of one.
-	if f.Status == "" || f.Status == StatusExpired {
-		q.WriteString(`kimi_result_notifications_page`)
-	} else {
-		q.WriteString(`kimi_result_notifications_status_page`)
-	}
-	q.WriteString(` LEFT JOIN kimi_result_publications AS p ON p.run_id = n.run_id
-		WHERE n.module = ? AND n.name = ? AND n.guild_id = ?`)
 	now := s.now().UnixMilli()
-	args := []any{k.Module, k.Name, int64(k.GuildID)}
-	switch f.Status {
-	case "":
-	case StatusExpired:
-		q.WriteString(` AND (n.status = 'expired' OR (n.status <> 'acknowledged' AND n.expires_ms <= ?))`)
-		args = append(args, now)
-	case StatusAcknowledged:
-		q.WriteString(` AND n.status = 'acknowledged'`)
-	default:
-		q.WriteString(` AND n.status = ? AND n.expires_ms > ?`)
-		args = append(args, string(f.Status), now)
+	q, byExpiry := notificationsSQL(f.Status, f.After != "")
+	args := []any{now, k.Module, k.Name, int64(k.GuildID)}
+	if f.Status != "" && f.Status != StatusExpired && f.Status != StatusAcknowledged && f.Status != StatusDelivering {
+		args = append(args, string(f.Status))
 	}
 	if f.After != "" {
-		pub, id, err := parseCursor(f.After)
+		at, id, err := parseCursor(f.After)
 		if err != nil {
 			return NotificationPage{}, err
 		}
-		q.WriteString(` AND (n.published_ms < ? OR (n.published_ms = ? AND n.id < ?))`)
-		args = append(args, pub, pub, id)
+		args = append(args, at, id)
 	}
-	q.WriteString(` ORDER BY n.published_ms DESC, n.id DESC LIMIT ?`)
 	args = append(args, f.Limit+1)
-
-	stmt, err := s.prepared(ctx, q.String())
+	stmt, err := s.prepared(ctx, q)
 	if err != nil {
 		return NotificationPage{}, err
 	}
@@ -276,7 +268,11 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 	if len(page.Items) > f.Limit {
 		page.Items = page.Items[:f.Limit]
 		last := page.Items[len(page.Items)-1]
-		page.Next = makeCursor(last.PublishedAt.UnixMilli(), last.ID)
+		at := last.PublishedAt
+		if byExpiry {
+			at = last.ExpiresAt
+		}
+		page.Next = makeCursor(at.UnixMilli(), last.ID)
 	}
 	if page.Until, err = s.nextExpiry(ctx, k, now); err != nil {
 		return NotificationPage{}, err
@@ -284,12 +280,62 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 	return page, nil
 }
 
-// nextExpirySQL is the earliest expiry past ?4 of each open status of a
-// subscription: a seek of the _sub index (status, expires_ms) each.
+// notificationsSQL is Notifications' statement for a status filter ("":
+// every status) and whether it has a cursor: ?1 is now, ?2..?4 the
+// subscription, ?5 a stored status filtered on, then the cursor's time
+// and id, then the limit. byExpiry: the keyset is (expires_ms, id)
+// rather than (published_ms, id).
+func notificationsSQL(status Status, after bool) (q string, byExpiry bool) {
+	var b strings.Builder
+	// A row under a live lease reads as delivering.
+	b.WriteString(`SELECT n.id, n.run_id, COALESCE(p.task_id, ''), COALESCE(p.revision, 0),
+		CASE WHEN ` + leasedLiveOf("n.") + ` THEN 'delivering' ELSE n.status END, n.attempts, n.retry_ms,
+		n.lease_until_ms, n.detail, n.published_ms, n.expires_ms, n.acknowledged_ms
+		FROM kimi_result_notifications AS n INDEXED BY `)
+	// The keyset order is an index's: of every status by publication, of
+	// one stored status by expiry (every row expires Retention after its
+	// publication: the same order), or of the few live leases (sorted).
+	byExpiry = status != "" && status != StatusExpired && status != StatusDelivering
+	switch {
+	case status == StatusDelivering:
+		b.WriteString(`kimi_result_notifications_leased`)
+	case byExpiry:
+		b.WriteString(`kimi_result_notifications_status`)
+	default:
+		b.WriteString(`kimi_result_notifications_page`)
+	}
+	b.WriteString(` LEFT JOIN kimi_result_publications AS p ON p.run_id = n.run_id
+		WHERE n.module = ?2 AND n.name = ?3 AND n.guild_id = ?4`)
+	switch status {
+	case "":
+	case StatusExpired:
+		b.WriteString(` AND (n.status = 'expired' OR (n.status <> 'acknowledged' AND n.expires_ms <= ?1))`)
+	case StatusAcknowledged:
+		b.WriteString(` AND n.status = 'acknowledged'`)
+	case StatusDelivering:
+		b.WriteString(` AND n.status IN ('pending', 'retry', 'blocked') AND ` + leasedLiveOf("n."))
+	default:
+		b.WriteString(` AND n.status = ?5 AND n.expires_ms > ?1 AND NOT (` + leasedLiveOf("n.") + `)`)
+	}
+	order := "published_ms"
+	if byExpiry {
+		order = "expires_ms"
+	}
+	if after {
+		// A row value: the index seeks to the cursor instead of reading
+		// the rows before it.
+		fmt.Fprintf(&b, ` AND (n.%[1]s, n.id) < (?, ?)`, order)
+	}
+	fmt.Fprintf(&b, ` ORDER BY n.%[1]s DESC, n.id DESC LIMIT ?`, order)
+	return b.String(), byExpiry
+}
+
+// nextExpirySQL is the earliest expiry past ?4 of each stored open status
+// of a subscription: a seek of the _status index (status, expires_ms) each.
 var nextExpirySQL = func() string {
 	var b strings.Builder
 	b.WriteString(`SELECT `)
-	for i, st := range openStatuses {
+	for i, st := range storedOpen {
 		if i > 0 {
 			b.WriteString(`, `)
 		}
@@ -305,7 +351,7 @@ func (s *Service) nextExpiry(ctx context.Context, k SubKey, nowMs int64) (time.T
 	if err != nil {
 		return time.Time{}, err
 	}
-	exp := make([]sql.NullInt64, len(openStatuses))
+	exp := make([]sql.NullInt64, len(storedOpen))
 	dest := make([]any, len(exp))
 	for i := range exp {
 		dest[i] = &exp[i]
@@ -382,8 +428,8 @@ func (s *Service) RetryNow(ctx context.Context, k SubKey, ids []string, a Actor)
 		return 0, nil
 	}
 	now := s.now().UnixMilli()
-	q := `UPDATE kimi_result_notifications SET retry_ms = ?
-	       WHERE module = ? AND name = ? AND guild_id = ? AND status IN ('retry', 'blocked') AND expires_ms > ?`
+	q := `UPDATE kimi_result_notifications SET retry_ms = ?1
+	       WHERE module = ?2 AND name = ?3 AND guild_id = ?4 AND status IN ('retry', 'blocked') AND expires_ms > ?5 AND lease_until_ms <= ?5`
 	args := []any{now, k.Module, k.Name, int64(k.GuildID), now}
 	if ids != nil {
 		q += ` AND id IN (?` + strings.Repeat(", ?", len(ids)-1) + `)`
@@ -446,8 +492,9 @@ func (s *Service) SetPaused(ctx context.Context, k SubKey, paused bool, a Actor)
 		action, detail := ActionPause, DetailPaused
 		if !paused {
 			res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET retry_ms = ?
-			  WHERE module = ? AND name = ? AND guild_id = ? AND status IN ('pending', 'retry', 'blocked') AND retry_ms > ? AND expires_ms > ?`,
-				now, k.Module, k.Name, int64(k.GuildID), now, now)
+			  WHERE module = ?2 AND name = ?3 AND guild_id = ?4 AND status IN ('pending', 'retry', 'blocked') AND retry_ms > ?1 AND expires_ms > ?1
+			  AND lease_until_ms <= ?1`,
+				now, k.Module, k.Name, int64(k.GuildID))
 			if err != nil {
 				return fmt.Errorf("results: resume: %w", err)
 			}

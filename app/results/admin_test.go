@@ -99,8 +99,14 @@ func (f *adminFixture) add(k SubKey, r adminRow) string {
 	if r.status == StatusAcknowledged {
 		ack = now
 	}
-	f.exec(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status, attempts, retry_ms, detail, detail_ms, acknowledged_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`, id, run, k.Module, k.Name, int64(k.GuildID), pub, exp, string(r.status), retry, r.detail, detailMs, ack)
+	// Delivering is a pending row under a live lease (migration 00018).
+	status, token, lease := r.status, "", int64(0)
+	if status == StatusDelivering {
+		status, token, lease = StatusPending, fmt.Sprintf("%032x", 1<<40+f.seq), now+Lease.Milliseconds()
+	}
+	f.exec(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status, attempts, retry_ms, detail, detail_ms, acknowledged_ms,
+		lease_token, lease_until_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)`, id, run, k.Module, k.Name, int64(k.GuildID), pub, exp, string(status), retry, r.detail, detailMs, ack, token, lease)
 	return id
 }
 

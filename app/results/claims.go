@@ -61,8 +61,9 @@ type outcome struct {
 }
 
 // settle writes one outcome, guarded by the claim's token, a live lease
-// and the row's expiry; false: the lease was lost (nothing written).
-func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Time) (bool, error) {
+// and the row's expiry, and adds its status change to d; false: the lease
+// was lost (nothing written).
+func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Time, d countDeltas) (bool, error) {
 	if o.status == "" {
 		return false, nil
 	}
@@ -71,7 +72,9 @@ func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Ti
 		res sql.Result
 		err error
 	)
-	guard := `WHERE id = ? AND lease_token = ? AND status = 'delivering' AND lease_until_ms > ? AND expires_ms > ?`
+	// The status is the one the claim read: nothing changes a live-leased
+	// row's status but its settle.
+	guard := `WHERE id = ? AND lease_token = ? AND lease_until_ms > ? AND expires_ms > ?`
 	if o.status == StatusAcknowledged {
 		res, err = tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET status = 'acknowledged', acknowledged_ms = ?,
 			retry_ms = 0, lease_token = '', lease_until_ms = 0, detail = '', detail_ms = ?, attempts = attempts + ? `+guard,
@@ -92,6 +95,9 @@ func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Ti
 	if err != nil {
 		return false, fmt.Errorf("settle %s: %w", o.c.id, err)
 	}
+	if n > 0 {
+		d.move(o.c.key, o.c.prev, o.status, 1)
+	}
 	return n > 0, nil
 }
 
@@ -100,13 +106,12 @@ func (s *Service) settle(ctx context.Context, tx querier, o outcome, now time.Ti
 // as much as the row it writes).
 const leaseRows = `(SELECT value->>0 AS id, value->>1 AS token, value->>2 AS inc FROM json_each(?1))`
 
-// ackQuery acknowledges a batch, each row under settle's guard (the unary
-// + keeps the planner on the id lookup per batch row: on the due index's
-// status it scanned json_each once per delivering row).
+// ackQuery acknowledges a batch, each row under settle's guard (looked
+// up by id per batch row: TestClaimAndSettlePlans).
 const ackQuery = `UPDATE kimi_result_notifications AS n SET status = 'acknowledged', acknowledged_ms = ?2,
 	retry_ms = 0, lease_token = '', lease_until_ms = 0, detail = '', detail_ms = ?2, attempts = n.attempts + j.inc
 	FROM ` + leaseRows + ` AS j
-	WHERE n.id = j.id AND n.lease_token = j.token AND +n.status = 'delivering' AND n.lease_until_ms > ?2 AND n.expires_ms > ?2
+	WHERE n.id = j.id AND n.lease_token = j.token AND n.lease_until_ms > ?2 AND n.expires_ms > ?2
 	RETURNING id`
 
 // batchJSON is leaseRows' argument for claims, with inc[i] for claim i.
@@ -124,7 +129,7 @@ func batchJSON(cs []*claim, inc func(i int) int) (string, error) {
 
 // settleAll settles outcomes: the acknowledgements in one statement, the
 // others one by one (settle); ok[i] reports whether outcome i was written.
-func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now time.Time) ([]bool, error) {
+func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now time.Time, d countDeltas) ([]bool, error) {
 	ok := make([]bool, len(outs))
 	var acks []*claim
 	var ackInc []int
@@ -134,7 +139,7 @@ func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now
 			continue
 		}
 		var err error
-		if ok[i], err = s.settle(ctx, tx, o, now); err != nil {
+		if ok[i], err = s.settle(ctx, tx, o, now, d); err != nil {
 			return nil, err
 		}
 	}
@@ -155,25 +160,28 @@ func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now
 	}
 	for i, o := range outs {
 		if o.status == StatusAcknowledged {
-			ok[i] = slices.Contains(ids, o.c.id)
+			if ok[i] = slices.Contains(ids, o.c.id); ok[i] {
+				d.move(o.c.key, o.c.prev, StatusAcknowledged, 1)
+			}
 		}
 	}
 	return ok, nil
 }
 
-// dueWhere selects the claimable rows of an unpaused subscription (a
-// delivering row whose lease ran out belongs to a crashed or stuck
-// delivery: claimable again).
-const dueWhere = `n.status IN ('pending', 'retry', 'blocked', 'delivering') AND n.expires_ms > ?1 AND n.retry_ms <= ?1
+// dueWhere selects the claimable rows of an unpaused subscription: open,
+// due and not under a live lease (a lease that ran out belongs to a
+// crashed or stuck delivery: claimable again).
+const dueWhere = `n.status IN ('pending', 'retry', 'blocked') AND n.expires_ms > ?1 AND n.retry_ms <= ?1
 	AND n.lease_until_ms <= ?1 AND EXISTS (SELECT 1 FROM kimi_result_subscriptions s
 	WHERE s.module = n.module AND s.name = n.name AND s.guild_id = n.guild_id AND s.paused = 0)`
 
 // claimQuery selects up to ?2 (the claim's limit, written in) due rows in claim order: each status's
 // rows come in that order from the due index, so only the first ?2 of
-// each are read, and the four are merged.
+// each are read past the leased ones (at most the claims in flight), and
+// the three are merged.
 var claimQuery = func() string {
 	var parts []string
-	for _, st := range []Status{StatusPending, StatusRetry, StatusBlocked, StatusDelivering} {
+	for _, st := range storedOpen {
 		parts = append(parts, `SELECT * FROM (SELECT n.id, n.module, n.name, n.guild_id, n.attempts, n.expires_ms, n.retry_ms, n.published_ms, n.run_id, n.status
 			FROM kimi_result_notifications n WHERE n.status = '`+string(st)+`' AND `+dueWhere+`
 			ORDER BY n.retry_ms, n.published_ms, n.id LIMIT ?2)`)
@@ -185,15 +193,25 @@ var claimQuery = func() string {
 }()
 
 // blockQuarantined settles a quarantined module's due rows blocked
-// (DetailQuarantined) without delivering them.
-func (s *Service) blockQuarantined(ctx context.Context, tx querier, module string, nowMs int64) (int64, error) {
-	res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications AS n SET status = 'blocked', attempts = attempts + 1,
-		retry_ms = ?2, lease_token = '', lease_until_ms = 0, detail = ?3, detail_ms = ?1
-		WHERE n.module = ?4 AND `+dueWhere, nowMs, nowMs+s.opts.BlockedRetry.Milliseconds(), DetailQuarantined, module)
-	if err != nil {
-		return 0, fmt.Errorf("block quarantined %s: %w", module, err)
+// (DetailQuarantined) without delivering them, one statement per status
+// they leave (for d).
+func (s *Service) blockQuarantined(ctx context.Context, tx querier, module string, nowMs int64, d countDeltas) (int64, error) {
+	var total int64
+	for _, st := range storedOpen {
+		rows, err := tx.QueryContext(ctx, `UPDATE kimi_result_notifications AS n SET status = 'blocked', attempts = attempts + 1,
+			retry_ms = ?2, lease_token = '', lease_until_ms = 0, detail = ?3, detail_ms = ?1
+			WHERE n.module = ?4 AND n.status = ?5 AND `+dueWhere+` RETURNING module, name, guild_id`,
+			nowMs, nowMs+s.opts.BlockedRetry.Milliseconds(), DetailQuarantined, module, string(st))
+		if err != nil {
+			return 0, fmt.Errorf("block quarantined %s: %w", module, err)
+		}
+		n, err := d.scanMoves(rows, st, StatusBlocked)
+		if err != nil {
+			return 0, fmt.Errorf("block quarantined %s: %w", module, err)
+		}
+		total += n
 	}
-	return res.RowsAffected()
+	return total, nil
 }
 
 // claim leases up to limit due rows, oldest due first; the first atOnce
@@ -246,7 +264,9 @@ func (s *Service) claim(ctx context.Context, tx querier, nowMs int64, limit, atO
 	if err != nil {
 		return nil, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications AS n SET status = 'delivering', attempts = n.attempts + j.inc,
+	// The lease columns and attempts only: no indexed column but the
+	// leased partial index's changes.
+	if _, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications AS n SET attempts = n.attempts + j.inc,
 		lease_token = j.token, lease_until_ms = ?2 FROM `+leaseRows+` AS j WHERE n.id = j.id`, arg, nowMs+s.opts.Lease.Milliseconds()); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}

@@ -228,7 +228,7 @@ func (s *Service) fullCheck(ctx context.Context, c *claim) (*registration, strin
 }
 
 const liveQuery = `SELECT 1 FROM kimi_result_notifications WHERE id = ? AND lease_token = ?
-	AND status = 'delivering' AND lease_until_ms > ? AND expires_ms > ?`
+	AND lease_until_ms > ? AND expires_ms > ?`
 
 // live reports whether c's row is still delivering under its token with a
 // live lease and not expired. The row stops being live only through this

@@ -263,28 +263,28 @@ func (s *Service) Close(ctx context.Context) error {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stepTimeout)
 		defer cancel()
 		err := s.st.Write(wctx, func(tx *sql.Tx) error {
+			deltas := countDeltas{}
 			for _, o := range settle {
-				if _, err := s.settle(wctx, tx, o, now); err != nil {
+				if _, err := s.settle(wctx, tx, o, now, deltas); err != nil {
 					return err
 				}
 			}
 			for _, c := range counts {
 				if _, err := tx.ExecContext(wctx, `UPDATE kimi_result_notifications SET attempts = attempts + 1
-					WHERE id = ? AND lease_token = ? AND status = 'delivering'`, c.id, c.token); err != nil {
+					WHERE id = ? AND lease_token = ?`, c.id, c.token); err != nil {
 					return fmt.Errorf("count attempt %s: %w", c.id, err)
 				}
 			}
-			// Queued claims go back to the status they were claimed in,
-			// unleased: claimable at once by the next start (their
-			// retry_ms was due when claimed).
+			// Queued claims are unleased, their status untouched:
+			// claimable at once by the next start (their retry_ms was due
+			// when claimed).
 			for i, c := range queued {
-				if _, err := tx.ExecContext(wctx, `UPDATE kimi_result_notifications SET status = ?, lease_token = '', lease_until_ms = 0,
-					attempts = attempts - ? WHERE id = ? AND lease_token = ? AND status = 'delivering'`,
-					string(c.prev), uncount[i], c.id, c.token); err != nil {
+				if _, err := tx.ExecContext(wctx, `UPDATE kimi_result_notifications SET lease_token = '', lease_until_ms = 0,
+					attempts = attempts - ? WHERE id = ? AND lease_token = ?`, uncount[i], c.id, c.token); err != nil {
 					return fmt.Errorf("release %s: %w", c.id, err)
 				}
 			}
-			return nil
+			return deltas.write(wctx, tx)
 		})
 		if err != nil && werr == nil {
 			werr = fmt.Errorf("results: close: settle: %w", err)

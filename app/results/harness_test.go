@@ -229,10 +229,12 @@ func (e *env) enqueue(p Publication) int {
 	return n
 }
 
-// row is a notification's stored state.
+// row is a notification's stored state, Status as the service reads it
+// at the env's clock (a live lease reads as delivering; Stored is the
+// column).
 type row struct {
 	ID                                 string
-	Status                             Status
+	Status, Stored                     Status
 	Attempts                           int
 	Detail                             string
 	RetryMs, LeaseMs, AckMs, ExpiresMs int64
@@ -263,6 +265,10 @@ func (e *env) rows(where string, args ...any) []row {
 			e.t.Fatalf("rows: %v", err)
 		}
 		r.Guild = uint64(g)
+		r.Stored = r.Status
+		if now := e.clk.Now().UnixMilli(); r.Token != "" && r.LeaseMs > now && r.ExpiresMs > now {
+			r.Status = StatusDelivering
+		}
 		out = append(out, r)
 	}
 	if err := rs.Err(); err != nil {

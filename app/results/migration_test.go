@@ -3,6 +3,8 @@ package results
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -44,6 +46,82 @@ func TestMigration00008Down(t *testing.T) {
 		t.Errorf("schema after 00008's Down:\n%q\nwant (version 7):\n%q", got, want)
 	}
 	if _, err := p.UpTo(ctx, 8); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
+
+// TestMigration00018: Up turns the rows stored as delivering into pending
+// rows that keep their lease (and moves their counts with them), so each
+// subscription's counts still equal its rows; Down leaves exactly the
+// schema of version 17, and Up applies again.
+func TestMigration00018(t *testing.T) {
+	ctx := context.Background()
+	ref, refP := migrationtest.Open(t, "seventeen.db")
+	if _, err := refP.UpTo(ctx, 17); err != nil {
+		t.Fatal(err)
+	}
+	want := migrationtest.Schema(t, ref)
+
+	db, p := migrationtest.Open(t, "eighteen.db")
+	if _, err := p.UpTo(ctx, 17); err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{
+		`INSERT INTO kimi_result_subscriptions (module, name, guild_id, created_ms) VALUES ('kudos', 'digest', 42, 1), ('kudos', 'digest', 43, 1), ('kudos', 'other', 42, 1)`,
+		`INSERT INTO kimi_result_publications (run_id, task_id, revision, guild_id, owner_id, published_ms, expires_ms, messages) VALUES ('r1', 't', 1, 42, 7, 1, 2, '[]'), ('r2', 't', 1, 43, 7, 1, 2, '[]')`,
+	}
+	for i, row := range []struct {
+		run, name string
+		guild     int
+		status    string
+	}{{"r1", "digest", 42, "delivering"}, {"r1", "other", 42, "pending"}, {"r2", "digest", 43, "delivering"}, {"r2", "digest", 42, "acknowledged"}} {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status, lease_token, lease_until_ms)
+			VALUES ('%032x', '%s', 'kudos', '%s', %d, 1, 2, '%s', CASE WHEN '%[5]s' = 'delivering' THEN 'tok' ELSE '' END, CASE WHEN '%[5]s' = 'delivering' THEN 99 ELSE 0 END)`,
+			i+1, row.run, row.name, row.guild, row.status))
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := p.UpTo(ctx, 18); err != nil {
+		t.Fatalf("up to 18: %v", err)
+	}
+	counts := func(q string) map[string]int {
+		t.Helper()
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		got := map[string]int{}
+		for rows.Next() {
+			var k string
+			var n int
+			if err := rows.Scan(&k, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n > 0 {
+				got[k] = n
+			}
+		}
+		return got
+	}
+	kept := counts(`SELECT guild_id || ' ' || status, sum(n) FROM kimi_result_counts GROUP BY 1`)
+	rows := counts(`SELECT guild_id || ' ' || status, COUNT(*) FROM kimi_result_notifications GROUP BY 1`)
+	if wantRows := map[string]int{"42 pending": 2, "43 pending": 1, "42 acknowledged": 1}; !maps.Equal(rows, wantRows) || !maps.Equal(kept, wantRows) {
+		t.Errorf("after Up: rows %v, counts %v; want both %v", rows, kept, wantRows)
+	}
+	if leased := counts(`SELECT lease_token, COUNT(*) FROM kimi_result_notifications INDEXED BY kimi_result_notifications_leased WHERE lease_token <> '' GROUP BY 1`); !maps.Equal(leased, map[string]int{"tok": 2}) {
+		t.Errorf("leases after Up = %v, want the two claims' kept", leased)
+	}
+	if _, err := p.DownTo(ctx, 17); err != nil {
+		t.Fatalf("down to 17: %v", err)
+	}
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
+		t.Errorf("schema after 00018's Down:\n%q\nwant (version 17):\n%q", got, want)
+	}
+	if _, err := p.UpTo(ctx, 18); err != nil {
 		t.Fatalf("up again: %v", err)
 	}
 }

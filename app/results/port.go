@@ -92,7 +92,7 @@ func (b *Binding) Subscribe(ctx context.Context, name string, guildID uint64, ha
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET retry_ms = ?
-			WHERE module = ? AND name = ? AND guild_id = ? AND status = 'blocked' AND detail = ? AND retry_ms > ?`,
+			WHERE module = ? AND name = ? AND guild_id = ? AND status = 'blocked' AND detail = ? AND retry_ms > ?6 AND lease_until_ms <= ?6`,
 			nowMs, k.Module, k.Name, int64(k.GuildID), DetailUnavailable, nowMs)
 		return err
 	})

@@ -106,9 +106,10 @@ func (s *Service) step() time.Time {
 		tx := s.stmts.Tx(sqlTx)
 		claims, changedRows = nil, false
 		affected := map[string]bool{}
+		deltas := countDeltas{}
 		nextPrune = pruneAt
 		if pruneAt <= nowMs {
-			n, err := s.prune(ctx, tx, nowMs, affected)
+			n, err := s.prune(ctx, tx, nowMs, affected, deltas)
 			if err != nil {
 				return err
 			}
@@ -118,8 +119,8 @@ func (s *Service) step() time.Time {
 			}
 		}
 		for _, m := range released {
-			res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET retry_ms = ?
-				WHERE module = ? AND status = 'blocked' AND detail = ? AND retry_ms > ?`, nowMs, m, DetailQuarantined, nowMs)
+			res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET retry_ms = ?1
+				WHERE module = ?2 AND status = 'blocked' AND detail = ?3 AND retry_ms > ?1 AND lease_until_ms <= ?1`, nowMs, m, DetailQuarantined)
 			if err != nil {
 				return fmt.Errorf("requeue %s: %w", m, err)
 			}
@@ -128,7 +129,7 @@ func (s *Service) step() time.Time {
 			}
 			affected[m] = true
 		}
-		ok, err := s.settleAll(ctx, tx, settles, now)
+		ok, err := s.settleAll(ctx, tx, settles, now, deltas)
 		if err != nil {
 			return err
 		}
@@ -141,7 +142,7 @@ func (s *Service) step() time.Time {
 		}
 		for _, c := range counts {
 			res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET attempts = attempts + 1
-				WHERE id = ? AND lease_token = ? AND status = 'delivering'`, c.id, c.token)
+				WHERE id = ? AND lease_token = ?`, c.id, c.token)
 			if err != nil {
 				return fmt.Errorf("count attempt %s: %w", c.id, err)
 			}
@@ -152,7 +153,7 @@ func (s *Service) step() time.Time {
 		}
 		for _, r := range renewals {
 			res, err := tx.ExecContext(ctx, `UPDATE kimi_result_notifications SET lease_until_ms = ?
-				WHERE id = ? AND lease_token = ? AND status = 'delivering' AND lease_until_ms > ? AND expires_ms > ?`,
+				WHERE id = ? AND lease_token = ? AND lease_until_ms > ? AND expires_ms > ?`,
 				nowMs+s.opts.Lease.Milliseconds(), r.id, r.token, nowMs, nowMs)
 			if err != nil {
 				return fmt.Errorf("renew lease %s: %w", r.id, err)
@@ -166,7 +167,7 @@ func (s *Service) step() time.Time {
 			changedRows = changedRows || r.ok
 		}
 		for _, m := range quarantined {
-			n, err := s.blockQuarantined(ctx, tx, m, nowMs)
+			n, err := s.blockQuarantined(ctx, tx, m, nowMs, deltas)
 			if err != nil {
 				return err
 			}
@@ -184,6 +185,10 @@ func (s *Service) step() time.Time {
 				affected[c.key.Module] = true
 			}
 			changedRows = changedRows || len(claims) > 0
+		}
+		// The counts of every status change above, in one write.
+		if err := deltas.write(ctx, tx); err != nil {
+			return err
 		}
 		if next, err = s.nextDue(ctx, tx, nowMs); err != nil {
 			return err
@@ -261,18 +266,32 @@ func (s *Service) step() time.Time {
 	return time.UnixMilli(next)
 }
 
-// prune expires live rows past their expiry, deletes acknowledged rows
-// past it and expired rows a further Retention on, and publications past
-// expiry with no notifications left.
-func (s *Service) prune(ctx context.Context, tx querier, nowMs int64, affected map[string]bool) (int, error) {
+// prune expires live rows past their expiry (one statement per status
+// they leave, for d), deletes acknowledged rows past it and expired rows
+// a further Retention on (counted by the delete trigger), and
+// publications past expiry with no notifications left.
+func (s *Service) prune(ctx context.Context, tx querier, nowMs int64, affected map[string]bool, d countDeltas) (int, error) {
 	total := 0
+	for _, st := range storedOpen {
+		rows, err := tx.QueryContext(ctx, `UPDATE kimi_result_notifications SET status = 'expired', lease_token = '', lease_until_ms = 0
+			WHERE run_id IN (SELECT run_id FROM kimi_result_publications WHERE expires_ms <= ?)
+			AND status = ? RETURNING module, name, guild_id`, nowMs, string(st))
+		if err != nil {
+			return 0, fmt.Errorf("prune: %w", err)
+		}
+		n, err := d.scanMoves(rows, st, StatusExpired)
+		if err != nil {
+			return 0, fmt.Errorf("prune: %w", err)
+		}
+		total += int(n)
+	}
+	for ck := range d {
+		affected[ck.key.Module] = true
+	}
 	stmts := []struct {
 		q   string
 		arg int64
 	}{
-		{`UPDATE kimi_result_notifications SET status = 'expired', lease_token = '', lease_until_ms = 0
-			WHERE run_id IN (SELECT run_id FROM kimi_result_publications WHERE expires_ms <= ?)
-			AND status IN ('pending', 'delivering', 'retry', 'blocked') RETURNING module`, nowMs},
 		{`DELETE FROM kimi_result_notifications
 			WHERE run_id IN (SELECT run_id FROM kimi_result_publications WHERE expires_ms <= ?)
 			AND status = 'acknowledged' RETURNING module`, nowMs},
@@ -324,17 +343,22 @@ func (s *Service) nextPrune(ctx context.Context, tx querier, nowMs int64) (int64
 	return next, nil
 }
 
+// nextDueSQL is nextDue's statement (?1: now): a seek of the due index
+// per stored open status, of the leased index, of the publications'
+// expiry index.
+const nextDueSQL = `SELECT min(t) FROM (
+		SELECT min(retry_ms) AS t FROM kimi_result_notifications WHERE status = 'pending' AND retry_ms > ?1
+		UNION ALL SELECT min(retry_ms) FROM kimi_result_notifications WHERE status = 'retry' AND retry_ms > ?1
+		UNION ALL SELECT min(retry_ms) FROM kimi_result_notifications WHERE status = 'blocked' AND retry_ms > ?1
+		UNION ALL SELECT min(lease_until_ms) FROM kimi_result_notifications INDEXED BY kimi_result_notifications_leased WHERE lease_token <> '' AND lease_until_ms > ?1
+		UNION ALL SELECT min(expires_ms) FROM kimi_result_publications WHERE expires_ms > ?1)`
+
 // nextDue is the earliest moment a row becomes due (a retry, a lease
 // running out) or a publication expires (0: none; the step adds the
 // purge of expired rows).
 func (s *Service) nextDue(ctx context.Context, tx querier, nowMs int64) (int64, error) {
 	var t sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT min(t) FROM (
-		SELECT min(retry_ms) AS t FROM kimi_result_notifications WHERE status = 'pending' AND retry_ms > ?1
-		UNION ALL SELECT min(retry_ms) FROM kimi_result_notifications WHERE status = 'retry' AND retry_ms > ?1
-		UNION ALL SELECT min(retry_ms) FROM kimi_result_notifications WHERE status = 'blocked' AND retry_ms > ?1
-		UNION ALL SELECT min(lease_until_ms) FROM kimi_result_notifications WHERE status = 'delivering' AND lease_until_ms > ?1
-		UNION ALL SELECT min(expires_ms) FROM kimi_result_publications WHERE expires_ms > ?1)`, nowMs).Scan(&t)
+	err := tx.QueryRowContext(ctx, nextDueSQL, nowMs).Scan(&t)
 	if err != nil {
 		return 0, fmt.Errorf("next due: %w", err)
 	}

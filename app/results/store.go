@@ -271,12 +271,14 @@ func clipRunes(s string, n int) string {
 
 // moduleCounts returns a module's notifications by status (the health
 // constraint's figures), from the read pool: the sums of
-// kimi_result_counts (kept by migration 00008's triggers) over the
-// module's subscriptions, a read of a few rows instead of every
-// notification. A row past expiry still counts under its status until the
-// dispatcher's prune, which runs at that expiry, marks it expired.
+// kimi_result_counts (the dispatcher's deltas and migration 00008's
+// insert and delete triggers) over the module's subscriptions, less the
+// rows under a live lease, which read as delivering (the partial _leased
+// index) — a read of a few rows instead of every notification. A row past
+// expiry still counts under its status until the dispatcher's prune,
+// which runs at that expiry, marks it expired.
 func (s *Service) moduleCounts(ctx context.Context, module string) (Counts, error) {
-	rows, err := s.readStmt(ctx, `SELECT status, sum(n) FROM kimi_result_counts WHERE module = ? GROUP BY status`).QueryContext(ctx, module)
+	rows, err := s.readStmt(ctx, moduleCountsSQL).QueryContext(ctx, s.now().UnixMilli(), module)
 	if err != nil {
 		return nil, fmt.Errorf("results: count %s: %w", module, err)
 	}
@@ -284,14 +286,28 @@ func (s *Service) moduleCounts(ctx context.Context, module string) (Counts, erro
 	c := Counts{}
 	for rows.Next() {
 		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
+		var n, leased int
+		if err := rows.Scan(&st, &n, &leased); err != nil {
 			return nil, fmt.Errorf("results: count %s: %w", module, err)
 		}
-		c[Status(st)] = n
+		c[Status(st)] += n - leased
+		c[StatusDelivering] += leased
 	}
-	return c, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("results: count %s: %w", module, err)
+	}
+	for st, n := range c {
+		if n == 0 {
+			delete(c, st)
+		}
+	}
+	return c, nil
 }
+
+// moduleCountsSQL is moduleCounts' statement: ?1 now, ?2 the module.
+const moduleCountsSQL = `SELECT status, sum(n), 0 FROM kimi_result_counts WHERE module = ?2 GROUP BY status
+	UNION ALL SELECT status, 0, count(*) FROM kimi_result_notifications INDEXED BY kimi_result_notifications_leased
+	WHERE module = ?2 AND ` + leasedLive + ` GROUP BY status`
 
 // String is the key as an audit target: "module/name/guild".
 func (k SubKey) String() string {

@@ -220,7 +220,7 @@ func TestSettleClipsDetail(t *testing.T) {
 		if err != nil || len(claims) != 1 {
 			return errors.Join(err, errors.New("no claim"))
 		}
-		_, err = s.settle(e.ctx, tx, outcome{c: claims[0], status: StatusRetry, detail: strings.Repeat("ü", 400)}, e.clk.Now())
+		_, err = s.settle(e.ctx, tx, outcome{c: claims[0], status: StatusRetry, detail: strings.Repeat("ü", 400)}, e.clk.Now(), countDeltas{})
 		return err
 	})
 	if err != nil {
@@ -317,14 +317,17 @@ func TestSettleGuards(t *testing.T) {
 			var ok bool
 			err = e.st.Write(e.ctx, func(tx *sql.Tx) error {
 				var err error
-				ok, err = s.settle(e.ctx, tx, outcome{c: c, status: StatusAcknowledged}, e.clk.Now())
+				ok, err = s.settle(e.ctx, tx, outcome{c: c, status: StatusAcknowledged}, e.clk.Now(), countDeltas{})
 				return err
 			})
 			if err != nil || ok != tc.ok {
 				t.Fatalf("settle = %v, %v; want %v", ok, err, tc.ok)
 			}
-			if want := map[bool]Status{true: StatusAcknowledged, false: StatusDelivering}[tc.ok]; e.one("run-1").Status != want {
-				t.Fatalf("status = %s, want %s", e.one("run-1").Status, want)
+			// A refused settle writes nothing: the row keeps its stored
+			// status and the claim's lease.
+			r := e.one("run-1")
+			if want := map[bool]Status{true: StatusAcknowledged, false: StatusPending}[tc.ok]; r.Stored != want || (r.Token != "") == tc.ok {
+				t.Fatalf("stored status = %s, token %q; want %s (leased: %v)", r.Stored, r.Token, want, !tc.ok)
 			}
 		})
 	}
