@@ -5,17 +5,21 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/kimiapp/kimi/app/internal/benchbase"
+	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
-// BenchmarkResultsDelivery measures the outbox on a real SQLite file with
-// the real clock and the default bounds (four handlers at once):
+// BenchmarkResultsDeliveryCore measures the outbox alone on a real SQLite
+// file with the real clock, the default bounds (four handlers at once) and
+// an access check that allows everything (BenchmarkResultsDelivery in
+// package app runs serve's):
 //
 //   - throughput: b.N notifications (b.N publications to one
 //     subscription), enqueued before the clock starts, each claimed,
@@ -27,7 +31,7 @@ import (
 //   - latency: b.N results published one at a time while the dispatcher
 //     is idle; p50-ms and p99-ms of handler start minus the producer's
 //     commit.
-func BenchmarkResultsDelivery(b *testing.B) {
+func BenchmarkResultsDeliveryCore(b *testing.B) {
 	b.Run("throughput", benchThroughput)
 	b.Run("latency", benchLatency)
 }
@@ -39,9 +43,18 @@ func (allowAll) ReadFile(context.Context, string, string, int64) ([]byte, error)
 	return nil, fmt.Errorf("no files")
 }
 
-func newBenchService(b *testing.B) *Service {
+func newBenchService(b *testing.B, db *benchbase.Counter) *Service {
 	b.Helper()
-	s, err := New(Options{Store: openStore(b), Logger: slog.New(slog.DiscardHandler), Producer: allowAll{}})
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(b.TempDir(), "kimi.db"), store.Options{Logger: slog.New(slog.DiscardHandler), WrapConnector: db.Wrap})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	if _, err := st.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Options{Store: st, Logger: slog.New(slog.DiscardHandler), Producer: allowAll{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +69,8 @@ func benchPub(run string, at time.Time) Publication {
 
 func benchThroughput(b *testing.B) {
 	ctx := context.Background()
-	s := newBenchService(b)
+	db := &benchbase.Counter{}
+	s := newBenchService(b, db)
 	var acked atomic.Int64
 	bd := s.Bind("bench", Hooks{Declared: []string{"digest"}})
 	if err := bd.Subscribe(ctx, "digest", guildA, func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {
@@ -77,6 +91,7 @@ func benchThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	db0 := db.Counts()
 	b.ResetTimer()
 	start := time.Now()
 	s.Start()
@@ -100,6 +115,7 @@ func benchThroughput(b *testing.B) {
 	}
 	elapsed := time.Since(start)
 	b.StopTimer()
+	db.Report(b, db0, b.N)
 	commits := s.commits.Load()
 	if got := acked.Load(); got != int64(b.N) {
 		b.Fatalf("%d handler calls for %d notifications", got, b.N)
@@ -115,7 +131,7 @@ func benchThroughput(b *testing.B) {
 
 func benchLatency(b *testing.B) {
 	ctx := context.Background()
-	s := newBenchService(b)
+	s := newBenchService(b, &benchbase.Counter{})
 	started := make(chan time.Time, 1)
 	bd := s.Bind("bench", Hooks{Declared: []string{"digest"}})
 	if err := bd.Subscribe(ctx, "digest", guildA, func(context.Context, sdk.ScheduledResult, sdk.ScheduledResultFiles) error {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
@@ -61,6 +62,11 @@ type Access struct {
 	checker  Checker
 	ready    Readiness
 	results  results.DiscordAccess
+
+	// exists is CheckAccess's read, prepared on the read pool at its
+	// first success (parsing it took more CPU than the rest of a
+	// delivery).
+	exists atomic.Pointer[sql.Stmt]
 }
 
 var (
@@ -114,8 +120,20 @@ func (a *Access) Authorize(ctx context.Context, guildID, ownerID, channelID uint
 // owner's tier at least the policy's min_tier, owner and bot able to view
 // every channel) allows it.
 func (a *Access) CheckAccess(ctx context.Context, pub results.Publication) error {
-	if _, err := readTask(ctx, a.st.Reader(), pub.TaskID); err != nil {
-		if errors.Is(err, ErrNotFound) {
+	stmt := a.exists.Load()
+	if stmt == nil {
+		st, err := a.st.Reader().PrepareContext(ctx, `SELECT 1`+taskFrom+` WHERE t.id = ?`)
+		if err != nil {
+			return fmt.Errorf("tasks: read task %s: %w", pub.TaskID, err)
+		}
+		if !a.exists.CompareAndSwap(nil, st) {
+			_ = st.Close()
+		}
+		stmt = a.exists.Load()
+	}
+	var one int
+	if err := stmt.QueryRowContext(ctx, pub.TaskID).Scan(&one); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: task %s was deleted", results.ErrAccessDenied, pub.TaskID)
 		}
 		return fmt.Errorf("tasks: read task %s: %w", pub.TaskID, err)
