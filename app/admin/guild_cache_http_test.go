@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/proposals"
 	"github.com/kimiapp/kimi/modules/kudos"
@@ -209,5 +210,76 @@ func TestGuildPagesViewedAtOnceShowTheirOwnSettings(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestGuildCardsKeptPerSession: the guild page's cards are rendered once
+// and kept, with each session's own CSRF token spliced into every form and
+// never another's; a write to a document, a channel added in Discord and a
+// member's new nickname show at once (the kept card is of an older
+// revision); a save's notice beside a card is that request's only.
+func TestGuildCardsKeptPerSession(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	withPickerGuild(t, h)
+	a, b := h.newClient(), h.newClient()
+	a.login(testUser, testPassword)
+	b.login(testUser, testPassword)
+	tokens := func(c *client) []string {
+		t.Helper()
+		res := c.get("/guilds/42")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /guilds/42 = %d", res.StatusCode)
+		}
+		var out []string
+		for _, m := range csrfRE.FindAllStringSubmatch(res.body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	first := tokens(a)
+	if len(first) < 3 {
+		t.Fatalf("%d forms on the guild page, want the setup, raw and module forms", len(first))
+	}
+	for round := range 3 {
+		for _, c := range []*client{a, b, a} {
+			got := tokens(c)
+			if len(got) != len(first) {
+				t.Fatalf("round %d: %d forms, then %d", round, len(first), len(got))
+			}
+			for _, tok := range got {
+				if tok != got[0] {
+					t.Fatalf("round %d: one page holds two CSRF tokens: %q", round, got)
+				}
+			}
+			if c == b && got[0] == first[0] {
+				t.Fatalf("round %d: the second session got the first's CSRF token", round)
+			}
+		}
+	}
+	if h.srv.guildCards.cards == nil || len(h.srv.guildCards.cards) < 3 {
+		t.Fatalf("kept cards = %d, want every card of the page kept", len(h.srv.guildCards.cards))
+	}
+	// A write shows at once: the kept setup card is of the older revision.
+	h.writeDocument(guildT, "---\nbot_active: true\nallowed_channel_ids: ["+h.vars["rules"]+"]\n---\n")
+	if body := a.get("/guilds/42").body; !strings.Contains(body, `value="`+h.document(guildT).Revision+`"`) {
+		t.Fatalf("the page after a write does not carry the new revision %s", h.document(guildT).Revision)
+	}
+	// A channel made in Discord is offered at once.
+	ch := h.fake.AddChannel(fakediscord.ChannelSpec{GuildID: "42", Name: "brand-new"})
+	discordWait(t, "the bot knows #brand-new", func() bool { _, ok := h.bot.Channel(parseUint(ch.ID)); return ok })
+	if body := b.get("/guilds/42").body; !strings.Contains(body, "brand-new") {
+		t.Fatal("a channel created in Discord is not offered by the kept page")
+	}
+	// A save's notice is beside its card for that request only.
+	res := a.post(rawURL, withRev(url.Values{form.GuildDocumentText: {"---\nbot_active: true\n---\n"}}, h.document(guildT).Revision))
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save = %d %s", res.StatusCode, res.body)
+	}
+	if body := a.get(res.Header.Get("Location")).body; !strings.Contains(body, "Saved as a new revision") {
+		t.Fatalf("no notice after the save:\n%.2000s", body)
+	}
+	if body := b.get("/guilds/42").body; strings.Contains(body, "Saved as a new revision") {
+		t.Fatal("another session's page shows the first one's notice")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/admin/form"
@@ -39,27 +40,69 @@ func (s *Server) guildShow(c echo.Context) error {
 	return s.renderGuild(c, http.StatusOK, id, guildPageState{})
 }
 
+// kept reports whether the page shows only stored documents (no refused
+// form, no conflict): its cards may then be kept (guild_cards.go).
+func (st guildPageState) kept() bool {
+	return st.setup == nil && st.raw == nil && st.settings == nil && st.conflict == nil && len(st.errors) == 0
+}
+
 func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPageState) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
+	// Read before the documents and the directory: a card rendered from
+	// what follows is good while both revisions stay (guild_cards.go).
+	dirRev, keep := s.dirRevision(id)
+	keep = keep && st.kept()
 	doc, err := s.opts.Guilds.Document(ctx, guildcfg.GuildTarget(id))
 	if err != nil {
 		return fmt.Errorf("admin: guild page: %w", err)
 	}
 	summary, _ := s.opts.Guilds.Summary(id)
+	name := s.namer().Guild(id)
+	ch := s.chrome(c, guildTitle(name), "guilds")
 	v := templates.GuildView{
-		ID: strconv.FormatUint(id, 10), Name: s.namer().Guild(id), Status: guildStatus(summary), Exists: doc.Exists,
+		ID: strconv.FormatUint(id, 10), Name: name, Status: guildStatus(summary), Exists: doc.Exists,
 		Revision: doc.Revision, Short: guildcfg.ShortRevision(doc.Revision), Conflict: st.conflict,
-		Setup: setupView(doc), Raw: templates.GuildRawView{Text: doc.Text, Problems: problemMessages(doc.Problems)},
+		Kept: map[string]templ.Component{},
 	}
-	if st.setup != nil {
-		v.Setup = *st.setup
+	// near takes a card's notices of a save from the chrome; a card with
+	// any is rendered for this request only.
+	near := func(card string) bool {
+		n := takeNear(&ch, card)
+		if len(n) > 0 {
+			if v.Near == nil {
+				v.Near = map[string][]templates.Flash{}
+			}
+			v.Near[card] = n
+		}
+		return len(n) == 0
 	}
-	v.Setup.Warnings = problemMessages(doc.Warnings)
-	v.Pick = s.setupPickers(id, v.Setup)
-	if st.raw != nil {
-		st.raw.Problems = v.Raw.Problems
-		v.Raw = *st.raw
+	// kept is the card's kept render, when it may be used and there is one.
+	kept := func(card, docRev string, quiet bool) bool {
+		if !keep || !quiet {
+			return false
+		}
+		kc, ok := s.guildCards.get(guildCardKey{id, card}, docRev, dirRev)
+		if ok {
+			v.Kept[card] = kc.component(ch.CSRF)
+		}
+		return ok
+	}
+	setupQuiet, rawQuiet := near("setup"), near("raw")
+	if !kept("setup", doc.Revision, setupQuiet) {
+		v.Setup = setupView(doc)
+		if st.setup != nil {
+			v.Setup = *st.setup
+		}
+		v.Setup.Warnings = problemMessages(doc.Warnings)
+		v.Pick = s.setupPickers(id, v.Setup)
+	}
+	if !kept("raw", doc.Revision, rawQuiet) {
+		v.Raw = templates.GuildRawView{Text: doc.Text, Problems: problemMessages(doc.Problems)}
+		if st.raw != nil {
+			st.raw.Problems = v.Raw.Problems
+			v.Raw = *st.raw
+		}
 	}
 	if st.conflict != nil {
 		v.Errors = form.Errors{form.FieldForm: form.MsgGuildConflict}
@@ -73,25 +116,34 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		if err != nil {
 			return fmt.Errorf("admin: guild page: %w", err)
 		}
+		card := "module-" + name
+		if kept(card, mdoc.Revision, near(card)) {
+			v.Modules = append(v.Modules, templates.GuildModuleView{Name: name})
+			continue
+		}
 		mv := s.moduleView(name, schema, mdoc)
 		if st.module == name && st.settings != nil {
 			keepModuleForm(&mv, *st.settings, st.errors)
 		}
 		s.pickModuleFields(id, schema, &mv)
 		v.Modules = append(v.Modules, mv)
-	}
-	ch := s.chrome(c, guildTitle(v.Name), "guilds")
-	cards := []string{"setup", "raw"}
-	for _, m := range v.Modules {
-		cards = append(cards, "module-"+m.Name)
-	}
-	for _, card := range cards {
-		if near := takeNear(&ch, card); len(near) > 0 {
-			if v.Near == nil {
-				v.Near = map[string][]templates.Flash{}
+		if keep && len(v.Near[card]) == 0 {
+			kc, err := s.guildCards.keepCard(ctx, guildCardKey{id, card}, v, mdoc.Revision, dirRev)
+			if err != nil {
+				return err
 			}
-			v.Near[card] = near
+			v.Kept[card] = kc.component(ch.CSRF)
 		}
+	}
+	for _, card := range []string{"setup", "raw"} {
+		if _, ok := v.Kept[card]; ok || !keep || len(v.Near[card]) > 0 {
+			continue
+		}
+		kc, err := s.guildCards.keepCard(ctx, guildCardKey{id, card}, v, doc.Revision, dirRev)
+		if err != nil {
+			return err
+		}
+		v.Kept[card] = kc.component(ch.CSRF)
 	}
 	return render(c, status, templates.GuildPage(ch, v))
 }

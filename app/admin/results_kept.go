@@ -70,7 +70,7 @@ func rawRegion(html []byte) templ.Component {
 func renderBytes(ctx context.Context, cmp templ.Component) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := cmp.Render(ctx, &buf); err != nil {
-		return nil, fmt.Errorf("admin: render a results region: %w", err)
+		return nil, fmt.Errorf("admin: render a kept region: %w", err)
 	}
 	return buf.Bytes(), nil
 }

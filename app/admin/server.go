@@ -174,6 +174,9 @@ type Server struct {
 	// resultSubs are /results' subscriptions, read once per change
 	// (results.go); unwatchResults ends their watch.
 	resultSubs resultsCache
+	// guildCards are the guild pages' cards as stored documents render
+	// them (guild_cards.go).
+	guildCards guildCards
 	// usageBody is /assistant/usage's rendered body, kept while the
 	// report and the guilds' names are those it was rendered from.
 	usageBody usageBodyCache

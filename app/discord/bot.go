@@ -413,6 +413,9 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	s.AddHandler(b.onGuildCreate)
 	s.AddHandler(b.onGuildDelete)
 	s.AddHandler(b.onRateLimitEvent)
+	for _, h := range b.dirEvents() {
+		s.AddHandler(h)
+	}
 	b.mu.Lock()
 	b.current, b.intents = s, in
 	b.guilds = map[string]*GuildStatus{}

@@ -38,6 +38,10 @@ type Cache struct {
 
 	memMu   sync.Mutex
 	members memberLRU
+
+	// dir is the directory's revision per guild: the member names
+	// changed here, and the guild's channels and roles (dirEvents).
+	dir dirRevisions
 }
 
 // cachedMessage is what a later edit or delete needs of a message.
@@ -89,14 +93,27 @@ func (c *Cache) Member(guildID, userID uint64) (sdk.MemberSnapshot, bool) {
 func (c *Cache) putMember(m cachedMember) {
 	c.memMu.Lock()
 	defer c.memMu.Unlock()
-	c.members.put(m)
+	prev, had := c.members.peek(m.key)
+	evicted, out := c.members.put(m)
+	// The directory shows a member's names only: a message's author put
+	// again as it was changes nothing the admin shows.
+	if !had || prev.nick != m.nick || prev.name != m.name || prev.user != m.user {
+		c.dir.bump(m.key.guild)
+	}
+	if out {
+		c.dir.bump(evicted.guild)
+	}
 }
 
 // takeMember removes a member and returns what was cached.
 func (c *Cache) takeMember(guildID, userID uint64) (cachedMember, bool) {
 	c.memMu.Lock()
 	defer c.memMu.Unlock()
-	return c.members.remove(memberKey{guildID, userID})
+	m, ok := c.members.remove(memberKey{guildID, userID})
+	if ok {
+		c.dir.bump(guildID)
+	}
+	return m, ok
 }
 
 // peekMember returns a copy of a cached member without touching its
@@ -303,12 +320,23 @@ func (l *memberLRU) get(k memberKey) *cachedMember {
 	return &l.entries[i].cachedMember
 }
 
-func (l *memberLRU) put(m cachedMember) {
+// peek returns the member cached under k, its recency untouched.
+func (l *memberLRU) peek(k memberKey) (cachedMember, bool) {
+	i, ok := l.index[k]
+	if !ok {
+		return cachedMember{}, false
+	}
+	return l.entries[i].cachedMember, true
+}
+
+// put stores m, most recent; a full cache evicts its least recent member,
+// whose key it returns.
+func (l *memberLRU) put(m cachedMember) (evicted memberKey, out bool) {
 	if i, ok := l.index[m.key]; ok {
 		l.entries[i].cachedMember = m
 		l.unlink(i)
 		l.pushFront(i)
-		return
+		return memberKey{}, false
 	}
 	var i int32
 	switch {
@@ -321,11 +349,13 @@ func (l *memberLRU) put(m cachedMember) {
 	default: // full: reuse the least recent
 		i = l.tail
 		l.unlink(i)
-		delete(l.index, l.entries[i].key)
+		evicted, out = l.entries[i].key, true
+		delete(l.index, evicted)
 	}
 	l.entries[i] = lruEntry{cachedMember: m, prev: -1, next: -1}
 	l.index[m.key] = i
 	l.pushFront(i)
+	return evicted, out
 }
 
 func (l *memberLRU) remove(k memberKey) (cachedMember, bool) {

@@ -1,6 +1,10 @@
 package templates
 
-import "github.com/kimiapp/kimi/app/admin/form"
+import (
+	"github.com/a-h/templ"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
 
 // GuildsView is the guild list (/guilds).
 type GuildsView struct {
@@ -50,6 +54,10 @@ type GuildView struct {
 	Near map[string][]Flash
 	// Pick are the server-setup form's pickers, filled from Setup.
 	Pick GuildPickers
+	// Kept are cards rendered before, by card ("setup", "raw",
+	// "module-<name>"), written instead of rendering them (a kept module
+	// card's entry in Modules needs only its Name).
+	Kept map[string]templ.Component
 }
 
 // GuildPickers are the server-setup form's channel, role and member
