@@ -29,8 +29,7 @@ func (s *Server) proposalEvents(c echo.Context) error {
 			return echo.NewHTTPError(http.StatusBadRequest, "The filters are not valid.")
 		}
 		fragment = func(ctx context.Context) (templ.Component, error) {
-			v, err := s.proposalListView(ctx, f)
-			return templates.ProposalList(v), err
+			return s.proposalListRegion(ctx, f)
 		}
 	case "detail":
 		id := c.QueryParam("id")

@@ -27,11 +27,11 @@ func (s *Server) proposalsList(c echo.Context) error {
 	if errs.OK() {
 		ctx, cancel := withTimeout(c, 5*time.Second)
 		defer cancel()
-		list, err := s.proposalListView(ctx, f)
+		list, err := s.proposalListRegion(ctx, f)
 		if err != nil {
 			return err
 		}
-		v.List = list
+		v.ListKept = list
 		v.Live = "/proposals/events?view=list"
 		if q := f.Query(true); q != "" {
 			v.Live += "&" + q
@@ -45,13 +45,27 @@ func (s *Server) proposalsList(c echo.Context) error {
 
 // proposalListView reads one page of the inbox for f (validated).
 func (s *Server) proposalListView(ctx context.Context, f form.ProposalFilter) (templates.ProposalListView, error) {
+	page, err := s.proposalListPage(ctx, f)
+	if err != nil {
+		return templates.ProposalListView{}, err
+	}
+	return s.proposalListOf(f, page), nil
+}
+
+// proposalListPage reads one page of the inbox for f (validated).
+func (s *Server) proposalListPage(ctx context.Context, f form.ProposalFilter) (proposals.Page, error) {
 	page, err := s.opts.Proposals.List(ctx, proposals.Filter{
 		State: proposals.State(f.State), GuildID: f.GuildID(), Module: f.Module, Target: f.Target,
 		After: f.After, Limit: proposalsPageSize,
 	})
 	if err != nil {
-		return templates.ProposalListView{}, fmt.Errorf("admin: proposals list: %w", err)
+		return proposals.Page{}, fmt.Errorf("admin: proposals list: %w", err)
 	}
+	return page, nil
+}
+
+// proposalListOf is the inbox's live region of page, read for f.
+func (s *Server) proposalListOf(f form.ProposalFilter, page proposals.Page) templates.ProposalListView {
 	v := templates.ProposalListView{Filtered: f.Filtered(), ClearURL: "/proposals"}
 	all := f
 	all.State, all.After = "", ""
@@ -85,7 +99,7 @@ func (s *Server) proposalListView(ctx context.Context, f form.ProposalFilter) (t
 		first.After = ""
 		v.FirstURL = inboxURL(first)
 	}
-	return v, nil
+	return v
 }
 
 // inboxURL is the inbox's address with f's filters and cursor.

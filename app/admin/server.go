@@ -177,6 +177,8 @@ type Server struct {
 	// guildCards are the guild pages' cards as stored documents render
 	// them (guild_cards.go).
 	guildCards guildCards
+	// proposalLists are the inbox's renders per filter (proposals_kept.go).
+	proposalLists proposalLists
 	// usageBody is /assistant/usage's rendered body, kept while the
 	// report and the guilds' names are those it was rendered from.
 	usageBody usageBodyCache

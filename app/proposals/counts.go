@@ -3,6 +3,7 @@ package proposals
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,10 +29,11 @@ const (
 
 // counts is the kept counts by state of each filter, and the kept pages.
 type counts struct {
-	gen   atomic.Uint64
-	mu    sync.Mutex
-	kept  map[string]keptCounts
-	pages map[string]keptPage
+	gen       atomic.Uint64
+	mu        sync.Mutex
+	kept      map[string]keptCounts
+	pages     map[string]keptPage
+	proposals map[string]keptOne // Get's, by id
 }
 
 type keptCounts struct {
@@ -74,6 +76,45 @@ func (s *Service) keepPage(key string, gen uint64, items []Proposal, next string
 	s.counts.pages[key] = keptPage{gen: gen, items: items, next: next}
 	s.counts.mu.Unlock()
 }
+
+// keptOne is a proposal and its history as Get read them in gen.
+type keptOne struct {
+	gen    uint64
+	p      Proposal
+	events []Event
+}
+
+// keptProposal returns the proposal kept for id in the current
+// generation (its history a copy).
+func (s *Service) keptProposal(id string) (Proposal, []Event, bool) {
+	gen := s.counts.gen.Load()
+	s.counts.mu.Lock()
+	k, ok := s.counts.proposals[id]
+	s.counts.mu.Unlock()
+	if !ok || k.gen != gen {
+		return Proposal{}, nil, false
+	}
+	return k.p, slices.Clone(k.events), true
+}
+
+// keepProposal keeps p and its history (read in generation gen) when its
+// documents are small.
+func (s *Service) keepProposal(gen uint64, p Proposal, events []Event) {
+	if len(p.Content)+len(p.BaseContent) > pageKeepMax {
+		return
+	}
+	s.counts.mu.Lock()
+	if s.counts.proposals == nil || len(s.counts.proposals) >= countCacheMax {
+		s.counts.proposals = map[string]keptOne{}
+	}
+	s.counts.proposals[p.ID] = keptOne{gen: gen, p: p, events: slices.Clone(events)}
+	s.counts.mu.Unlock()
+}
+
+// Generation is a number every write of the service moves on (after its
+// commit): what the service answers after reading it is at least as new
+// as what it answered before it moved.
+func (s *Service) Generation() uint64 { return s.counts.gen.Load() }
 
 // write runs fn in a write transaction of the store and then moves the
 // generation on, whatever the outcome.

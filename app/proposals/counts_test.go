@@ -7,7 +7,7 @@ import (
 )
 
 // TestInboxCountsFollowEveryWrite: the inbox's counts by state, its kept
-// pages and the pending badge, read again and again between writes, always
+// pages, each proposal's kept page data and the pending badge, read again and again between writes, always
 // equal a COUNT(*) of the table after each write — a proposal, a
 // rejection, an approval — so a kept count or page is never read after
 // the write that changed it.
@@ -32,6 +32,14 @@ func TestInboxCountsFollowEveryWrite(t *testing.T) {
 			for _, p := range page.Items {
 				if got := w.proposal(p.ID).State; p.State != got {
 					t.Fatalf("%s: the page shows %s as %s, the table %s", step, p.ID, p.State, got)
+				}
+				// A proposal's page: kept until the next write too.
+				one, events, err := w.svc.Get(w.ctx, p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := w.count(`SELECT count(*) FROM kimi_proposal_events WHERE proposal_id = ?`, p.ID); one.State != p.State || len(events) != want {
+					t.Fatalf("%s: Get shows %s as %s with %d events, the table %s with %d", step, p.ID, one.State, len(events), p.State, want)
 				}
 			}
 			pending, err := w.svc.PendingCount(w.ctx)

@@ -200,11 +200,24 @@ func (s *Service) record(ctx context.Context, p Proposal, dc decision) (bool, er
 	return ok, err
 }
 
-// Get returns a proposal and its history.
+// Get returns a proposal and its history, kept until the service's next
+// write (counts.go) when its documents are small.
 func (s *Service) Get(ctx context.Context, id string) (Proposal, []Event, error) {
 	if !validID(id) {
 		return Proposal{}, nil, ErrNotFound
 	}
+	if p, events, ok := s.keptProposal(id); ok {
+		return p, events, nil
+	}
+	gen := s.counts.gen.Load()
+	p, events, err := s.get(ctx, id)
+	if err == nil {
+		s.keepProposal(gen, p, events)
+	}
+	return p, events, err
+}
+
+func (s *Service) get(ctx context.Context, id string) (Proposal, []Event, error) {
 	p, err := readProposal(ctx, s.st.Reader(), id)
 	if err != nil {
 		return Proposal{}, nil, err

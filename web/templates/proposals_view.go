@@ -1,6 +1,10 @@
 package templates
 
-import "github.com/kimiapp/kimi/app/admin/form"
+import (
+	"github.com/a-h/templ"
+
+	"github.com/kimiapp/kimi/app/admin/form"
+)
 
 // ProposalsView is the proposals inbox (/proposals): the filter form, the
 // counts per state and the live list.
@@ -12,6 +16,8 @@ type ProposalsView struct {
 	// Live is the list's SSE address (the same filters and cursor).
 	Live string
 	List ProposalListView
+	// ListKept, when set, is List rendered before: written in its place.
+	ListKept templ.Component
 }
 
 // ProposalListView is the inbox's live region: the counts, the rows of one
