@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -40,9 +41,38 @@ func BenchmarkGuildPage(b *testing.B) {
 // request).
 func benchPage(b *testing.B, h *harness, path string) float64 {
 	const workers = 50
-	c := h.newClient()
-	c.login(testUser, testPassword)
-	cookie := &http.Cookie{Name: sessionCookie, Value: c.cookie(sessionCookie)}
+	// One sign-in per harness: the benchmark framework calls a
+	// benchmark several times (b.N grows), and every call signing in
+	// trips the sign-in rate limit (429) within a few sub-benchmarks.
+	if h.vars["bench-session"] == "" {
+		c := h.newClient()
+		c.login(testUser, testPassword)
+		h.vars["bench-session"] = c.cookie(sessionCookie)
+	}
+	cookie := &http.Cookie{Name: sessionCookie, Value: h.vars["bench-session"]}
+	// The path's first request (a page's first read of its data after
+	// start-up) is reported apart, once per path: with a time-based
+	// -benchtime the framework's first call has b.N = 1, and one slow cold
+	// request would stand for the whole page.
+	if key := "bench-first " + path; h.vars[key] == "" {
+		start := time.Now()
+		req, err := http.NewRequest(http.MethodGet, h.ts.URL+path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("GET %s = %d", path, resp.StatusCode)
+		}
+		h.vars[key] = strconv.FormatFloat(float64(time.Since(start).Microseconds())/1000, 'f', 3, 64)
+	}
+
 	transport := &http.Transport{MaxIdleConnsPerHost: workers, MaxConnsPerHost: workers}
 	defer transport.CloseIdleConnections()
 	hc := &http.Client{Transport: transport}
@@ -100,5 +130,8 @@ func benchPage(b *testing.B, h *harness, path string) float64 {
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	if first, err := strconv.ParseFloat(h.vars["bench-first "+path], 64); err == nil {
+		b.ReportMetric(first, "first-ms")
+	}
 	return pct(0.99)
 }

@@ -34,13 +34,24 @@ func (s *Server) proposalShow(c echo.Context) error {
 func (s *Server) renderProposal(c echo.Context, status int, id string, reject form.ProposalReject, errs form.Errors) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
+	ch := s.chrome(c, "Proposal "+id[:8], "proposals")
+	v := templates.ProposalView{ID: id, Live: "/proposals/events?view=detail&id=" + id}
+	if reason := reject.KeptReason(); reason == "" && len(errs) == 0 {
+		// The page as stored data renders it: kept for every session.
+		region, summary, err := s.proposalDetailRegion(ctx, id, ch.CSRF)
+		if err != nil {
+			return err
+		}
+		v.Summary, v.DetailKept = summary, region
+		return render(c, status, templates.ProposalPage(ch, v))
+	}
 	d, err := s.proposalDetailView(ctx, id)
 	if err != nil {
 		return err
 	}
 	d.Reason, d.Errors = reject.KeptReason(), errs
-	v := templates.ProposalView{ID: id, Summary: d.Summary, Live: "/proposals/events?view=detail&id=" + id, Detail: d}
-	return render(c, status, templates.ProposalPage(s.chrome(c, "Proposal "+id[:8], "proposals"), v))
+	v.Summary, v.Detail = d.Summary, d
+	return render(c, status, templates.ProposalPage(ch, v))
 }
 
 // proposalDetailView reads a proposal, its history and (while pending) its

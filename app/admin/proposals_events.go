@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/kimiapp/kimi/app/admin/form"
-	"github.com/kimiapp/kimi/web/templates"
 )
 
 // proposalEvents is GET /proposals/events: a text/event-stream that sends a
@@ -38,8 +37,8 @@ func (s *Server) proposalEvents(c echo.Context) error {
 		}
 		csrf := s.csrfToken(c)
 		fragment = func(ctx context.Context) (templ.Component, error) {
-			v, err := s.proposalDetailView(ctx, id)
-			return templates.ProposalDetail(csrf, v), err
+			region, _, err := s.proposalDetailRegion(ctx, id, csrf)
+			return region, err
 		}
 	default:
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=detail.")

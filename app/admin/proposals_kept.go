@@ -2,11 +2,13 @@ package admin
 
 import (
 	"context"
+	"io"
 	"sync"
 
 	"github.com/a-h/templ"
 
 	"github.com/kimiapp/kimi/app/admin/form"
+	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
@@ -82,4 +84,90 @@ func (s *Server) proposalListRegion(ctx context.Context, f form.ProposalFilter) 
 		s.proposalLists.mu.Unlock()
 	}
 	return rawRegion(html), nil
+}
+
+// keptProposalDetail is a proposal page's live region rendered with
+// csrfSlot, with what it was rendered from: the service's generation, the
+// revisions of the proposal's target document and of its guild's server
+// setup (its check reads both), and the directory revisions of the guilds
+// it names.
+type keptProposalDetail struct {
+	gen, dir      uint64
+	target, guild string
+	summary       string
+	html          spliced
+}
+
+// proposalDetails are the proposal pages' regions kept per proposal.
+type proposalDetails struct {
+	mu sync.Mutex
+	m  map[string]keptProposalDetail
+}
+
+// proposalDetailRegion is proposal id's live region with the session's
+// token csrf (and its summary, the page's heading): the kept render while
+// what it was rendered from is unchanged, else a render kept for the next
+// request. Like the inbox's list, without the services' revisions it
+// renders every time.
+func (s *Server) proposalDetailRegion(ctx context.Context, id, csrf string) (templ.Component, string, error) {
+	g, ok := s.opts.Proposals.(generationer)
+	var key keptProposalDetail
+	if ok {
+		key.gen = g.Generation() // before every read below
+		p, _, err := s.opts.Proposals.Get(ctx, id)
+		if err != nil {
+			ok = false // proposalDetailView answers it
+		} else {
+			for _, guild := range []uint64{p.Target.GuildID, p.Actor.GuildID} {
+				r, known := s.dirRevision(guild)
+				key.dir, ok = key.dir+r, ok && known
+			}
+			key.target, key.guild = s.documentRevision(ctx, p.Target), s.documentRevision(ctx, guildcfg.GuildTarget(p.Target.GuildID))
+		}
+	}
+	if ok {
+		s.proposalDetails.mu.Lock()
+		k, hit := s.proposalDetails.m[id]
+		s.proposalDetails.mu.Unlock()
+		if hit && k.gen == key.gen && k.dir == key.dir && k.target == key.target && k.guild == key.guild {
+			return splicedRegion(k.html, csrf), k.summary, nil
+		}
+	}
+	d, err := s.proposalDetailView(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	if !ok {
+		return templates.ProposalDetail(csrf, d), d.Summary, nil
+	}
+	html, err := renderBytes(ctx, templates.ProposalDetail(csrfSlot, d))
+	if err != nil {
+		return nil, "", err
+	}
+	key.summary, key.html = d.Summary, newSpliced(html)
+	s.proposalDetails.mu.Lock()
+	if s.proposalDetails.m == nil || len(s.proposalDetails.m) >= proposalListsMax {
+		s.proposalDetails.m = map[string]keptProposalDetail{}
+	}
+	s.proposalDetails.m[id] = key
+	s.proposalDetails.mu.Unlock()
+	return splicedRegion(key.html, csrf), d.Summary, nil
+}
+
+// documentRevision is target's stored revision ("" when it cannot be read:
+// such a key never matches a kept one read while it could).
+func (s *Server) documentRevision(ctx context.Context, target guildcfg.Target) string {
+	if s.opts.Guilds == nil {
+		return ""
+	}
+	doc, err := s.opts.Guilds.Document(ctx, target)
+	if err != nil {
+		return "unreadable"
+	}
+	return doc.Revision
+}
+
+// splicedRegion is html with token at its slots, as a component.
+func splicedRegion(html spliced, token string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error { return html.WriteTo(w, token) })
 }

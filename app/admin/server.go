@@ -179,6 +179,8 @@ type Server struct {
 	guildCards guildCards
 	// proposalLists are the inbox's renders per filter (proposals_kept.go).
 	proposalLists proposalLists
+	// proposalDetails are the proposal pages' regions (proposals_kept.go).
+	proposalDetails proposalDetails
 	// usageBody is /assistant/usage's rendered body, kept while the
 	// report and the guilds' names are those it was rendered from.
 	usageBody usageBodyCache

@@ -66,6 +66,8 @@ type ProposalView struct {
 	ID, Summary string
 	Live        string
 	Detail      ProposalDetailView
+	// DetailKept, when set, is Detail rendered before: written in its place.
+	DetailKept templ.Component
 }
 
 // ProposalDetailView is everything of a proposal's page below its heading,
