@@ -133,6 +133,8 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// event bus the bot publishes on and the modules subscribe to, and the
 	// directory of running modules the proposals service asks. Both are
 	// built before either side.
+	// The default lanes (sdk.EventWorkers, sdk.EventQueueSize), which
+	// BenchmarkGatewayIngest measures.
 	bus := events.New(events.Options{Logger: root.With("component", "events")})
 	directory := host.NewDirectory()
 

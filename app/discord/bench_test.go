@@ -29,8 +29,8 @@ func evBenchMessage(id uint64) json.RawMessage {
 }
 
 // BenchmarkGatewayIngest: MESSAGE_CREATE frames from fakediscord through a
-// real discordgo session, Kimi's handlers and the real bus to a module's
-// handler. Reports events/s and allocs/event (the whole process: the fake's
+// real discordgo session, Kimi's handlers and the real bus (serve's lanes)
+// to a module's handler. Reports events/s and allocs/event (the whole process: the fake's
 // framing and websocket write included; the payload is encoded once, up front), and, in the same run, a plain
 // json.Unmarshal of the same payload into *discordgo.MessageCreate
 // (unmarshals/s) and ratio = events/s ÷ unmarshals/s.
@@ -49,12 +49,14 @@ func evBenchIngest(b *testing.B, compress bool) {
 	f := newFake(b, fakediscord.Options{})
 	f.AddGuild(fakediscord.GuildSpec{ID: evGuild})
 	f.AddChannel(fakediscord.ChannelSpec{ID: evChannel, GuildID: evGuild})
-	bus := events.New(events.Options{Workers: 1, QueueSize: 4096, Logger: discardLogger()})
+	// The bus as serve makes it (app/parts.go): the default lanes,
+	// sdk.EventWorkers workers and an sdk.EventQueueSize queue a module.
+	bus := events.New(events.Options{Logger: discardLogger()})
 	b.Cleanup(func() { bus.Close(5 * time.Second) })
 	mod := bus.Module(context.Background(), "evbench", sdk.Permissions{EventTopics: []string{sdk.TopicMessage}}, nil)
 	// The gateway is a stream with backpressure; the producer keeps at most
-	// cap(inflight) events in flight so the lane (4096) never drops.
-	inflight := make(chan struct{}, 1024)
+	// a lane's queue of events in flight, so the lane never drops one.
+	inflight := make(chan struct{}, sdk.EventQueueSize)
 	var delivered atomic.Int64
 	done := make(chan struct{}, 1)
 	var want atomic.Int64
