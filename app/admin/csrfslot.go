@@ -2,16 +2,29 @@ package admin
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base32"
 	"io"
 )
 
 // csrfSlot is rendered in place of the session's CSRF token when a page
 // part is rendered once for every session and kept (a guild page's cards,
-// the /results tables): the kept bytes hold the slot, and writeSpliced puts
-// the requesting session's token in at each one. It is letters and digits
-// only, so templ's escaping leaves it as it is in attributes and text, and
-// no token (base64url of random bytes) can contain it.
-const csrfSlot = "kimiCSRFslot0f4e2a91"
+// a proposal's page, the /results tables): the kept bytes hold the slot,
+// and spliced.WriteTo puts the requesting session's token in at each one.
+// It is random per process — page text others write (a document, a
+// proposal's summary, a channel's name) cannot hold it, so no one can have
+// a viewer's token spliced into what they wrote — and letters and digits
+// only, so templ's escaping leaves it as it is in attributes and text.
+var csrfSlot = newCSRFSlot()
+
+// newCSRFSlot is "kimiCSRF" and 24 random base-32 letters and digits.
+func newCSRFSlot() string {
+	var b [15]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("admin: no randomness for the CSRF slot: " + err.Error())
+	}
+	return "kimiCSRF" + base32.StdEncoding.EncodeToString(b[:])
+}
 
 // spliced is rendered bytes that hold csrfSlot, split at each one: writing
 // them is one Write per piece, with the token between, and no scan per

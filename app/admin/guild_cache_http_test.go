@@ -283,3 +283,34 @@ func TestGuildCardsKeptPerSession(t *testing.T) {
 		t.Fatal("another session's page shows the first one's notice")
 	}
 }
+
+// TestGuildCardOfAnEmptyDocumentIsNotTheAbsentOne: a module document written
+// with the empty text has the revision of one never written; its kept card
+// follows the write all the same (whether it exists is in the key).
+func TestGuildCardOfAnEmptyDocumentIsNotTheAbsentOne(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	a := h.newClient()
+	a.login(testUser, testPassword)
+	const unwritten = "not written yet: the defaults apply"
+	card := func() string {
+		t.Helper()
+		b := a.get("/guilds/42").body
+		i := strings.Index(b, `id="module-allkinds"`)
+		if i < 0 {
+			t.Fatal("no allkinds card on the guild page")
+		}
+		return b[i : i+strings.Index(b[i:], "</section>")]
+	}
+	if !strings.Contains(card(), unwritten) {
+		t.Fatal("the card of a document never written does not say so")
+	}
+	target := guildcfg.GuildModuleTarget(42, "allkinds")
+	h.writeDocument(target, "")
+	if !h.document(target).Exists {
+		t.Fatal("the empty document was not written")
+	}
+	if strings.Contains(card(), unwritten) {
+		t.Error("the kept card still says the written (empty) document is not written")
+	}
+}

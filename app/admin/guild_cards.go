@@ -3,16 +3,22 @@ package admin
 import (
 	"context"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/a-h/templ"
 
+	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/web/templates"
 )
 
-// guildCardsMax bounds the kept guild-page cards (a guild page has two
-// plus one per module with settings); past it the cache starts over.
-const guildCardsMax = 512
+// guildCardsMax and guildCardsBytes bound the kept guild-page cards (a
+// guild page has two plus one per module with settings, each a few KB):
+// past either the cache starts over.
+const (
+	guildCardsMax   = 512
+	guildCardsBytes = 16 << 20
+)
 
 // guildCardKey is a card of a guild's page: "setup", "raw" or
 // "module-<name>".
@@ -39,6 +45,15 @@ type guildCard struct {
 type guildCards struct {
 	mu    sync.Mutex
 	cards map[guildCardKey]guildCard
+	bytes int // the kept cards' sizes, summed
+}
+
+// docKey is what a kept render keys a document by: its revision (a hash of
+// its text), whether it exists (an empty document and a missing one share
+// a revision) and when it was written and by whom (a text written again
+// after another keeps its revision; pages show who wrote it and when).
+func docKey(doc guildcfg.Document) string {
+	return strconv.FormatBool(doc.Exists) + ":" + doc.Revision + ":" + strconv.FormatInt(doc.UpdatedAt.UnixNano(), 10) + ":" + doc.UpdatedBy
 }
 
 // dirRevisioner is the directory's revision per guild (*discord.Bot).
@@ -71,10 +86,15 @@ func (g *guildCards) get(k guildCardKey, docRev string, dirRev uint64) (guildCar
 func (g *guildCards) put(k guildCardKey, c guildCard) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.cards == nil || len(g.cards) >= guildCardsMax {
-		g.cards = map[guildCardKey]guildCard{}
+	size := c.html.Len(0)
+	if old, ok := g.cards[k]; ok {
+		g.bytes -= old.html.Len(0)
+	}
+	if g.cards == nil || len(g.cards) >= guildCardsMax || g.bytes+size > guildCardsBytes {
+		g.cards, g.bytes = map[guildCardKey]guildCard{}, 0
 	}
 	g.cards[k] = c
+	g.bytes += size
 }
 
 // component is the card with the session's token.
@@ -90,6 +110,8 @@ func (g *guildCards) keepCard(ctx context.Context, k guildCardKey, v templates.G
 		return guildCard{}, err
 	}
 	c := guildCard{docRev: docRev, dirRev: dirRev, html: newSpliced(html)}
-	g.put(k, c)
+	if len(html) <= pageKeepMax { // a card of a huge document renders each time
+		g.put(k, c)
+	}
 	return c, nil
 }

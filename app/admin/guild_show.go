@@ -89,7 +89,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		return ok
 	}
 	setupQuiet, rawQuiet := near("setup"), near("raw")
-	if !kept("setup", doc.Revision, setupQuiet) {
+	if !kept("setup", docKey(doc), setupQuiet) {
 		v.Setup = setupView(doc)
 		if st.setup != nil {
 			v.Setup = *st.setup
@@ -97,7 +97,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		v.Setup.Warnings = problemMessages(doc.Warnings)
 		v.Pick = s.setupPickers(id, v.Setup)
 	}
-	if !kept("raw", doc.Revision, rawQuiet) {
+	if !kept("raw", docKey(doc), rawQuiet) {
 		v.Raw = templates.GuildRawView{Text: doc.Text, Problems: problemMessages(doc.Problems)}
 		if st.raw != nil {
 			st.raw.Problems = v.Raw.Problems
@@ -117,7 +117,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 			return fmt.Errorf("admin: guild page: %w", err)
 		}
 		card := "module-" + name
-		if kept(card, mdoc.Revision, near(card)) {
+		if kept(card, docKey(mdoc), near(card)) {
 			v.Modules = append(v.Modules, templates.GuildModuleView{Name: name})
 			continue
 		}
@@ -128,7 +128,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		s.pickModuleFields(id, schema, &mv)
 		v.Modules = append(v.Modules, mv)
 		if keep && len(v.Near[card]) == 0 {
-			kc, err := s.guildCards.keepCard(ctx, guildCardKey{id, card}, v, mdoc.Revision, dirRev)
+			kc, err := s.guildCards.keepCard(ctx, guildCardKey{id, card}, v, docKey(mdoc), dirRev)
 			if err != nil {
 				return err
 			}
@@ -139,7 +139,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		if _, ok := v.Kept[card]; ok || !keep || len(v.Near[card]) > 0 {
 			continue
 		}
-		kc, err := s.guildCards.keepCard(ctx, guildCardKey{id, card}, v, doc.Revision, dirRev)
+		kc, err := s.guildCards.keepCard(ctx, guildCardKey{id, card}, v, docKey(doc), dirRev)
 		if err != nil {
 			return err
 		}

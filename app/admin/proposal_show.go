@@ -57,11 +57,20 @@ func (s *Server) renderProposal(c echo.Context, status int, id string, reject fo
 // proposalDetailView reads a proposal, its history and (while pending) its
 // check. An unknown id is echo.ErrNotFound.
 func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.ProposalDetailView, error) {
+	v, _, err := s.proposalDetail(ctx, id)
+	return v, err
+}
+
+// proposalDetail is proposalDetailView and whether it is whole: false when
+// a check against the live document failed (the page says to reload; such
+// a render is not kept).
+func (s *Server) proposalDetail(ctx context.Context, id string) (templates.ProposalDetailView, bool, error) {
+	whole := true
 	p, events, err := s.opts.Proposals.Get(ctx, id)
 	if errors.Is(err, proposals.ErrNotFound) {
-		return templates.ProposalDetailView{}, echo.ErrNotFound
+		return templates.ProposalDetailView{}, false, echo.ErrNotFound
 	} else if err != nil {
-		return templates.ProposalDetailView{}, fmt.Errorf("admin: proposal: %w", err)
+		return templates.ProposalDetailView{}, false, fmt.Errorf("admin: proposal: %w", err)
 	}
 	v := templates.ProposalDetailView{
 		ID: p.ID, Summary: p.Summary, State: string(p.State), StateLabel: templates.ProposalStateLabel(string(p.State)), StateKind: stateBadge(p.State),
@@ -92,6 +101,7 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 	if p.State == sdk.ProposalApplied || p.State == sdk.ProposalRolledBack {
 		if check, err := s.opts.Proposals.Check(ctx, id); err != nil {
 			s.log.Warn("read a decided proposal's live document", "proposal", id, "err", err)
+			whole = false
 		} else {
 			v.CanRollback, v.RollbackNote = rollbackView(p, check.Live)
 		}
@@ -102,9 +112,10 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 		check, err := s.opts.Proposals.Check(ctx, id)
 		switch {
 		case errors.Is(err, proposals.ErrNotFound):
-			return templates.ProposalDetailView{}, echo.ErrNotFound
+			return templates.ProposalDetailView{}, false, echo.ErrNotFound
 		case err != nil:
 			s.log.Warn("check a proposal", "proposal", id, "err", err)
+			whole = false
 			v.CheckError = "The proposal could not be checked against the live configuration just now; reload to try again. Approving checks it again in any case."
 		default:
 			before, beforeName = check.Live.Text, "Live now"
@@ -137,7 +148,7 @@ func (s *Server) proposalDetailView(ctx context.Context, id string) (templates.P
 	for _, e := range events {
 		v.Events = append(v.Events, proposalEventView(e, names, p.Target.GuildID))
 	}
-	return v, nil
+	return v, whole, nil
 }
 
 // conflictText explains in plain words why an approval now would reject

@@ -13,8 +13,12 @@ import (
 )
 
 // proposalListsMax bounds the kept inbox renders (one per filter and
-// cursor looked at); past it the cache starts over.
+// cursor looked at) and proposal pages; past it the cache starts over.
 const proposalListsMax = 64
+
+// pageKeepMax is the largest render kept (a proposal's diff, a guild's
+// cards): bigger ones render for their request only.
+const pageKeepMax = 256 << 10
 
 // keptProposalList is the inbox's live region as rendered for a filter
 // (it holds no form, so no CSRF token), with what it was rendered from:
@@ -133,16 +137,19 @@ func (s *Server) proposalDetailRegion(ctx context.Context, id, csrf string) (tem
 			return splicedRegion(k.html, csrf), k.summary, nil
 		}
 	}
-	d, err := s.proposalDetailView(ctx, id)
+	d, whole, err := s.proposalDetail(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
-	if !ok {
+	if !ok || !whole {
 		return templates.ProposalDetail(csrf, d), d.Summary, nil
 	}
 	html, err := renderBytes(ctx, templates.ProposalDetail(csrfSlot, d))
 	if err != nil {
 		return nil, "", err
+	}
+	if len(html) > pageKeepMax {
+		return splicedRegion(newSpliced(html), csrf), d.Summary, nil // too big to keep
 	}
 	key.summary, key.html = d.Summary, newSpliced(html)
 	s.proposalDetails.mu.Lock()
@@ -154,8 +161,8 @@ func (s *Server) proposalDetailRegion(ctx context.Context, id, csrf string) (tem
 	return splicedRegion(key.html, csrf), d.Summary, nil
 }
 
-// documentRevision is target's stored revision ("" when it cannot be read:
-// such a key never matches a kept one read while it could).
+// documentRevision is target's docKey ("unreadable" when it cannot be
+// read: such a key never matches a kept one read while it could).
 func (s *Server) documentRevision(ctx context.Context, target guildcfg.Target) string {
 	if s.opts.Guilds == nil {
 		return ""
@@ -164,7 +171,7 @@ func (s *Server) documentRevision(ctx context.Context, target guildcfg.Target) s
 	if err != nil {
 		return "unreadable"
 	}
-	return doc.Revision
+	return docKey(doc)
 }
 
 // splicedRegion is html with token at its slots, as a component.

@@ -1,13 +1,17 @@
 package admin
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kimiapp/kimi/app/admin/form"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/proposals"
 	"github.com/kimiapp/kimi/modules/kudos"
 )
 
@@ -109,5 +113,44 @@ func TestProposalPageKeptPerSession(t *testing.T) {
 	}
 	if res := b.get("/proposals/" + id); !strings.Contains(res.body, `data-state="rejected"`) {
 		t.Fatalf("the rejection is not shown:\n%.3000s", res.body)
+	}
+}
+
+// failingCheck is the proposals service with its check failing while fail
+// is set (a busy database, a timeout).
+type failingCheck struct {
+	*proposals.Service
+	fail atomic.Bool
+}
+
+func (f *failingCheck) Check(ctx context.Context, id string) (proposals.CheckResult, error) {
+	if f.fail.Load() {
+		return proposals.CheckResult{}, errors.New("database is busy")
+	}
+	return f.Service.Check(ctx, id)
+}
+
+// TestProposalPageWithAFailedCheckIsNotKept: a page whose check against the
+// live document failed says to reload and is not kept, so the reload after
+// the check works again shows the check.
+func TestProposalPageWithAFailedCheckIsNotKept(t *testing.T) {
+	h := newHarness(t)
+	h.createAdmin()
+	a := h.newClient()
+	a.login(testUser, testPassword)
+	fc := &failingCheck{Service: h.props}
+	h.srv.opts.Proposals = fc
+	id := h.propose(t, kudos.Name, "---\ndigest_channel_id: 123456789012345678\n---\n", "Set the digest channel")
+	a.get("/proposals/" + id) // the proposer's name is fetched (a directory change)
+	discordWait(t, "the proposer known", func() bool { _, ok := h.bot.Member(testGuild, parseUint(h.vars["staff"])); return ok })
+	fc.fail.Store(true)
+	for range 2 {
+		if body := a.get("/proposals/" + id).body; !strings.Contains(body, "could not be checked") {
+			t.Fatal("no check error shown while the check fails")
+		}
+	}
+	fc.fail.Store(false)
+	if body := a.get("/proposals/" + id).body; strings.Contains(body, "could not be checked") || !strings.Contains(body, `data-state="pending"`) {
+		t.Error("the reload after the check works again still shows the check's failure")
 	}
 }

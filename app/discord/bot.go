@@ -431,6 +431,7 @@ func (b *Bot) closeSession(sess *discordgo.Session) {
 	}
 	if b.sess == sess {
 		b.sess = nil
+		b.cache.dir.epoch.Add(1) // the directory reads the session
 	}
 	b.mu.Unlock()
 	_ = sess.Close()
@@ -445,6 +446,7 @@ func (b *Bot) connected(ctx context.Context, sess *discordgo.Session) {
 	b.mu.Lock()
 	resumed := !b.since.IsZero() && b.state == StateResuming
 	b.sess = sess
+	b.cache.dir.epoch.Add(1) // the directory reads the session: a resume sends no READY
 	b.state, b.reason, b.fatal, b.retryAt, b.lastErr, b.budget = StateConnected, "", nil, time.Time{}, "", nil
 	if !resumed {
 		b.since = time.Now()
@@ -596,6 +598,7 @@ func (b *Bot) setStopped(reason string, fc *FatalClose) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state, b.reason, b.fatal, b.retryAt, b.sess, b.current, b.budget = StateStopped, reason, fc, time.Time{}, nil, nil, nil
+	b.cache.dir.epoch.Add(1)
 }
 
 // Status returns a snapshot of the connection.

@@ -32,9 +32,14 @@ func (d *dirRevisions) counter(guild uint64) *atomic.Uint64 {
 func (d *dirRevisions) bump(guild uint64) { d.counter(guild).Add(1) }
 
 // revision is guild's revision: the epoch and its own count, both only
-// growing, so their sum never repeats an earlier revision of the guild.
+// growing, so their sum never repeats an earlier revision of the guild. A
+// guild nothing bumped yet has no counter (0): asking makes none, so ids
+// anyone asks about (a /guilds/{id} of any id) take no memory.
 func (d *dirRevisions) revision(guild uint64) uint64 {
-	return d.epoch.Load() + d.counter(guild).Load()
+	if c, ok := d.guilds.Load(guild); ok {
+		return d.epoch.Load() + c.(*atomic.Uint64).Load()
+	}
+	return d.epoch.Load()
 }
 
 // DirectoryRevision returns a number that changes whenever what the

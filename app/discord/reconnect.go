@@ -183,6 +183,7 @@ func (b *Bot) run(ctx context.Context) {
 			}
 			b.mu.Lock()
 			b.sess = nil
+			b.cache.dir.epoch.Add(1) // the directory reads the session
 			b.reconnects++
 			b.mu.Unlock()
 			b.watch.Notify()

@@ -167,6 +167,7 @@ func (b *Bot) stopForBudget(st *StartLimitStop) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.state, b.reason, b.fatal, b.retryAt, b.sess = StateStopped, st.Message(), nil, st.ResetAt, nil
+	b.cache.dir.epoch.Add(1)
 	b.budget = st
 }
 

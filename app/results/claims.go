@@ -133,8 +133,14 @@ func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now
 	ok := make([]bool, len(outs))
 	var acks []*claim
 	var ackInc []int
+	batched := map[string]bool{} // the ids in the batch
 	for i, o := range outs {
-		if o.status == StatusAcknowledged {
+		// The batch's RETURNING names rows by id: a row acknowledged
+		// twice in a step (a claim whose lease ran out while its handler
+		// ran, and the claim that took the row again) is settled on its
+		// own the second time, its token deciding.
+		if o.status == StatusAcknowledged && !batched[o.c.id] {
+			batched[o.c.id] = true
 			acks, ackInc = append(acks, o.c), append(ackInc, o.inc)
 			continue
 		}
@@ -159,7 +165,7 @@ func (s *Service) settleAll(ctx context.Context, tx querier, outs []outcome, now
 		return nil, fmt.Errorf("settle: %w", err)
 	}
 	for i, o := range outs {
-		if o.status == StatusAcknowledged {
+		if o.status == StatusAcknowledged && slices.Contains(acks, o.c) {
 			if ok[i] = slices.Contains(ids, o.c.id); ok[i] {
 				d.move(o.c.key, o.c.prev, StatusAcknowledged, 1)
 			}

@@ -24,11 +24,21 @@
 --     transaction per notification), deletes come by cascade from tasks
 --     and subscriptions; each fires once in a row's life.
 --
--- Down restores 00008's indexes and trigger; rows leased when it runs stay
+-- Down restores 00008's indexes and triggers; rows leased when it runs stay
 -- in their stored status (they read as claimable once the lease runs out).
 
 -- +goose Up
 DROP TRIGGER kimi_result_counts_update;
+-- The delete trigger's decrement never goes below 0, as the dispatcher's
+-- deltas do not: a count wronged (by hand, or by a bug) must not make
+-- every later delete of its rows — a task's deletion, a purge — fail.
+DROP TRIGGER kimi_result_counts_delete;
+-- +goose StatementBegin
+CREATE TRIGGER kimi_result_counts_delete AFTER DELETE ON kimi_result_notifications BEGIN
+    UPDATE kimi_result_counts SET n = max(0, n - 1)
+        WHERE module = old.module AND name = old.name AND guild_id = old.guild_id AND status = old.status;
+END;
+-- +goose StatementEnd
 UPDATE kimi_result_counts SET n = n + (SELECT n FROM kimi_result_counts d
     WHERE d.module = kimi_result_counts.module AND d.name = kimi_result_counts.name
       AND d.guild_id = kimi_result_counts.guild_id AND d.status = 'delivering')
@@ -53,6 +63,13 @@ CREATE INDEX kimi_result_notifications_leased ON kimi_result_notifications (modu
     WHERE lease_token <> '';
 
 -- +goose Down
+DROP TRIGGER kimi_result_counts_delete;
+-- +goose StatementBegin
+CREATE TRIGGER kimi_result_counts_delete AFTER DELETE ON kimi_result_notifications BEGIN
+    UPDATE kimi_result_counts SET n = n - 1
+        WHERE module = old.module AND name = old.name AND guild_id = old.guild_id AND status = old.status;
+END;
+-- +goose StatementEnd
 DROP INDEX kimi_result_notifications_leased;
 DROP INDEX kimi_result_notifications_status;
 CREATE INDEX kimi_result_notifications_sub ON kimi_result_notifications (module, name, guild_id, status, expires_ms);
