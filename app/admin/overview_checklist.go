@@ -16,19 +16,26 @@ type checklistState struct {
 	assistant               bool // a model provider set up
 }
 
-// checklistState reads each step's state; a part that cannot be read
-// counts as not done (and is logged).
-func (s *Server) checklistState(ctx context.Context) checklistState {
+// readChecklist reads the checklist's settings (a failure is logged and
+// reads as nothing set).
+func (s *Server) readChecklist(ctx context.Context) settings.Checklist {
+	c, err := settings.ReadChecklist(ctx, s.opts.Store)
+	if err != nil {
+		s.log.Warn("read the checklist's settings", "err", err)
+	}
+	return c
+}
+
+// checklistState reads each step's state from stored (readChecklist) and
+// the services; a part that cannot be read counts as not done (and is
+// logged).
+func (s *Server) checklistState(ctx context.Context, stored settings.Checklist) checklistState {
 	var st checklistState
 	if s.opts.Discord != nil {
 		// The stored settings, as /discord shows them; a token from the
 		// environment (or demo mode's fake) counts once the bot has it.
 		ds := s.opts.Discord.Status()
-		stored, err := settings.LoadDiscord(ctx, s.opts.Store)
-		if err != nil {
-			s.log.Warn("read the Discord settings for the checklist", "err", err)
-		}
-		st.token = stored.Token != "" || ds.TokenSource != "" || s.opts.Demo != nil
+		st.token = stored.Token || ds.TokenSource != "" || s.opts.Demo != nil
 		st.members = stored.Members || ds.Intents.Members
 		st.content = stored.MessageContent || ds.Intents.MessageContent
 	}
@@ -103,14 +110,11 @@ func pluralS(n int) string {
 // checklistView is the overview's checklist card; nil once every step is
 // done or it was dismissed.
 func (s *Server) checklistView(ctx context.Context, csrf string) *templates.ChecklistView {
-	dismissed, err := settings.ChecklistDismissed(ctx, s.opts.Store)
-	if err != nil {
-		s.log.Warn("read the checklist's dismissal", "err", err)
-	}
-	if dismissed {
+	stored := s.readChecklist(ctx)
+	if stored.Dismissed {
 		return nil
 	}
-	v := &templates.ChecklistView{Steps: checklistSteps(s.checklistState(ctx)), CSRF: csrf}
+	v := &templates.ChecklistView{Steps: checklistSteps(s.checklistState(ctx, stored)), CSRF: csrf}
 	for _, st := range v.Steps {
 		if st.Done {
 			v.Done++

@@ -25,7 +25,7 @@ func init() {
 func (s *Server) dismissChecklist(c echo.Context) error {
 	ctx, cancel := withTimeout(c, 5*time.Second)
 	defer cancel()
-	pending := checklistPending(checklistSteps(s.checklistState(ctx)))
+	pending := checklistPending(checklistSteps(s.checklistState(ctx, s.readChecklist(ctx))))
 	if err := settings.DismissChecklist(ctx, s.opts.Store, pending, settings.Actor{Name: actor(c), IP: c.RealIP()}); err != nil {
 		return fmt.Errorf("admin: dismiss the checklist: %w", err)
 	}

@@ -3,8 +3,8 @@ package settings
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/kimiapp/kimi/app/store"
 )
@@ -16,19 +16,6 @@ const SettingChecklistDismissed = "admin.checklist.dismissed"
 // AuditActionChecklistDismiss is the audit action of dismissing the
 // first-run checklist.
 const AuditActionChecklistDismiss = "overview.checklist.dismiss"
-
-// ChecklistDismissed reports whether the first-run checklist was dismissed.
-func ChecklistDismissed(ctx context.Context, st Store) (bool, error) {
-	var v string
-	err := st.Reader().QueryRowContext(ctx, `SELECT value FROM kimi_settings WHERE key = ?`, SettingChecklistDismissed).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("settings: read the checklist's dismissal: %w", err)
-	}
-	return v == "true", nil
-}
 
 // DismissChecklist hides the first-run checklist for good, with an
 // AuditActionChecklistDismiss row naming the steps still open (pending).
@@ -47,4 +34,60 @@ func DismissChecklist(ctx context.Context, st Store, pending string, who Actor) 
 		return fmt.Errorf("settings: dismiss the checklist: %w", err)
 	}
 	return nil
+}
+
+// Checklist is what the overview's first-run checklist reads of the
+// settings: whether it was dismissed, and the stored Discord token's
+// presence and the privileged intents.
+type Checklist struct {
+	Dismissed, Token, Members, MessageContent bool
+}
+
+// checklistStmts are ReadChecklist's statement per read pool, prepared
+// once: the overview reads it on every request (parsed afresh, its two
+// reads were half of the page's CPU).
+var checklistStmts sync.Map // *sql.DB → *sql.Stmt
+
+// ReadChecklist reads the checklist's settings in one statement.
+func ReadChecklist(ctx context.Context, st Store) (Checklist, error) {
+	db := st.Reader()
+	stmt, ok := checklistStmts.Load(db)
+	if !ok {
+		s, err := db.PrepareContext(ctx, `SELECT key, value FROM kimi_settings WHERE key IN (?, ?, ?, ?)`)
+		if err != nil {
+			return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
+		}
+		if prev, loaded := checklistStmts.LoadOrStore(db, s); loaded {
+			_ = s.Close()
+			stmt = prev
+		} else {
+			stmt = s
+		}
+	}
+	rows, err := stmt.(*sql.Stmt).QueryContext(ctx, SettingChecklistDismissed, SettingDiscordToken, SettingDiscordMembers, SettingDiscordMessageContent)
+	if err != nil {
+		return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
+	}
+	defer rows.Close()
+	var c Checklist
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
+		}
+		switch k {
+		case SettingChecklistDismissed:
+			c.Dismissed = v == "true"
+		case SettingDiscordToken:
+			c.Token = v != ""
+		case SettingDiscordMembers:
+			c.Members = v == "true"
+		case SettingDiscordMessageContent:
+			c.MessageContent = v == "true"
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
+	}
+	return c, nil
 }
