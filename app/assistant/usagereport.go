@@ -210,48 +210,90 @@ func readDaily(ctx context.Context, db *sql.DB, r *UsageReport, first, last time
 
 // advanceUsageWindow moves the top users' window (migration 00016's
 // kimi_assistant_usage_users, counted from kimi_assistant_usage_window's
-// first_day on) to start at first: forward, it subtracts the days that
-// left; backward (the clock went back, or the first report), it sums the
-// window afresh. Nothing is written when the window already starts there.
+// first_day on) to start at first, a day per write transaction, so moving
+// it by a month (the first report, or one after weeks unseen) never holds
+// the single writer for seconds: forward it subtracts each day that left,
+// backward (the first report, or the clock went back) it adds each day
+// that came in — after each step the table is the sums from the window's
+// first day on, as the triggers keep it. Nothing is written when the
+// window already starts there.
 func (c *Conversations) advanceUsageWindow(ctx context.Context, first string) error {
+	for {
+		var at string
+		if err := c.st.Reader().QueryRowContext(ctx, `SELECT first_day FROM kimi_assistant_usage_window WHERE id = 1`).Scan(&at); err != nil {
+			return err
+		}
+		if at == first {
+			return nil
+		}
+		if err := c.st.Write(ctx, func(tx *sql.Tx) error { return usageWindowStep(ctx, tx, first) }); err != nil {
+			return err
+		}
+	}
+}
+
+// usageWindowStep moves the window one step towards first in tx: forward,
+// out go the days up to and with the next one that has rows; backward, in
+// come the days from the previous one that has rows up to the window's
+// first day (a gap with no rows is crossed in the same step).
+func usageWindowStep(ctx context.Context, tx *sql.Tx, first string) error {
 	var at string
-	if err := c.st.Reader().QueryRowContext(ctx, `SELECT first_day FROM kimi_assistant_usage_window WHERE id = 1`).Scan(&at); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT first_day FROM kimi_assistant_usage_window WHERE id = 1`).Scan(&at); err != nil {
 		return err
 	}
 	if at == first {
 		return nil
 	}
-	return c.st.Write(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT first_day FROM kimi_assistant_usage_window WHERE id = 1`).Scan(&at); err != nil {
+	var from, to string // the days [from, to) that leave or come in
+	var day sql.NullString
+	sign := "-"
+	if at < first {
+		if err := tx.QueryRowContext(ctx, `SELECT min(day) FROM kimi_assistant_usage WHERE day >= ?1 AND day < ?2`, at, first).Scan(&day); err != nil {
 			return err
 		}
-		var steps []string
-		switch {
-		case at == first:
-			return nil
-		case at < first:
-			steps = []string{`INSERT INTO kimi_assistant_usage_users
-				SELECT user_id, -sum(calls), -sum(prompt_tokens), -sum(completion_tokens), -sum(cached_tokens), -sum(turns)
-				FROM kimi_assistant_usage WHERE day >= ?1 AND day < ?2 GROUP BY user_id
-				ON CONFLICT DO UPDATE SET calls = calls + excluded.calls, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-					completion_tokens = completion_tokens + excluded.completion_tokens,
-					cached_tokens = cached_tokens + excluded.cached_tokens, turns = turns + excluded.turns`,
-				`DELETE FROM kimi_assistant_usage_users
-				WHERE calls = 0 AND prompt_tokens = 0 AND completion_tokens = 0 AND cached_tokens = 0 AND turns = 0`}
-		default:
-			steps = []string{`DELETE FROM kimi_assistant_usage_users`,
-				`INSERT INTO kimi_assistant_usage_users
-				SELECT user_id, sum(calls), sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(turns)
-				FROM kimi_assistant_usage WHERE day >= ?2 GROUP BY user_id`}
+		from, to = at, first
+		if day.Valid && dayAfter(day.String) < first {
+			to = dayAfter(day.String)
 		}
-		steps = append(steps, `UPDATE kimi_assistant_usage_window SET first_day = ?2 WHERE id = 1`)
-		for _, q := range steps {
-			if _, err := tx.ExecContext(ctx, q, at, first); err != nil {
-				return err
-			}
+	} else {
+		sign = ""
+		if err := tx.QueryRowContext(ctx, `SELECT max(day) FROM kimi_assistant_usage WHERE day >= ?1 AND day < ?2`, first, at).Scan(&day); err != nil {
+			return err
 		}
-		return nil
-	})
+		from, to = first, at
+		if day.Valid {
+			from = day.String
+		}
+	}
+	next := to
+	if sign == "" {
+		next = from
+	}
+	steps := []string{`INSERT INTO kimi_assistant_usage_users
+		SELECT user_id, ` + sign + `sum(calls), ` + sign + `sum(prompt_tokens), ` + sign + `sum(completion_tokens), ` + sign + `sum(cached_tokens), ` + sign + `sum(turns)
+		FROM kimi_assistant_usage WHERE day >= ?1 AND day < ?2 GROUP BY user_id
+		ON CONFLICT DO UPDATE SET calls = calls + excluded.calls, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
+			completion_tokens = completion_tokens + excluded.completion_tokens,
+			cached_tokens = cached_tokens + excluded.cached_tokens, turns = turns + excluded.turns`,
+		`DELETE FROM kimi_assistant_usage_users
+		WHERE calls = 0 AND prompt_tokens = 0 AND completion_tokens = 0 AND cached_tokens = 0 AND turns = 0`,
+		`UPDATE kimi_assistant_usage_window SET first_day = ?3 WHERE id = 1`}
+	for _, q := range steps {
+		if _, err := tx.ExecContext(ctx, q, from, to, next); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dayAfter is the UTC day after day (YYYY-MM-DD); a day that does not
+// parse is returned as "9999-12-31", past every day.
+func dayAfter(day string) string {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return "9999-12-31"
+	}
+	return t.AddDate(0, 0, 1).Format(time.DateOnly)
 }
 
 // The report's queries: each a range scan of a migration 00016 roll-up
