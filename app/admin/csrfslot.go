@@ -2,9 +2,12 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base32"
 	"io"
+
+	"github.com/a-h/templ"
 )
 
 // csrfSlot is rendered in place of the session's CSRF token when a page
@@ -60,4 +63,9 @@ func (s spliced) WriteTo(w io.Writer, token string) error {
 		}
 	}
 	return nil
+}
+
+// Component is the kept bytes with token at every slot, as a component.
+func (s spliced) Component(token string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error { return s.WriteTo(w, token) })
 }

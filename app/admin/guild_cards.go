@@ -2,11 +2,8 @@ package admin
 
 import (
 	"context"
-	"io"
 	"strconv"
 	"sync"
-
-	"github.com/a-h/templ"
 
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/web/templates"
@@ -95,11 +92,6 @@ func (g *guildCards) put(k guildCardKey, c guildCard) {
 	}
 	g.cards[k] = c
 	g.bytes += size
-}
-
-// component is the card with the session's token.
-func (c guildCard) component(token string) templ.Component {
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error { return c.html.WriteTo(w, token) })
 }
 
 // keepCard renders card of v once with csrfSlot, keeps it under k and

@@ -84,7 +84,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		}
 		kc, ok := s.guildCards.get(guildCardKey{id, card}, docRev, dirRev)
 		if ok {
-			v.Kept[card] = kc.component(ch.CSRF)
+			v.Kept[card] = kc.html.Component(ch.CSRF)
 		}
 		return ok
 	}
@@ -132,7 +132,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 			if err != nil {
 				return err
 			}
-			v.Kept[card] = kc.component(ch.CSRF)
+			v.Kept[card] = kc.html.Component(ch.CSRF)
 		}
 	}
 	for _, card := range []string{"setup", "raw"} {
@@ -143,7 +143,7 @@ func (s *Server) renderGuild(c echo.Context, status int, id uint64, st guildPage
 		if err != nil {
 			return err
 		}
-		v.Kept[card] = kc.component(ch.CSRF)
+		v.Kept[card] = kc.html.Component(ch.CSRF)
 	}
 	return render(c, status, templates.GuildPage(ch, v))
 }

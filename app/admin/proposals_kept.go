@@ -2,7 +2,6 @@ package admin
 
 import (
 	"context"
-	"io"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -134,7 +133,7 @@ func (s *Server) proposalDetailRegion(ctx context.Context, id, csrf string) (tem
 		k, hit := s.proposalDetails.m[id]
 		s.proposalDetails.mu.Unlock()
 		if hit && k.gen == key.gen && k.dir == key.dir && k.target == key.target && k.guild == key.guild {
-			return splicedRegion(k.html, csrf), k.summary, nil
+			return k.html.Component(csrf), k.summary, nil
 		}
 	}
 	d, whole, err := s.proposalDetail(ctx, id)
@@ -149,7 +148,7 @@ func (s *Server) proposalDetailRegion(ctx context.Context, id, csrf string) (tem
 		return nil, "", err
 	}
 	if len(html) > pageKeepMax {
-		return splicedRegion(newSpliced(html), csrf), d.Summary, nil // too big to keep
+		return newSpliced(html).Component(csrf), d.Summary, nil // too big to keep
 	}
 	key.summary, key.html = d.Summary, newSpliced(html)
 	s.proposalDetails.mu.Lock()
@@ -158,7 +157,7 @@ func (s *Server) proposalDetailRegion(ctx context.Context, id, csrf string) (tem
 	}
 	s.proposalDetails.m[id] = key
 	s.proposalDetails.mu.Unlock()
-	return splicedRegion(key.html, csrf), d.Summary, nil
+	return key.html.Component(csrf), d.Summary, nil
 }
 
 // documentRevision is target's docKey ("unreadable" when it cannot be
@@ -172,9 +171,4 @@ func (s *Server) documentRevision(ctx context.Context, target guildcfg.Target) s
 		return "unreadable"
 	}
 	return docKey(doc)
-}
-
-// splicedRegion is html with token at its slots, as a component.
-func splicedRegion(html spliced, token string) templ.Component {
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error { return html.WriteTo(w, token) })
 }

@@ -48,7 +48,7 @@ func (s *Server) resultEvents(c echo.Context) error {
 			if bad {
 				return nil, echo.NewHTTPError(http.StatusBadRequest, form.MsgResultsCursor)
 			}
-			return kept.region(csrf), nil
+			return kept.html.Component(csrf), nil
 		}
 	default:
 		return echo.NewHTTPError(http.StatusBadRequest, "Ask for view=list or view=sub.")

@@ -53,11 +53,6 @@ func (e *keptDetail) good(now time.Time) bool {
 	return now.Sub(e.at) < resultsRenderTTL && (e.until.IsZero() || now.Before(e.until))
 }
 
-// region is e's region with the session's token.
-func (e *keptDetail) region(token string) templ.Component {
-	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error { return e.html.WriteTo(w, token) })
-}
-
 // rawRegion is html as a component.
 func rawRegion(html []byte) templ.Component {
 	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {

@@ -48,7 +48,7 @@ func (s *Server) resultsShow(c echo.Context) error {
 	}
 	if errs.OK() {
 		v.Live = resultEventsURL(k, f)
-		v.Region = kept.region(s.csrfToken(c)) // the kept render, with this session's token
+		v.Region = kept.html.Component(s.csrfToken(c)) // the kept render, with this session's token
 	} else {
 		status = http.StatusBadRequest
 		v.Detail.Invalid, v.Detail.Rows, v.Detail.NextURL, v.Detail.FirstURL = true, nil, "", ""

@@ -10,8 +10,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/kimiapp/kimi/app/internal/stmtcache"
 )
 
 // ErrBadCursor reports a NotificationFilter.After that is not a cursor
@@ -68,31 +69,12 @@ func (s *Service) Subscription(ctx context.Context, k SubKey) (Subscription, err
 	return s.scanSubscription(stmt.QueryRowContext(ctx, s.now().UnixMilli(), k.Module, k.Name, int64(k.GuildID)))
 }
 
-// preparedKey names a statement prepared on a reader pool.
-type preparedKey struct {
-	db *sql.DB
-	q  string
-}
-
-// preparedStmts are /results' statements, prepared once per reader pool:
-// compiling subscriptionSQL costs several times what running it does. A
-// pool's statements end with it (database/sql closes them on its
-// connections); the few entries of closed pools stay (tests).
-var preparedStmts sync.Map // preparedKey → *sql.Stmt
-
-// prepared returns q prepared on the service's reader pool.
+// prepared returns q prepared on the service's reader pool, once:
+// compiling subscriptionSQL costs several times what running it does.
 func (s *Service) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
-	key := preparedKey{s.st.Reader(), q}
-	if st, ok := preparedStmts.Load(key); ok {
-		return st.(*sql.Stmt), nil
-	}
-	st, err := key.db.PrepareContext(ctx, q)
+	st, err := stmtcache.OnPool(ctx, s.st.Reader(), q)
 	if err != nil {
 		return nil, fmt.Errorf("results: prepare: %w", err)
-	}
-	if prev, loaded := preparedStmts.LoadOrStore(key, st); loaded {
-		_ = st.Close()
-		return prev.(*sql.Stmt), nil
 	}
 	return st, nil
 }
@@ -220,9 +202,9 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 		f.Limit = defaultPageLimit
 	}
 	now := s.now().UnixMilli()
-	q, byExpiry := notificationsSQL(f.Status, f.After != "")
+	q, byExpiry, bindsStatus := notificationsSQL(f.Status, f.After != "")
 	args := []any{now, k.Module, k.Name, int64(k.GuildID)}
-	if f.Status != "" && f.Status != StatusExpired && f.Status != StatusAcknowledged && f.Status != StatusDelivering {
+	if bindsStatus {
 		args = append(args, string(f.Status))
 	}
 	if f.After != "" {
@@ -284,8 +266,8 @@ func (s *Service) Notifications(ctx context.Context, k SubKey, f NotificationFil
 // every status) and whether it has a cursor: ?1 is now, ?2..?4 the
 // subscription, ?5 a stored status filtered on, then the cursor's time
 // and id, then the limit. byExpiry: the keyset is (expires_ms, id)
-// rather than (published_ms, id).
-func notificationsSQL(status Status, after bool) (q string, byExpiry bool) {
+// rather than (published_ms, id); bindsStatus: ?5 is bound to status.
+func notificationsSQL(status Status, after bool) (q string, byExpiry, bindsStatus bool) {
 	var b strings.Builder
 	// A row under a live lease reads as delivering.
 	b.WriteString(`SELECT n.id, n.run_id, COALESCE(p.task_id, ''), COALESCE(p.revision, 0),
@@ -316,6 +298,7 @@ func notificationsSQL(status Status, after bool) (q string, byExpiry bool) {
 		b.WriteString(` AND n.status IN ('pending', 'retry', 'blocked') AND ` + leasedLiveOf("n."))
 	default:
 		b.WriteString(` AND n.status = ?5 AND n.expires_ms > ?1 AND NOT (` + leasedLiveOf("n.") + `)`)
+		bindsStatus = true
 	}
 	order := "published_ms"
 	if byExpiry {
@@ -327,7 +310,7 @@ func notificationsSQL(status Status, after bool) (q string, byExpiry bool) {
 		fmt.Fprintf(&b, ` AND (n.%[1]s, n.id) < (?, ?)`, order)
 	}
 	fmt.Fprintf(&b, ` ORDER BY n.%[1]s DESC, n.id DESC LIMIT ?`, order)
-	return b.String(), byExpiry
+	return b.String(), byExpiry, bindsStatus
 }
 
 // nextExpirySQL is the earliest expiry past ?4 of each stored open status

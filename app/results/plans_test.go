@@ -37,7 +37,7 @@ func TestQueryPlans(t *testing.T) {
 	}
 	for _, st := range append([]Status{""}, Statuses...) {
 		for _, after := range []bool{false, true} {
-			q, byExpiry := notificationsSQL(st, after)
+			q, byExpiry, _ := notificationsSQL(st, after)
 			idx := "kimi_result_notifications_page"
 			if st == StatusDelivering {
 				idx = "kimi_result_notifications_leased"

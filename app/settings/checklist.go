@@ -4,8 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
 
+	"github.com/kimiapp/kimi/app/internal/stmtcache"
 	"github.com/kimiapp/kimi/app/store"
 )
 
@@ -43,28 +43,15 @@ type Checklist struct {
 	Dismissed, Token, Members, MessageContent bool
 }
 
-// checklistStmts are ReadChecklist's statement per read pool, prepared
+// ReadChecklist reads the checklist's settings in one statement, prepared
 // once: the overview reads it on every request (parsed afresh, its two
 // reads were half of the page's CPU).
-var checklistStmts sync.Map // *sql.DB → *sql.Stmt
-
-// ReadChecklist reads the checklist's settings in one statement.
 func ReadChecklist(ctx context.Context, st Store) (Checklist, error) {
-	db := st.Reader()
-	stmt, ok := checklistStmts.Load(db)
-	if !ok {
-		s, err := db.PrepareContext(ctx, `SELECT key, value FROM kimi_settings WHERE key IN (?, ?, ?, ?)`)
-		if err != nil {
-			return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
-		}
-		if prev, loaded := checklistStmts.LoadOrStore(db, s); loaded {
-			_ = s.Close()
-			stmt = prev
-		} else {
-			stmt = s
-		}
+	stmt, err := stmtcache.OnPool(ctx, st.Reader(), `SELECT key, value FROM kimi_settings WHERE key IN (?, ?, ?, ?)`)
+	if err != nil {
+		return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
 	}
-	rows, err := stmt.(*sql.Stmt).QueryContext(ctx, SettingChecklistDismissed, SettingDiscordToken, SettingDiscordMembers, SettingDiscordMessageContent)
+	rows, err := stmt.QueryContext(ctx, SettingChecklistDismissed, SettingDiscordToken, SettingDiscordMembers, SettingDiscordMessageContent)
 	if err != nil {
 		return Checklist{}, fmt.Errorf("settings: read the checklist: %w", err)
 	}

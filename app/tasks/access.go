@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 
+	"github.com/kimiapp/kimi/app/internal/stmtcache"
 	"github.com/kimiapp/kimi/app/results"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -62,11 +62,6 @@ type Access struct {
 	checker  Checker
 	ready    Readiness
 	results  results.DiscordAccess
-
-	// exists is CheckAccess's read, prepared on the read pool at its
-	// first success (parsing it took more CPU than the rest of a
-	// delivery).
-	exists atomic.Pointer[sql.Stmt]
 }
 
 var (
@@ -120,16 +115,11 @@ func (a *Access) Authorize(ctx context.Context, guildID, ownerID, channelID uint
 // owner's tier at least the policy's min_tier, owner and bot able to view
 // every channel) allows it.
 func (a *Access) CheckAccess(ctx context.Context, pub results.Publication) error {
-	stmt := a.exists.Load()
-	if stmt == nil {
-		st, err := a.st.Reader().PrepareContext(ctx, `SELECT 1`+taskFrom+` WHERE t.id = ?`)
-		if err != nil {
-			return fmt.Errorf("tasks: read task %s: %w", pub.TaskID, err)
-		}
-		if !a.exists.CompareAndSwap(nil, st) {
-			_ = st.Close()
-		}
-		stmt = a.exists.Load()
+	// Prepared once on the read pool: parsing it took more CPU than the
+	// rest of a delivery.
+	stmt, err := stmtcache.OnPool(ctx, a.st.Reader(), `SELECT 1`+taskFrom+` WHERE t.id = ?`)
+	if err != nil {
+		return fmt.Errorf("tasks: read task %s: %w", pub.TaskID, err)
 	}
 	var one int
 	if err := stmt.QueryRowContext(ctx, pub.TaskID).Scan(&one); err != nil {
