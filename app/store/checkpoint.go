@@ -80,6 +80,7 @@ type checkpointer struct {
 	done      chan struct{}
 
 	restartAt int64 // bytes: after a RESTART readers outlasted, the next one's size (loop only)
+	walEst    int64 // frames in the WAL after the last run (0 after a RESTART that copied all; loop only)
 
 	passive, restart, failed atomic.Int64
 	walFrames, copied        atomic.Int64
@@ -164,25 +165,41 @@ func (c *checkpointer) loop() {
 // copied whole; RESTART holds the next writes until it is.
 func (c *checkpointer) run() {
 	ctx := context.Background()
-	c.frames.Store(0)
-	_, log, copied, err := c.checkpoint(ctx, "PASSIVE")
-	c.passive.Add(1)
-	if err == nil {
-		if size := log * c.frameBytes(ctx); size <= c.walLimit {
+	pending := c.frames.Swap(0)
+	var (
+		busy        int
+		log, copied int64
+		err         error
+		size        int64
+	)
+	// Known to be past the limit already (what the WAL held after the last
+	// run and the frames written since): RESTART at once — a PASSIVE first
+	// only lets sustained writes run further ahead while it copies.
+	if est := (c.walEst + pending) * c.frameBytes(ctx); est > c.walLimit && est > c.restartAt {
+		size = est
+	} else {
+		_, log, copied, err = c.checkpoint(ctx, "PASSIVE")
+		c.passive.Add(1)
+		size = log * c.frameBytes(ctx)
+		if err == nil && size <= c.walLimit {
 			c.restartAt = 0
-		} else if size > c.restartAt {
-			var busy int
-			busy, log, copied, err = c.restartOnWriter(ctx)
-			c.restart.Add(1)
-			c.restartAt = 0
-			if err == nil && busy != 0 {
-				// Readers outlasted the wait, holding writers for it:
-				// the next try waits until the WAL doubled, so a long
-				// reader (a backup) costs a few waits, not one every
-				// threshold.
-				c.restartAt = 2 * size
-			}
 		}
+	}
+	if err == nil && size > c.walLimit && size > c.restartAt {
+		busy, log, copied, err = c.restartOnWriter(ctx)
+		c.restart.Add(1)
+		c.restartAt = 0
+		if err == nil && busy != 0 {
+			// Readers outlasted the wait, holding writers for it:
+			// the next try waits until the WAL doubled, so a long
+			// reader (a backup) costs a few waits, not one every
+			// threshold.
+			c.restartAt = 2 * size
+		}
+	}
+	c.walEst = log
+	if err == nil && busy == 0 && copied == log && size > c.walLimit {
+		c.walEst = 0 // restarted whole: the next write starts the WAL over
 	}
 	if c.frames.Load() > 0 {
 		c.armQuiet() // frames came meanwhile: copy them once writes pause
