@@ -94,6 +94,7 @@ type Bot struct {
 	invalidated  atomic.Int32  // invalidNone, or what the last Invalid Session asked for
 	openTimeout  time.Duration // openTimeout; tests shorten it
 	guildArrival time.Duration // guildArrivalWait; tests shorten it
+	hotOff       bool          // leave the hot dispatches to discordgo (hot.go; tests compare the two)
 	wake         chan wakeup   // Reconnect
 	disconnected chan struct{} // the current session's Disconnect
 	ready        atomic.Bool   // READY or RESUMED seen on the current connection
@@ -384,7 +385,11 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	if base == nil {
 		base = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second}
 	}
-	s.Dialer = filterDialer(b.trackingDialer(base), frameHooks{dropped: b.frameDropped, invalidated: b.onInvalidated, identified: b.onIdentify})
+	hooks := frameHooks{dropped: b.frameDropped, invalidated: b.onInvalidated, identified: b.onIdentify}
+	if !b.hotOff {
+		hooks.hot = b.hotSink(s)
+	}
+	s.Dialer = filterDialer(b.trackingDialer(base), hooks)
 	s.SyncEvents = true
 	s.ShouldReconnectOnError = false
 	s.ShouldRetryOnRateLimit = false
@@ -400,6 +405,9 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 	st.TrackStickers = false
 	st.TrackThreadMembers = false
 	s.State = st
+	// The hot dispatches (hot.go) do not reach these handlers: takeHot
+	// calls the ingest's and onAssistantMessage itself, in this order. A
+	// new handler of a hot type goes there too.
 	for _, h := range b.ing.handlers() {
 		s.AddHandler(h)
 	}

@@ -27,7 +27,8 @@ import (
 // types, the same encoding/json, zlib for Identify's per-payload
 // compression), and a dispatch whose payload discordgo would dereference
 // through nil is replaced by a harmless dispatch carrying the same sequence
-// number, so discordgo's sequence tracking and resume still work.
+// number, so discordgo's sequence tracking and resume still work. The
+// same filter takes the hot dispatches itself (hot.go).
 
 // droppedFrameType is the event type a malformed dispatch is rewritten to:
 // known to discordgo (no "unknown event" warning), ignored by its state and
@@ -276,6 +277,9 @@ type frameHooks struct {
 	invalidated func(resumable bool)
 	// identified is called for each Identify (op 2) written.
 	identified func()
+	// hot takes the dispatches of hotTypes (hot.go); nil leaves them all
+	// to discordgo.
+	hot hotSink
 }
 
 // frameConn is a client connection whose incoming websocket messages pass
@@ -286,21 +290,24 @@ type frameHooks struct {
 // Identify (outScan).
 type frameConn struct {
 	net.Conn
-	r       *bufio.Reader
-	hooks   frameHooks
-	wmu     sync.Mutex
-	scan    outScan // the outgoing frames (under wmu)
-	out     []byte  // bytes ready for Read
-	err     error   // the read error to return once out is empty
-	upgrade bool    // the upgrade response has been passed
-	raw     bool    // not a websocket (a refused upgrade): pass everything
-	held    []byte  // the raw frames of a fragmented message
-	heldMsg []byte  // its payload so far
-	heldBin bool
+	r        *bufio.Reader
+	hooks    frameHooks
+	wmu      sync.Mutex
+	scan     outScan // the outgoing frames (under wmu)
+	out      []byte  // bytes ready for Read
+	err      error   // the read error to return once out is empty
+	upgrade  bool    // the upgrade response has been passed
+	raw      bool    // not a websocket (a refused upgrade): pass everything
+	held     []byte  // the raw frames of a fragmented message
+	heldMsg  []byte  // its payload so far
+	heldBin  bool
+	hotBuf   []byte // a hot dispatch's d when json.Unmarshal read the envelope (reused)
+	hotTaken bool   // a hot dispatch was taken and no droppedFrame handed on for it yet
+	hotSeq   int64  // the last taken one's sequence
 }
 
 func newFrameConn(c net.Conn, hooks frameHooks) *frameConn {
-	return &frameConn{Conn: c, r: bufio.NewReader(c), hooks: hooks}
+	return &frameConn{Conn: c, r: bufio.NewReaderSize(c, 64<<10), hooks: hooks}
 }
 
 // Read hands on the next bytes of the (filtered) stream.
@@ -317,8 +324,28 @@ func (c *frameConn) Read(p []byte) (int, error) {
 }
 
 // next reads the next unit of the stream: a line of the upgrade response,
-// or a frame (a fragmented message's frames are held until its last).
+// or a frame (a fragmented message's frames are held until its last). The
+// hot dispatches the filter took (hot.go) while more of the stream was
+// already buffered are handed on as one droppedFrame of the last one's
+// sequence, ahead of the next unit it hands on: discordgo then decodes
+// one small frame per burst instead of one per dispatch, and has every
+// sequence before it reads another byte from the network.
 func (c *frameConn) next() ([]byte, error) {
+	for {
+		out, err := c.unit()
+		if c.hotTaken && (out != nil || err != nil || c.r.Buffered() == 0) {
+			c.hotTaken = false
+			out = append(droppedFrame(c.hotSeq), out...)
+		}
+		if out != nil || err != nil {
+			return out, err
+		}
+	}
+}
+
+// unit reads one unit of the stream; nil and no error for a fragment held
+// or a hot dispatch taken.
+func (c *frameConn) unit() ([]byte, error) {
 	if c.raw {
 		b := make([]byte, 4096)
 		n, err := c.r.Read(b)
@@ -365,7 +392,8 @@ func (c *frameConn) next() ([]byte, error) {
 	return raw, nil
 }
 
-// judge returns raw, or droppedFrame for a malformed dispatch, or
+// judge returns raw, or droppedFrame for a malformed dispatch, or nil for
+// a dispatch the hot path took (next hands its droppedFrame on), or
 // errInvalidSession for an Invalid Session.
 func (c *frameConn) judge(binaryMsg bool, payload, raw []byte) ([]byte, error) {
 	msg, ok := inflate(binaryMsg, payload)
@@ -378,6 +406,13 @@ func (c *frameConn) judge(binaryMsg bool, payload, raw []byte) ([]byte, error) {
 		}
 		return nil, errInvalidSession
 	}
+	if c.hooks.hot != nil {
+		env, kind, ok := decodeHot(msg, &c.hotBuf)
+		if ok && c.hooks.hot(env.T, kind, env.D) {
+			c.hotTaken, c.hotSeq = true, env.S
+			return nil, nil
+		}
+	}
 	v := inspectPayload(msg)
 	if v.reason == "" {
 		return raw, nil
@@ -387,6 +422,10 @@ func (c *frameConn) judge(binaryMsg bool, payload, raw []byte) ([]byte, error) {
 	}
 	return droppedFrame(v.seq), nil
 }
+
+// maxPrealloc is the largest payload readFrame allocates at once from the
+// length a frame's header claims.
+const maxPrealloc = 1 << 20
 
 // readFrame reads one frame: its raw bytes, opcode, FIN bit and payload
 // (nil for a masked frame, which is passed unread by the filter).
@@ -420,7 +459,22 @@ func (c *frameConn) readFrame() (raw []byte, op byte, fin bool, payload []byte, 
 			n = binary.BigEndian.Uint64(raw[2:])
 		}
 	}
-	// The payload is read as it arrives, never allocated by the length the
+	if n <= maxPrealloc {
+		// A length a frame may have: read into a buffer of its size.
+		body := make([]byte, len(raw)+int(n))
+		copy(body, raw)
+		if k, err := io.ReadFull(c.r, body[len(raw):]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return body[:len(raw)+k], 0, false, nil, err
+		}
+		if masked {
+			return body, op, fin, nil, nil
+		}
+		return body, op, fin, body[len(raw):], nil
+	}
+	// A larger one is read as it arrives, never allocated by the length the
 	// header claims (gorilla's reader does not either).
 	var buf bytes.Buffer
 	buf.Write(raw)
