@@ -2,7 +2,6 @@ package discord
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -91,12 +90,7 @@ func TestFramesFilteredThroughAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
-	b.Start(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), connWait)
-	defer cancel()
-	if err := b.AwaitReady(ctx); err != nil {
-		t.Fatalf("AwaitReady: %v", err)
-	}
+	startReady(t, b)
 	gw, err := url.Parse(f.GatewayURL())
 	if err != nil {
 		t.Fatal(err)

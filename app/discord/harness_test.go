@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"context"
 	"strconv"
 	"sync"
 	"testing"
@@ -80,5 +81,16 @@ func TestHarnessOpensAgainstTheFake(t *testing.T) {
 	src := newTestSource(f, s)
 	if bot, app := src.self(); bot == 0 || app == 0 {
 		t.Fatalf("self() = %d, %d", bot, app)
+	}
+}
+
+// startReady starts b and waits until its session is ready.
+func startReady(t testing.TB, b *Bot) {
+	t.Helper()
+	b.Start(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), connWait)
+	defer cancel()
+	if err := b.AwaitReady(ctx); err != nil {
+		t.Fatalf("AwaitReady: %v", err)
 	}
 }

@@ -89,8 +89,8 @@ var hotStream = []struct{ guild, event, d string }{
 	{evGuild, "GUILD_MEMBER_REMOVE", `{"guild_id":"` + evGuild + `","user":{"id":"` + hotUser2 + `","username":"bob"}}`},
 }
 
-// fakeBotID is fakediscord's default bot user id.
-var fakeBotID = fakediscord.New(fakediscord.Options{}).BotID()
+// fakeBotID is fakediscord's default bot user id (Options.BotID).
+const fakeBotID = "900000000000000002"
 
 // hotRig is a Bot on f with its own store, bus and module seeing every
 // discord.* event.
@@ -123,12 +123,7 @@ func newHotRig(t *testing.T, f *fakediscord.Server, hotOff bool) *hotRig {
 	}
 	b.hotOff = hotOff
 	t.Cleanup(func() { _ = b.Close() })
-	b.Start(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), connWait)
-	defer cancel()
-	if err := b.AwaitReady(ctx); err != nil {
-		t.Fatalf("AwaitReady: %v", err)
-	}
+	startReady(t, b)
 	r.b = b
 	return r
 }
