@@ -76,8 +76,9 @@ func (s *Scheduler) launch(c claim) {
 	}()
 }
 
-// settle applies one completion, guarded by token and revision.
-func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
+// settle applies one completion, guarded by token and revision; true when
+// it deleted the job's row (a one-shot job's success).
+func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) (bool, error) {
 	ex := c.ex
 	atMs := c.at.UnixMilli()
 	var (
@@ -91,19 +92,19 @@ func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
 		_, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL
 			WHERE module = ? AND job_key = ? AND lease_token = ?`, ex.module, ex.key, ex.token)
 		if err != nil {
-			return fmt.Errorf("scheduler: release: %w", err)
+			return false, fmt.Errorf("scheduler: release: %w", err)
 		}
-		return nil
+		return false, nil
 	case !c.failed:
 		// A one-shot job (the common case) is deleted in one statement.
 		res, err = tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs
 			WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ? AND interval_ns = 0`,
 			ex.module, ex.key, ex.token, ex.revision)
 		if err != nil {
-			return fmt.Errorf("scheduler: settle: %w", err)
+			return false, fmt.Errorf("scheduler: settle: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n == 1 {
-			return nil
+			return true, nil
 		}
 		res = nil
 		var interval, jitter int64
@@ -114,7 +115,7 @@ func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("scheduler: settle: %w", err)
+			return false, fmt.Errorf("scheduler: settle: %w", err)
 		}
 		if interval == 0 {
 			res, err = tx.ExecContext(ctx, `DELETE FROM kimi_scheduler_jobs WHERE module = ? AND job_key = ? AND lease_token = ? AND revision = ?`,
@@ -137,7 +138,7 @@ func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("scheduler: settle: %w", err)
+			return false, fmt.Errorf("scheduler: settle: %w", err)
 		}
 		delay := sdk.Backoff{Base: time.Duration(base), Max: time.Duration(maxB), Multiplier: mult}.Delay(attempt)
 		res, err = tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?,
@@ -146,19 +147,19 @@ func (s *Scheduler) settle(ctx context.Context, tx stx, c completion) error {
 			c.at.Add(delay).UnixMilli(), c.err, atMs, ex.module, ex.key, ex.token, ex.revision)
 	}
 	if err != nil {
-		return fmt.Errorf("scheduler: settle: %w", err)
+		return false, fmt.Errorf("scheduler: settle: %w", err)
 	}
 	if res != nil {
 		if n, _ := res.RowsAffected(); n == 1 {
-			return nil
+			return false, nil
 		}
 	}
 	// Stale token or replaced definition: only release our lease.
 	if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = NULL, lease_token = NULL, lease_holder = NULL
 		WHERE module = ? AND job_key = ? AND lease_token = ?`, ex.module, ex.key, ex.token); err != nil {
-		return fmt.Errorf("scheduler: release stale lease: %w", err)
+		return false, fmt.Errorf("scheduler: release stale lease: %w", err)
 	}
-	return nil
+	return false, nil
 }
 
 // forget frees the module slot of a settled execution; s.mu held.

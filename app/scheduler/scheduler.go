@@ -19,14 +19,13 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	mrand "math/rand/v2"
 	"os"
-	"slices"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -109,6 +108,11 @@ type Scheduler struct {
 	loopDone chan struct{}
 	runCtx   context.Context
 	runStop  context.CancelFunc
+	// stepCtx is the runner's statements' context: runCtx, which Close
+	// cancels only once the runner stopped, without its cancellation, so
+	// that the driver does not watch it statement by statement (a
+	// goroutine and an interrupt handler each).
+	stepCtx  context.Context
 	execs    sync.WaitGroup
 	started  bool
 	stopOnce sync.Once
@@ -133,7 +137,10 @@ type Scheduler struct {
 	// renewal runs (at half the lease).
 	nextLook map[string]time.Time
 	dirty    map[string]bool
-	pending  []completion
+	// ahead is, per module, the due jobs its last scan read after the one
+	// it claimed, in order (ahead.go): claimed next without a scan.
+	ahead   map[string][]aheadJob
+	pending []completion
 
 	// stmts: see stx (runner goroutine only).
 	stmts *stmtcache.Cache
@@ -142,6 +149,7 @@ type Scheduler struct {
 
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
+	scans   atomic.Int64 // scan queries run, for tests of the kept jobs
 }
 
 type execution struct {
@@ -171,7 +179,7 @@ func New(opts Options) (*Scheduler, error) {
 		grace: opts.CancelGrace, holder: opts.Holder,
 		wake: wake.NewSignal(), done: make(chan completion, 64), stop: make(chan struct{}),
 		loopDone: make(chan struct{}), mods: map[string]*Binding{}, running: map[string]*execution{},
-		nextLook: map[string]time.Time{}, dirty: map[string]bool{},
+		nextLook: map[string]time.Time{}, dirty: map[string]bool{}, ahead: map[string][]aheadJob{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -196,6 +204,7 @@ func New(opts Options) (*Scheduler, error) {
 	s.fails = wake.NewFailures(s.now)
 	s.stmts = stmtcache.New(s.st.Writer(), s.log)
 	s.runCtx, s.runStop = context.WithCancel(context.Background())
+	s.stepCtx = context.WithoutCancel(s.runCtx)
 	return s, nil
 }
 
@@ -238,6 +247,7 @@ func (s *Scheduler) signal() { s.wake.Notify() }
 func (s *Scheduler) touch(module string) {
 	s.mu.Lock()
 	s.dirty[module] = true
+	delete(s.ahead, module)
 	s.mu.Unlock()
 	s.signal()
 }
@@ -275,6 +285,9 @@ type claim struct {
 	run sdk.JobRun
 	h   string
 	ex  *execution
+	job aheadJob // the row as it was read
+	// kept: the job came from Scheduler.ahead, not this step's scan.
+	kept bool
 }
 
 // unhandled is a job found without a handler.
@@ -325,9 +338,15 @@ func (s *Scheduler) step() time.Time {
 	// on every step: until then this process holds it for sure.
 	renewDue := !s.active || s.renewed.IsZero() || !now.Before(s.renewed.Add(s.lease/2))
 	// Scan only the free modules whose rows changed or fell due; all of
-	// them at each renewal (a change from outside this process).
+	// them at each renewal (a change from outside this process). A module
+	// with due jobs kept from its last scan claims the first of them.
 	scan := map[string]*Binding{}
+	kept := map[string][]aheadJob{}
 	for name, b := range free {
+		if !renewDue && !s.dirty[name] && len(s.ahead[name]) > 0 {
+			kept[name] = s.ahead[name]
+			continue
+		}
 		next, seen := s.nextLook[name]
 		if renewDue || !seen || s.dirty[name] || (!next.IsZero() && !now.Before(next)) {
 			scan[name] = b
@@ -336,10 +355,12 @@ func (s *Scheduler) step() time.Time {
 	}
 	for name := range scan {
 		delete(s.dirty, name)
+		delete(s.ahead, name)
 	}
 	var skippedWake time.Time
 	for name := range free {
-		if _, scanned := scan[name]; !scanned {
+		_, scanned := scan[name]
+		if _, k := kept[name]; !scanned && !k {
 			if next := s.nextLook[name]; !next.IsZero() && (skippedWake.IsZero() || next.Before(skippedWake)) {
 				skippedWake = next
 			}
@@ -356,23 +377,31 @@ func (s *Scheduler) step() time.Time {
 		other       string
 		otherTill   time.Time
 		looks       map[string]time.Time
+		keep        map[string][]aheadJob // what ahead holds after the step (nil: nothing)
+		gone        map[*execution]bool   // settles that deleted their row
+		rescanned   map[string]*Binding
 	)
 	addWake := func(t time.Time) {
 		if wakeAt.IsZero() || t.Before(wakeAt) {
 			wakeAt = t
 		}
 	}
-	err := s.write(s.runCtx, func(raw *sql.Tx) error {
+	err := s.write(s.stepCtx, func(raw *sql.Tx) error {
 		tx := s.stmts.Tx(raw)
 		claims, unhandledJs, wakeAt, looks = nil, nil, time.Time{}, nil
+		keep, gone, rescanned = map[string][]aheadJob{}, map[*execution]bool{}, maps.Clone(scan)
 		for _, c := range settles {
-			if err := s.settle(s.runCtx, tx, c); err != nil {
+			deleted, err := s.settle(s.stepCtx, tx, c)
+			if err != nil {
 				return err
+			}
+			if deleted {
+				gone[c.ex] = true
 			}
 		}
 		active = true
 		if renewDue {
-			res, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_runner SET token = ?, holder = ?, leased_until_ms = ?
+			res, err := tx.ExecContext(s.stepCtx, `UPDATE kimi_scheduler_runner SET token = ?, holder = ?, leased_until_ms = ?
 				WHERE id = 1 AND (token IS NULL OR token = ? OR leased_until_ms <= ?)`,
 				s.token, s.holder, now.Add(s.lease).UnixMilli(), s.token, nowMs)
 			if err != nil {
@@ -384,7 +413,7 @@ func (s *Scheduler) step() time.Time {
 		if !active {
 			var till int64
 			var holder sql.NullString
-			if err := tx.QueryRowContext(s.runCtx, `SELECT holder, leased_until_ms FROM kimi_scheduler_runner WHERE id = 1`).Scan(&holder, &till); err != nil {
+			if err := tx.QueryRowContext(s.stepCtx, `SELECT holder, leased_until_ms FROM kimi_scheduler_runner WHERE id = 1`).Scan(&holder, &till); err != nil {
 				return fmt.Errorf("scheduler: read runner lease: %w", err)
 			}
 			other, otherTill = holder.String, time.UnixMilli(till)
@@ -393,45 +422,38 @@ func (s *Scheduler) step() time.Time {
 		if beatDue && len(tokens) > 0 {
 			// By primary key: the token alone has no index.
 			for _, ex := range beats {
-				if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = ?
+				if _, err := tx.ExecContext(s.stepCtx, `UPDATE kimi_scheduler_jobs SET leased_until_ms = ?
 					WHERE module = ? AND job_key = ? AND lease_token = ?`,
 					now.Add(s.lease).UnixMilli(), ex.module, ex.key, ex.token); err != nil {
 					return fmt.Errorf("scheduler: heartbeat: %w", err)
 				}
 			}
 		}
-		cands, wake, uh, found, err := s.scanModules(tx, scan, nowMs)
-		looks = found
-		if err != nil {
-			return err
-		}
-		unhandledJs = uh
-		if !wake.IsZero() {
-			addWake(wake)
+		// A settle that left its row (a recurring job, a backoff, a
+		// release) may have put it before what was kept: scan the module.
+		pre := maps.Clone(kept)
+		for _, c := range settles {
+			if _, k := pre[c.ex.module]; k && !gone[c.ex] {
+				delete(pre, c.ex.module)
+				rescanned[c.ex.module] = free[c.ex.module]
+			}
 		}
 		if !skippedWake.IsZero() {
 			addWake(skippedWake)
 		}
-		// The earliest due first, up to the free slots.
-		sortClaims(cands)
-		for i, c := range cands {
-			if i >= slots {
-				// More were due: the completion that frees a slot signals
-				// the runner, so no timer (a timer at now would spin).
-				break
+		more, err := s.claimScanned(tx, free, rescanned, pre, slots, now, keep)
+		for _, r := range more.rounds {
+			unhandledJs = append(unhandledJs, r.uh...)
+			if !r.wakeAt.IsZero() {
+				addWake(r.wakeAt)
 			}
-			tok := newToken()
-			if _, err := tx.ExecContext(s.runCtx, `UPDATE kimi_scheduler_jobs
-				SET leased_until_ms = ?, lease_token = ?, lease_holder = ?, attempt = attempt + 1, updated_ms = ?
-				WHERE module = ? AND job_key = ?`,
-				now.Add(s.lease).UnixMilli(), tok, s.holder, nowMs, c.b.module, c.run.Key); err != nil {
-				return fmt.Errorf("scheduler: claim: %w", err)
+			if looks == nil {
+				looks = map[string]time.Time{}
 			}
-			c.ex.token = tok
-			c.run.Attempt++
-			claims = append(claims, c)
+			maps.Copy(looks, r.looks)
 		}
-		return nil
+		claims = append(claims, more.claims...)
+		return err
 	})
 	if s.stmts.Pending() && s.runCtx.Err() == nil {
 		s.stmts.PrepareSeen(s.runCtx)
@@ -445,6 +467,10 @@ func (s *Scheduler) step() time.Time {
 			for name := range scan {
 				s.dirty[name] = true
 			}
+			for name := range kept {
+				s.dirty[name] = true
+				delete(s.ahead, name)
+			}
 			s.mu.Unlock()
 			return now.Add(delay)
 		}
@@ -452,16 +478,28 @@ func (s *Scheduler) step() time.Time {
 	}
 	s.fails.Succeeded(s.log, "scheduler steps succeed again")
 	s.mu.Lock()
+	for name, list := range keep {
+		if len(list) > 0 {
+			s.ahead[name] = list
+		} else {
+			delete(s.ahead, name)
+		}
+	}
 	for _, c := range settles {
 		s.forget(c.ex)
-		// Its module is free: its rows changed.
-		s.dirty[c.ex.module] = true
+		// Its module is free. A one-shot job's row is gone: the module's
+		// kept jobs are still what a scan would find; otherwise its rows
+		// changed.
+		if !gone[c.ex] || len(s.ahead[c.ex.module]) == 0 {
+			s.dirty[c.ex.module] = true
+		}
 	}
 	for name, next := range looks {
 		s.nextLook[name] = next
 	}
 	if !active {
 		clear(s.nextLook) // standing by: look at everything once active
+		clear(s.ahead)
 	}
 	s.mu.Unlock()
 	s.setActive(active, other, otherTill, now)
@@ -489,121 +527,15 @@ func (s *Scheduler) step() time.Time {
 	for _, u := range unhandledJs {
 		u.b.noHandler(u.key, u.handler)
 	}
+	if launched > 0 {
+		// Let the runs just launched start before the next step (their
+		// goroutines are queued behind this one): a short handler is then
+		// settled with the others in one transaction, not one by one.
+		runtime.Gosched()
+	}
 	// Renew the runner lease (and heartbeat running jobs) at half the lease.
 	addWake(now.Add(s.lease / 2))
 	return wakeAt
-}
-
-// scanQuery looks at every free module in one statement: per module (a
-// JSON array of names), the latest live lease (a crashed process's run,
-// which blocks the module until it expires), the earliest due row that is
-// not leased, and the earliest run_at_ms of any row (when the module next
-// needs a look). kimi_scheduler_jobs_due (module, run_at_ms, job_key)
-// serves each correlated lookup with an index walk.
-const scanQuery = `WITH mods(module) AS (SELECT value FROM json_each(?1))
-SELECT m.module,
-	(SELECT max(l.leased_until_ms) FROM kimi_scheduler_jobs l
-		WHERE l.module = m.module AND l.leased_until_ms IS NOT NULL AND l.leased_until_ms > ?2),
-	(SELECT min(n.run_at_ms) FROM kimi_scheduler_jobs n WHERE n.module = m.module),
-	d.job_key, d.handler, d.payload, d.revision, d.run_at_ms, d.attempt
-FROM mods m
-LEFT JOIN kimi_scheduler_jobs d ON d.rowid = (
-	SELECT x.rowid FROM kimi_scheduler_jobs x
-	WHERE x.module = m.module AND x.run_at_ms <= ?2 AND (x.leased_until_ms IS NULL OR x.leased_until_ms <= ?2)
-	ORDER BY x.run_at_ms, x.job_key LIMIT 1)`
-
-// scanModules finds each free module's next claimable job in one query
-// (rescanning only the modules whose due job had no handler, which it
-// marks), and returns when the modules next need a look.
-func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) ([]claim, time.Time, []unhandled, map[string]time.Time, error) {
-	ctx := s.runCtx
-	var (
-		cands  []claim
-		uh     []unhandled
-		wakeAt time.Time
-		looks  = map[string]time.Time{}
-	)
-	addWake := func(t time.Time) {
-		if wakeAt.IsZero() || t.Before(wakeAt) {
-			wakeAt = t
-		}
-	}
-	for len(free) > 0 {
-		names, err := json.Marshal(slices.Sorted(maps.Keys(free)))
-		if err != nil {
-			return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan: %w", err)
-		}
-		rows, err := tx.QueryContext(ctx, scanQuery, string(names), nowMs)
-		if err != nil {
-			return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan due: %w", err)
-		}
-		type found struct {
-			module                          string
-			leased, next                    sql.NullInt64
-			key, handler, payload, revision sql.NullString
-			runAt                           sql.NullInt64
-			attempt                         sql.NullInt64
-		}
-		var all []found
-		for rows.Next() {
-			var f found
-			if err := rows.Scan(&f.module, &f.leased, &f.next, &f.key, &f.handler, &f.payload, &f.revision, &f.runAt, &f.attempt); err != nil {
-				rows.Close()
-				return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan due: %w", err)
-			}
-			all = append(all, f)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: scan due: %w", err)
-		}
-		again := map[string]*Binding{}
-		for _, f := range all {
-			b := free[f.module]
-			switch {
-			case f.leased.Valid:
-				// A live lease (a crashed process's run): at most one job
-				// per module, so wait for it to expire.
-				addWake(time.UnixMilli(f.leased.Int64))
-				looks[f.module] = time.UnixMilli(f.leased.Int64)
-			case f.key.Valid:
-				if b.handler(f.handler.String) == nil {
-					msg := "no handler " + repr(f.handler.String)
-					if _, err := tx.ExecContext(ctx, `UPDATE kimi_scheduler_jobs SET run_at_ms = ?, last_error = ?, updated_ms = ?
-						WHERE module = ? AND job_key = ?`, nowMs+UnhandledRetry.Milliseconds(), msg, nowMs, f.module, f.key.String); err != nil {
-						return nil, time.Time{}, nil, nil, fmt.Errorf("scheduler: mark unhandled: %w", err)
-					}
-					uh = append(uh, unhandled{b: b, key: f.key.String, handler: f.handler.String})
-					again[f.module] = b
-					continue
-				}
-				key, runAt := f.key.String, time.UnixMilli(f.runAt.Int64)
-				run := sdk.JobRun{JobID: f.module + ":" + key, Key: key, Payload: []byte(f.payload.String), Attempt: int(f.attempt.Int64), ScheduledFor: runAt}
-				// No wake for a due job: claimed, its completion signals;
-				// left for want of a slot, another's completion does.
-				cands = append(cands, claim{b: b, run: run, h: f.handler.String,
-					ex: &execution{b: b, module: f.module, key: key, revision: f.revision.String}})
-				// Due now: left unclaimed for want of a slot, the next
-				// step looks again.
-				looks[f.module] = time.UnixMilli(nowMs)
-			case f.next.Valid:
-				addWake(time.UnixMilli(f.next.Int64))
-				looks[f.module] = time.UnixMilli(f.next.Int64)
-			default:
-				looks[f.module] = time.Time{} // no row: only a change brings one
-			}
-		}
-		free = again
-	}
-	return cands, wakeAt, uh, looks, nil
-}
-
-func sortClaims(c []claim) {
-	for i := 1; i < len(c); i++ {
-		for j := i; j > 0 && c[j].run.ScheduledFor.Before(c[j-1].run.ScheduledFor); j-- {
-			c[j], c[j-1] = c[j-1], c[j]
-		}
-	}
 }
 
 // setActive records the runner's standing after a step and reports a
@@ -699,7 +631,7 @@ func (s *Scheduler) Close(ctx context.Context) error {
 	err := s.write(wctx, func(raw *sql.Tx) error {
 		tx := s.stmts.Tx(raw)
 		for _, c := range settles {
-			if err := s.settle(wctx, tx, c); err != nil {
+			if _, err := s.settle(wctx, tx, c); err != nil {
 				return err
 			}
 		}
