@@ -30,8 +30,24 @@ import (
 //   - every lease renewal (at half the lease) scans every free module, as
 //     before, which also refreshes what is kept.
 
-// aheadLimit is how many due jobs a scan reads per module.
-const aheadLimit = 64
+// aheadLimit is how many due jobs a scan reads per module; aheadBytes
+// bounds the payloads a module's kept jobs hold (payloads have no limit of
+// their own): the jobs past it are read again by a later scan.
+const (
+	aheadLimit = 64
+	aheadBytes = 256 << 10
+)
+
+// within is the longest prefix of jobs whose payloads fit in aheadBytes.
+func within(jobs []aheadJob) []aheadJob {
+	n := 0
+	for i, j := range jobs {
+		if n += len(j.payload); n > aheadBytes {
+			return jobs[:i:i]
+		}
+	}
+	return jobs
+}
 
 // aheadJob is a due job as a scan read it.
 type aheadJob struct {
@@ -163,7 +179,7 @@ func (s *Scheduler) scanModules(tx stx, free map[string]*Binding, nowMs int64) (
 				// No wake for a due job: claimed, its completion signals;
 				// left for want of a slot, another's completion does.
 				out.cands = append(out.cands, claimOf(b, module, first))
-				out.rest[module] = h.due[1:]
+				out.rest[module] = within(h.due[1:])
 				// Due now: left unclaimed for want of a slot, the next
 				// step looks again.
 				out.looks[module] = time.UnixMilli(nowMs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -208,4 +209,40 @@ func TestRecurringJobBesideKeptJobs(t *testing.T) {
 	if run := runs.next(t, "the recurring job again"); run.Key != "every" {
 		t.Fatalf("ran %q, want every", run.Key)
 	}
+}
+
+// TestKeptPayloadsAreBounded: what a module keeps in memory is bounded by
+// its payloads' size, not only by the count; the jobs past it still run,
+// read by a later scan.
+func TestKeptPayloadsAreBounded(t *testing.T) {
+	release := make(chan struct{})
+	r, b, runs := keptRig(t, map[string]chan struct{}{"big-00": release})
+	ctx := context.Background()
+	big := map[string]string{"v": strings.Repeat("x", 64<<10)}
+	base := r.clk.Now().Add(-time.Minute)
+	const n = 10
+	for i := range n {
+		if err := b.RunAt(ctx, fmt.Sprintf("big-%02d", i), base.Add(time.Duration(i)*time.Second), "h", big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Activate()
+	runs.next(t, "the first job")
+	r.s.mu.Lock()
+	held := 0
+	for _, j := range r.s.ahead["m"] {
+		held += len(j.payload)
+	}
+	kept := len(r.s.ahead["m"])
+	r.s.mu.Unlock()
+	if held > aheadBytes || kept == 0 || kept >= n-1 {
+		t.Fatalf("%d jobs kept holding %d payload bytes (bound %d)", kept, held, aheadBytes)
+	}
+	close(release)
+	for i := 1; i < n; i++ {
+		if run := runs.next(t, fmt.Sprintf("job %d", i)); run.Key != fmt.Sprintf("big-%02d", i) {
+			t.Fatalf("run %d is %q", i, run.Key)
+		}
+	}
+	runs.none(t, r)
 }
