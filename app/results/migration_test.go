@@ -125,3 +125,72 @@ func TestMigration00018(t *testing.T) {
 		t.Fatalf("up again: %v", err)
 	}
 }
+
+// TestMigration00019: the due index holds the open rows only (an
+// acknowledgement takes its row out of it), and Down gives back 00018's
+// schema.
+func TestMigration00019(t *testing.T) {
+	ctx := context.Background()
+	ref, refP := migrationtest.Open(t, "eighteen.db")
+	if _, err := refP.UpTo(ctx, 18); err != nil {
+		t.Fatal(err)
+	}
+	want := migrationtest.Schema(t, ref)
+
+	db, p := migrationtest.Open(t, "nineteen.db")
+	if _, err := p.UpTo(ctx, 18); err != nil {
+		t.Fatal(err)
+	}
+	stmts := []string{
+		`INSERT INTO kimi_result_subscriptions (module, name, guild_id, created_ms) VALUES ('kudos', 'digest', 42, 1)`,
+	}
+	for i, status := range []string{"pending", "retry", "blocked", "acknowledged", "acknowledged", "expired"} {
+		stmts = append(stmts, fmt.Sprintf(`INSERT INTO kimi_result_publications (run_id, task_id, revision, guild_id, owner_id, published_ms, expires_ms, messages)
+			VALUES ('r%d', 't', 1, 42, 7, 1, 2, '[]')`, i),
+			fmt.Sprintf(`INSERT INTO kimi_result_notifications (id, run_id, module, name, guild_id, published_ms, expires_ms, status)
+			VALUES ('%032x', 'r%d', 'kudos', 'digest', 42, 1, 2, '%s')`, i+1, i, status))
+	}
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := p.UpTo(ctx, 19); err != nil {
+		t.Fatalf("up to 19: %v", err)
+	}
+	inDue := func() int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM kimi_result_notifications INDEXED BY kimi_result_notifications_due
+			WHERE status IN ('pending', 'retry', 'blocked') AND status >= ''`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var entries int
+	if err := db.QueryRow(`SELECT count(*) FROM pragma_index_info('kimi_result_notifications_due')`).Scan(&entries); err != nil || entries != 4 {
+		t.Fatalf("the due index has %d columns (%v), want 4", entries, err)
+	}
+	if n := inDue(); n != 3 {
+		t.Fatalf("%d rows read through the due index, want the 3 open ones", n)
+	}
+	var partial int
+	if err := db.QueryRow(`SELECT partial FROM pragma_index_list('kimi_result_notifications') WHERE name = 'kimi_result_notifications_due'`).Scan(&partial); err != nil || partial != 1 {
+		t.Fatalf("the due index is not partial (%d, %v)", partial, err)
+	}
+	if _, err := db.Exec(`UPDATE kimi_result_notifications SET status = 'acknowledged' WHERE status = 'pending'`); err != nil {
+		t.Fatal(err)
+	}
+	if n := inDue(); n != 2 {
+		t.Fatalf("after an acknowledgement %d rows in the due index, want 2", n)
+	}
+	if _, err := p.DownTo(ctx, 18); err != nil {
+		t.Fatalf("down to 18: %v", err)
+	}
+	if got := migrationtest.Schema(t, db); !slices.Equal(got, want) {
+		t.Errorf("schema after 00019's Down:\n%q\nwant (version 18):\n%q", got, want)
+	}
+	if _, err := p.UpTo(ctx, 19); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+}
