@@ -66,6 +66,10 @@ type cli struct {
 	// scripted demo model before the bot connects: a test scripts its steps
 	// (SetSteps) and reads the requests it recorded.
 	onDemoModel func(*llmfake.Server)
+	// onParts and onReady, when set (RunEmbedded), are called with the
+	// built parts' operator services and, once serve is ready, its URL.
+	onParts func(EmbeddedParts)
+	onReady func(url string)
 	// assistantStall, when set (tests), is the model client's stall
 	// timeout instead of llm.DefaultStallTimeout.
 	assistantStall time.Duration

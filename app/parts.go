@@ -184,6 +184,9 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	// capabilities of its intents through it: attached once, before it starts.
 	bot.Attach(withServices{Host: modHost, extra: extra})
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
+	if c.onParts != nil {
+		c.onParts(EmbeddedParts{Store: st, Guilds: guilds, Host: modHost, Proposals: props})
+	}
 	// The assistant's turns: mentions, replies and /ask reach them through
 	// the bot's port, attached once, before the bot starts.
 	// The usage roll-up's day is the turn's clock's.

@@ -130,6 +130,9 @@ func serve(ctx context.Context, stop func(), c *cli, cfg config.Config, logger *
 		}
 		logger.Info("ready", "addr", a.http.addr(), "url", a.http.baseURL,
 			"elapsed_ms", time.Since(c.started).Milliseconds())
+		if c.onReady != nil {
+			c.onReady(a.http.baseURL)
+		}
 	case <-ctx.Done():
 		started = nil // shutting down while parts start
 	case err := <-a.http.served:

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/proposals"
+	"github.com/kimiapp/kimi/app/store"
+)
+
+// EmbeddedOptions configures RunEmbedded, the appliance in-process that
+// package kimitest starts for module authors' tests.
+type EmbeddedOptions struct {
+	// Env is serve's whole environment (the KIMI_* settings), in place of
+	// the process's: appliances side by side in one test binary each have
+	// their own.
+	Env map[string]string
+	// Stdout and Stderr receive what serve writes (its log on Stderr).
+	Stdout, Stderr io.Writer
+	// Ext is the build: its modules and hooks.
+	Ext Extensions
+	// OnParts, when set, is called once the appliance's parts are built,
+	// before they start, with the services the operator's admin uses. It
+	// must not block.
+	OnParts func(EmbeddedParts)
+	// OnReady, when set, is called once serve is ready (every part
+	// started: the bot connected, the modules running, the admin
+	// listening) with the admin's base URL. It must not block.
+	OnReady func(url string)
+}
+
+// EmbeddedParts are the services of a running appliance that a test drives
+// as its operator would through the admin.
+type EmbeddedParts struct {
+	Store     *store.Store
+	Guilds    *guildcfg.Service
+	Host      *host.Host
+	Proposals *proposals.Service
+}
+
+// RunEmbedded runs `kimi serve` with args in-process, with o's
+// environment, until ctx ends, and returns its exit code (as Main).
+func RunEmbedded(ctx context.Context, args []string, o EmbeddedOptions) int {
+	var environ []string
+	for k, v := range o.Env {
+		environ = append(environ, k+"="+v)
+	}
+	stdout, stderr := o.Stdout, o.Stderr
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	c := &cli{
+		stdin:  strings.NewReader(""),
+		stdout: stdout, stderr: stderr,
+		env: config.Env{
+			Getenv:   func(k string) string { return o.Env[k] },
+			ReadFile: os.ReadFile,
+		},
+		environ:       func() []string { return environ },
+		stdinTerminal: func() bool { return false },
+		readPassword:  func() (string, error) { return "", errors.New("app: no terminal in an embedded appliance") },
+		started:       time.Now(),
+		specs:         o.Ext.Specs,
+		onServe:       o.Ext.OnServe,
+		resultsLease:  o.Ext.ResultsLease,
+		onDemoFake:    o.Ext.OnDemoFake,
+		onDemoModel:   o.Ext.OnDemoModel,
+		onParts:       o.OnParts,
+		onReady:       o.OnReady,
+	}
+	return c.main(ctx, append([]string{"serve"}, args...))
+}

@@ -1,0 +1,369 @@
+package kimitest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/kimiapp/kimi/app"
+	"github.com/kimiapp/kimi/app/auth"
+	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/settings"
+	"github.com/kimiapp/kimi/app/store"
+	"github.com/kimiapp/kimi/modules/all"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// The seeded guild: its ids are fixed, so a test can write them into
+// documents and expectations.
+const (
+	// GuildID is the seeded guild, active (its server setup is written
+	// before the start).
+	GuildID = "910000000000000001"
+	// ChannelID is its #general, ChannelID2 its #random.
+	ChannelID  = "920000000000000001"
+	ChannelID2 = "920000000000000002"
+	// StaffRoleID is the guild's staff role (Bob has it).
+	StaffRoleID = "930000000000000001"
+	// AdminUsername and AdminPassword sign in to the admin at URL.
+	AdminUsername = config.DefaultAdminUsername
+	AdminPassword = "kimitest-admin-password"
+)
+
+// DefaultServerSetup is the seeded guild's server setup unless
+// WithServerSetup replaces it: Kimi active, StaffRoleID staff.
+const DefaultServerSetup = "---\nbot_active: true\nstaff_role_ids: [" + StaffRoleID + "]\n---\n"
+
+// Member is a user of the seeded guild the test acts as.
+type Member struct {
+	ID, Username, GlobalName string
+}
+
+// The seeded members: Ann (a member) and Bob (staff); Cat is a user who
+// is not in the guild until Join.
+var (
+	Ann = Member{ID: "940000000000000001", Username: "ann", GlobalName: "Ann"}
+	Bob = Member{ID: "940000000000000002", Username: "bob", GlobalName: "Bob"}
+	Cat = Member{ID: "940000000000000003", Username: "cat", GlobalName: "Cat"}
+)
+
+// DefaultWait bounds every wait of an appliance (WithWait changes it):
+// generous, since a shared CI machine can be slow; a wait returns as soon
+// as what it waits for happens.
+const DefaultWait = 30 * time.Second
+
+// Option configures Start.
+type Option func(*options)
+
+type options struct {
+	specs     []sdk.Spec
+	bundled   bool
+	setup     string
+	settings  map[string]string // module → its settings document for GuildID
+	wait      time.Duration
+	env       map[string]string
+	onDiscord func(*fakediscord.Server)
+}
+
+// WithModules runs the given modules (the author's) on the appliance.
+func WithModules(specs ...sdk.Spec) Option {
+	return func(o *options) { o.specs = append(o.specs, specs...) }
+}
+
+// WithBundled also runs the modules bundled with Kimi (modules/all).
+func WithBundled() Option { return func(o *options) { o.bundled = true } }
+
+// WithServerSetup replaces the seeded guild's server setup document
+// (DefaultServerSetup), written before the start.
+func WithServerSetup(text string) Option { return func(o *options) { o.setup = text } }
+
+// WithModuleSettings writes a module's settings document for the seeded
+// guild before the start (SetModuleSettings writes one while it runs).
+func WithModuleSettings(module, text string) Option {
+	return func(o *options) {
+		if o.settings == nil {
+			o.settings = map[string]string{}
+		}
+		o.settings[module] = text
+	}
+}
+
+// WithWait replaces DefaultWait.
+func WithWait(d time.Duration) Option { return func(o *options) { o.wait = d } }
+
+// WithEnv sets more of serve's environment (KIMI_* settings; README
+// "Configuration").
+func WithEnv(key, value string) Option {
+	return func(o *options) {
+		if o.env == nil {
+			o.env = map[string]string{}
+		}
+		o.env[key] = value
+	}
+}
+
+// WithDiscord calls fn with the fake Discord before the bot connects, to
+// seed more of it (channels, roles, users, threads). It must not block.
+func WithDiscord(fn func(*fakediscord.Server)) Option {
+	return func(o *options) { o.onDiscord = fn }
+}
+
+// Appliance is a running Kimi: Start returns it; it stops when the test
+// ends (or at Stop).
+type Appliance struct {
+	t       testing.TB
+	o       options
+	dataDir string
+	log     *lockedBuffer
+
+	mu    sync.Mutex
+	url   string
+	fake  *fakediscord.Server
+	demo  fakediscord.DemoGuild
+	parts app.EmbeddedParts
+	stop  func()
+}
+
+// Start composes and starts the appliance with opts, waits until it is
+// ready (the bot connected to the fake Discord, the modules started, the
+// admin listening) and registers its stop with t.Cleanup. It fails the
+// test (t.Fatal) when the appliance does not come up, with serve's log.
+func Start(t testing.TB, opts ...Option) *Appliance {
+	t.Helper()
+	o := options{setup: DefaultServerSetup, wait: DefaultWait}
+	for _, f := range opts {
+		f(&o)
+	}
+	a := &Appliance{t: t, o: o, dataDir: filepath.Join(t.TempDir(), "data"), log: &lockedBuffer{}}
+	a.seed()
+	a.start()
+	return a
+}
+
+// specs is the registry the appliance runs with, and the names it runs.
+func (a *Appliance) specs() ([]sdk.Spec, []string) {
+	specs := append([]sdk.Spec(nil), a.o.specs...)
+	if a.o.bundled {
+		specs = append(specs, all.Specs()...)
+	}
+	names := make([]string, 0, len(specs))
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	return specs, names
+}
+
+// seed prepares the data directory as an operator would have on /discord
+// and /guilds: both privileged intents on, the guild's documents written.
+func (a *Appliance) seed() {
+	t := a.t
+	t.Helper()
+	ctx := context.Background()
+	if err := os.MkdirAll(a.dataDir, 0o700); err != nil {
+		t.Fatalf("kimitest: %v", err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	st, err := store.Open(ctx, filepath.Join(a.dataDir, config.DBFile), store.Options{Logger: quiet})
+	if err != nil {
+		t.Fatalf("kimitest: open the store: %v", err)
+	}
+	defer st.Close()
+	if _, err := st.Migrate(ctx); err != nil {
+		t.Fatalf("kimitest: migrate: %v", err)
+	}
+	if err := settings.SaveDiscordIntents(ctx, st, true, true, settings.Actor{Name: "kimitest"}); err != nil {
+		t.Fatalf("kimitest: intents: %v", err)
+	}
+	// The admin, hashed at bcrypt's least cost (serve would spend a
+	// quarter of a second on the default cost).
+	accounts := auth.New(st, quiet, auth.Options{BcryptCost: bcrypt.MinCost})
+	if has, err := accounts.HasAdmin(ctx); err != nil {
+		t.Fatalf("kimitest: %v", err)
+	} else if !has {
+		if err := accounts.CreateAdmin(ctx, AdminUsername, AdminPassword, "kimitest"); err != nil {
+			t.Fatalf("kimitest: create the admin: %v", err)
+		}
+	}
+	specs, _ := a.specs()
+	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Modules: specs, Logger: quiet})
+	if err != nil {
+		t.Fatalf("kimitest: %v", err)
+	}
+	defer guilds.Close()
+	docs := map[guildcfg.Target]string{guildcfg.GuildTarget(mustID(GuildID)): a.o.setup}
+	for module, text := range a.o.settings {
+		docs[guildcfg.GuildModuleTarget(mustID(GuildID), module)] = text
+	}
+	for target, text := range docs {
+		if err := writeDocument(ctx, guilds, target, text, guildcfg.Actor{Kind: guildcfg.ActorCLI, Name: "kimitest"}); err != nil {
+			t.Fatalf("kimitest: %v", err)
+		}
+	}
+}
+
+// seedDiscord adds the seeded guild to the fake.
+func (a *Appliance) seedDiscord(f *fakediscord.Server) {
+	f.AddGuild(fakediscord.GuildSpec{ID: GuildID, Name: "kimitest guild"})
+	f.AddChannel(fakediscord.ChannelSpec{ID: ChannelID, GuildID: GuildID, Name: "general"})
+	f.AddChannel(fakediscord.ChannelSpec{ID: ChannelID2, GuildID: GuildID, Name: "random"})
+	f.AddRole(GuildID, discordgo.Role{ID: StaffRoleID, Name: "staff"})
+	for _, m := range []Member{Ann, Bob, Cat} {
+		f.AddUser(discordgo.User{ID: m.ID, Username: m.Username, GlobalName: m.GlobalName})
+	}
+	f.AddMember(GuildID, Ann.ID)
+	f.AddMember(GuildID, Bob.ID, StaffRoleID)
+	if a.o.onDiscord != nil {
+		a.o.onDiscord(f)
+	}
+}
+
+// start runs serve on the data directory until stop.
+func (a *Appliance) start() {
+	t := a.t
+	t.Helper()
+	specs, names := a.specs()
+	env := map[string]string{
+		"KIMI_DATA_DIR": a.dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
+		"KIMI_MODULES": strings.Join(names, ","), "KIMI_LOG_LEVEL": "debug",
+	}
+	for k, v := range a.o.env {
+		env[k] = v
+	}
+	ready := make(chan string, 1)
+	ext := app.Extensions{Specs: specs, OnDemoFake: func(f *fakediscord.Server, d fakediscord.DemoGuild) {
+		a.mu.Lock()
+		a.fake, a.demo = f, d
+		a.mu.Unlock()
+		a.seedDiscord(f)
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	go func() {
+		exit <- app.RunEmbedded(ctx, nil, app.EmbeddedOptions{
+			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext,
+			OnParts: func(p app.EmbeddedParts) { a.mu.Lock(); a.parts = p; a.mu.Unlock() },
+			OnReady: func(url string) { ready <- url },
+		})
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case rc := <-exit:
+				if rc != app.ExitOK {
+					t.Errorf("kimitest: the appliance exited with %d:\n%s", rc, a.log.String())
+				}
+			case <-time.After(a.o.wait):
+				t.Errorf("kimitest: the appliance did not stop within %s:\n%s", a.o.wait, a.log.String())
+			}
+		})
+	}
+	a.mu.Lock()
+	a.stop = stop
+	a.mu.Unlock()
+	t.Cleanup(stop)
+	select {
+	case url := <-ready:
+		a.mu.Lock()
+		a.url = url
+		a.mu.Unlock()
+	case rc := <-exit:
+		exit <- rc
+		t.Fatalf("kimitest: the appliance exited with %d before it was ready:\n%s", rc, a.log.String())
+	case <-time.After(a.o.wait):
+		t.Fatalf("kimitest: the appliance was not ready within %s:\n%s", a.o.wait, a.log.String())
+	}
+}
+
+// Stop stops the appliance now (Start registered it with t.Cleanup too).
+func (a *Appliance) Stop() {
+	a.mu.Lock()
+	stop := a.stop
+	a.mu.Unlock()
+	stop()
+}
+
+// Restart stops the appliance and starts it again on the same data
+// directory, with a fresh fake Discord seeded the same way: what the
+// modules stored, their jobs and the guild's documents carry over, as
+// across a restart of `kimi serve`.
+func (a *Appliance) Restart() {
+	a.t.Helper()
+	a.Stop()
+	a.start()
+}
+
+// URL is the admin's base URL (sign in with AdminUsername, AdminPassword).
+func (a *Appliance) URL() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.url
+}
+
+// Discord is the fake Discord, for what the helpers do not cover.
+func (a *Appliance) Discord() *fakediscord.Server {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.fake
+}
+
+// BotID is the bot user's id.
+func (a *Appliance) BotID() string { return a.Discord().BotID() }
+
+// Log is what the appliance logged so far (slog text, debug level).
+func (a *Appliance) Log() string { return a.log.String() }
+
+// DataDir is the appliance's data directory (KIMI_DATA_DIR).
+func (a *Appliance) DataDir() string { return a.dataDir }
+
+func mustID(s string) uint64 {
+	var id uint64
+	if _, err := fmt.Sscan(s, &id); err != nil {
+		panic("kimitest: bad id " + s)
+	}
+	return id
+}
+
+// writeDocument replaces target's document with text.
+func writeDocument(ctx context.Context, guilds *guildcfg.Service, target guildcfg.Target, text string, actor guildcfg.Actor) error {
+	d, err := guilds.Document(ctx, target)
+	if err != nil {
+		return fmt.Errorf("read %v: %w", target, err)
+	}
+	if _, err := guilds.Write(ctx, target, text, d.Revision, actor); err != nil {
+		return fmt.Errorf("write %v: %w", target, err)
+	}
+	return nil
+}
+
+// lockedBuffer is the appliance's log.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

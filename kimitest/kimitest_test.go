@@ -1,0 +1,229 @@
+package kimitest_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/kimitest"
+	"github.com/kimiapp/kimi/modules/sdk"
+)
+
+// dellog is a module as an author would write one, tested here only
+// through kimitest's public API: a migration that adds a column to its
+// table, a snapshot of the guild's invites in Start, and every message
+// deletion logged to #random and stored.
+type dellog struct {
+	mu sync.Mutex
+	rt *sdk.Runtime
+}
+
+func (m *dellog) spec() sdk.Spec {
+	return sdk.Spec{Name: "dellog", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Description: "Logs message deletions to #random.",
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return m, nil },
+		Permissions: sdk.Permissions{
+			EventTopics:    []string{sdk.TopicMessageDelete},
+			DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage, sdk.ActionFetchInvites},
+		},
+	}
+}
+
+func (m *dellog) Migrations() []sdk.Migration {
+	return []sdk.Migration{
+		{Name: "001_create", Up: func(ctx context.Context, mc sdk.MigrationContext) error {
+			_, err := mc.Tx.ExecContext(ctx, `CREATE TABLE `+mc.Table("deleted")+` (message_id TEXT PRIMARY KEY);
+				CREATE TABLE `+mc.Table("invites")+` (code TEXT PRIMARY KEY, uses INTEGER NOT NULL)`)
+			return err
+		}},
+		{Name: "002_channel", Up: func(ctx context.Context, mc sdk.MigrationContext) error {
+			_, err := mc.Tx.ExecContext(ctx, `ALTER TABLE `+mc.Table("deleted")+` ADD COLUMN channel_id TEXT NOT NULL DEFAULT ''`)
+			return err
+		}},
+	}
+}
+
+func (m *dellog) Start(ctx context.Context, rt *sdk.Runtime) error {
+	m.mu.Lock()
+	m.rt = rt
+	m.mu.Unlock()
+	guild, _ := strconv.ParseUint(kimitest.GuildID, 10, 64)
+	invites, err := rt.Discord.FetchInvites(ctx, guild)
+	if err != nil {
+		return fmt.Errorf("dellog: snapshot the invites: %w", err)
+	}
+	if err := rt.Storage.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		for _, inv := range invites {
+			uses := 0
+			if inv.Uses != nil {
+				uses = *inv.Uses
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+rt.Storage.Table("invites")+` (code, uses) VALUES (?, ?)
+				ON CONFLICT (code) DO UPDATE SET uses = excluded.uses`, inv.Code, uses); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("dellog: store the invites: %w", err)
+	}
+	log, _ := strconv.ParseUint(kimitest.ChannelID2, 10, 64)
+	_, err = rt.Events.Subscribe(sdk.TopicMessageDelete, func(ctx context.Context, ev sdk.Event) error {
+		del := ev.Payload.(sdk.MessageDeleteEvent)
+		id, channel := strconv.FormatUint(del.Ref.MessageID, 10), strconv.FormatUint(del.Ref.ChannelID, 10)
+		if err := rt.Storage.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO `+rt.Storage.Table("deleted")+` (message_id, channel_id) VALUES (?, ?)`, id, channel)
+			return err
+		}); err != nil {
+			return err
+		}
+		_, err := rt.Discord.SendMessage(ctx, log, sdk.OutgoingMessage{Content: "deleted " + id + " in <#" + channel + ">"})
+		return err
+	})
+	return err
+}
+
+func (m *dellog) Close(context.Context) error { return nil }
+
+// query reads the module's storage as the module itself would.
+func (m *dellog) query(t *testing.T, q string, args ...any) *sql.Row {
+	t.Helper()
+	m.mu.Lock()
+	rt := m.rt
+	m.mu.Unlock()
+	if rt == nil {
+		t.Fatal("dellog was never started")
+	}
+	return rt.Storage.Reader().QueryRow(strings.ReplaceAll(strings.ReplaceAll(q, "{deleted}", rt.Storage.Table("deleted")), "{invites}", rt.Storage.Table("invites")), args...)
+}
+
+// TestModuleOnTheRealAppliance: the module's migrations pass the host's
+// authorizer (the second adds a column), Start snapshots the invites the
+// guild had before the bot connected (with their use counts), a deletion
+// is logged to #random and stored, and all of it survives a restart on
+// the same data directory, where the invites are read again.
+func TestModuleOnTheRealAppliance(t *testing.T) {
+	t.Parallel()
+	m := &dellog{}
+	var codes []string // the invite seeded in each start's fake
+	a := kimitest.Start(t, kimitest.WithModules(m.spec()), kimitest.WithDiscord(func(f *fakediscord.Server) {
+		inv, err := f.Session().ChannelInviteCreate(kimitest.ChannelID, discordgo.Invite{MaxUses: 5})
+		if err != nil {
+			t.Errorf("seed an invite: %v", err)
+			return
+		}
+		codes = append(codes, inv.Code)
+	}))
+	code := codes[0]
+	if st := a.Module("dellog"); st.State != "running" {
+		t.Fatalf("dellog is %s (%s), want running:\n%s", st.State, st.Reason, a.Log())
+	}
+	var uses int
+	if err := m.query(t, `SELECT uses FROM {invites} WHERE code = ?`, code).Scan(&uses); err != nil || uses != 0 {
+		t.Fatalf("the snapshot of %s: %d uses (%v), want 0", code, uses, err)
+	}
+
+	msg := a.Post(kimitest.ChannelID, kimitest.Ann, "a message that will go")
+	a.Delete(kimitest.ChannelID, msg.ID)
+	logged := a.WaitMessage(kimitest.ChannelID2, func(m *discordgo.Message) bool { return strings.Contains(m.Content, msg.ID) })
+	if want := "deleted " + msg.ID + " in <#" + kimitest.ChannelID + ">"; logged.Content != want {
+		t.Fatalf("logged %q, want %q", logged.Content, want)
+	}
+	var channel string
+	if err := m.query(t, `SELECT channel_id FROM {deleted} WHERE message_id = ?`, msg.ID).Scan(&channel); err != nil || channel != kimitest.ChannelID {
+		t.Fatalf("stored deletion: channel %q (%v), want %s", channel, err, kimitest.ChannelID)
+	}
+
+	// A restart on the same data directory: the migrations do not run
+	// again, the stored row is still there, the new fake's invite (the
+	// same seed, used once now) is snapshot afresh.
+	a.Restart()
+	if st := a.Module("dellog"); st.State != "running" {
+		t.Fatalf("after the restart dellog is %s (%s)", st.State, st.Reason)
+	}
+	if err := m.query(t, `SELECT channel_id FROM {deleted} WHERE message_id = ?`, msg.ID).Scan(&channel); err != nil || channel != kimitest.ChannelID {
+		t.Fatalf("after the restart: channel %q (%v)", channel, err)
+	}
+	if len(codes) != 2 || codes[1] == codes[0] {
+		t.Fatalf("invites seeded: %v, want one per start", codes)
+	}
+	var n int
+	if err := m.query(t, `SELECT count(*) FROM {invites} WHERE code IN (?, ?)`, codes[0], codes[1]).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the snapshots hold %d of the two starts' invites (%v)", n, err)
+	}
+}
+
+// pinger answers /ping with a button; a click on it answers with the
+// button's part.
+func pinger() sdk.Spec {
+	return sdk.Spec{Name: "pinger", Version: "1.0.0", APIVersion: sdk.APIVersion, Commands: []string{"ping"},
+		Create: func(sdk.LoadContext) (sdk.Module, error) { return pingerModule{}, nil }}
+}
+
+type pingerModule struct{}
+
+func (pingerModule) Migrations() []sdk.Migration { return nil }
+func (pingerModule) Close(context.Context) error { return nil }
+func (pingerModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	if _, err := rt.Interactions.AddCommand(sdk.CommandSpec{Name: "ping", Description: "Answer with a button.", MinTier: sdk.TierMember,
+		Options: []sdk.CommandOption{{Name: "word", Kind: sdk.OptionString, Description: "A word.", Required: true}}},
+		func(ctx context.Context, in sdk.Interaction) error {
+			w, _ := in.Options().String("word")
+			return in.Respond(ctx, sdk.Response{Content: "pong: " + w, Components: []sdk.Component{
+				sdk.ButtonSpec{Key: "again", Label: "Again", Style: sdk.ButtonPrimary, Parts: []string{w}}}})
+		}, nil); err != nil {
+		return err
+	}
+	_, err := rt.Interactions.RegisterComponent(sdk.ComponentButton, "again", func(ctx context.Context, in sdk.Interaction) error {
+		parts := strings.Split(in.CustomID(), ":")
+		return in.Respond(ctx, sdk.Response{Content: "again: " + parts[len(parts)-1], Ephemeral: true})
+	}, sdk.ComponentOptions{MinTier: sdk.TierMember})
+	return err
+}
+
+// TestSlashCommandAndButton: a member runs the module's command with a
+// typed option (Command waits for its sync), the answer carries the
+// module's button, and a click on it reaches the module's component
+// handler, whose ephemeral answer only the clicker sees.
+func TestSlashCommandAndButton(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(pinger()))
+	st := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "ping", kimitest.StringOption("word", "hi")))
+	if st.Response.Data == nil || st.Response.Data.Content != "pong: hi" {
+		t.Fatalf("/ping answered %+v", st.Response)
+	}
+	if st.Original == nil || len(st.Original.Components) != 1 {
+		t.Fatalf("/ping's message = %+v", st.Original)
+	}
+	btn, ok := st.Original.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.Button)
+	if !ok {
+		t.Fatalf("/ping's component = %#v", st.Original.Components[0])
+	}
+	click := a.WaitResponse(a.Click(kimitest.ChannelID, st.Original.ID, kimitest.Bob, btn.CustomID))
+	if d := click.Response.Data; d == nil || d.Content != "again: hi" || d.Flags&discordgo.MessageFlagsEphemeral == 0 {
+		t.Fatalf("the click answered %+v", click.Response)
+	}
+}
+
+// TestOperatorSwitchesTheGuildOff: the operator's server setup reaches
+// the running appliance at once: with Kimi switched off in the guild, the
+// module's command is refused by the host before the module sees it.
+func TestOperatorSwitchesTheGuildOff(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(pinger()))
+	a.SetServerSetup("---\nbot_active: false\n---\n")
+	if got := a.Document(kimitest.GuildSetup()); !strings.Contains(got, "bot_active: false") {
+		t.Fatalf("server setup after the write: %q", got)
+	}
+	st := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "ping", kimitest.StringOption("word", "hi")))
+	if d := st.Response.Data; d == nil || d.Content != "Not allowed." || d.Flags&discordgo.MessageFlagsEphemeral == 0 {
+		t.Fatalf("/ping in a switched-off guild answered %+v, want the host's ephemeral refusal", st.Response)
+	}
+}

@@ -1,0 +1,116 @@
+package kimitest
+
+import (
+	"context"
+
+	"github.com/kimiapp/kimi/app"
+	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/host"
+	"github.com/kimiapp/kimi/app/proposals"
+)
+
+// Acting as the operator: each helper calls the service the admin's form
+// calls, as an admin named "kimitest", and fails the test on an error.
+
+// operatorName is the admin the operator's actions are recorded as.
+const operatorName = "kimitest"
+
+func (a *Appliance) services() app.EmbeddedParts {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.parts
+}
+
+// SetServerSetup replaces the seeded guild's server setup document (what
+// /guilds/{id} saves): validated, written, applied to the running bot.
+func (a *Appliance) SetServerSetup(text string) {
+	a.t.Helper()
+	a.setDocument(guildcfg.GuildTarget(mustID(GuildID)), text)
+}
+
+// SetModuleSettings replaces a module's settings document for the seeded
+// guild (its settings card on /guilds/{id}).
+func (a *Appliance) SetModuleSettings(module, text string) {
+	a.t.Helper()
+	a.setDocument(guildcfg.GuildModuleTarget(mustID(GuildID), module), text)
+}
+
+// Document is a guild document's text now ("" when it has none).
+func (a *Appliance) Document(target guildcfg.Target) string {
+	a.t.Helper()
+	d, err := a.services().Guilds.Document(context.Background(), target)
+	if err != nil {
+		a.t.Fatalf("kimitest: read %v: %v", target, err)
+	}
+	return d.Text
+}
+
+func (a *Appliance) setDocument(target guildcfg.Target, text string) {
+	a.t.Helper()
+	if err := writeDocument(context.Background(), a.services().Guilds, target, text, guildcfg.Actor{Kind: guildcfg.ActorAdmin, Name: operatorName}); err != nil {
+		a.t.Fatalf("kimitest: %v", err)
+	}
+}
+
+// Proposals are the configuration proposals in a state ("" for all),
+// newest first (the first page of /proposals).
+func (a *Appliance) Proposals(state proposals.State) []proposals.Proposal {
+	a.t.Helper()
+	page, err := a.services().Proposals.List(context.Background(), proposals.Filter{State: state})
+	if err != nil {
+		a.t.Fatalf("kimitest: list proposals: %v", err)
+	}
+	return page.Items
+}
+
+// Approve approves a proposal as the operator (/proposals/{id}'s button).
+func (a *Appliance) Approve(id string) proposals.Outcome {
+	a.t.Helper()
+	out, err := a.services().Proposals.Approve(context.Background(), id, proposals.Decider{Source: "web", Admin: operatorName})
+	if err != nil {
+		a.t.Fatalf("kimitest: approve %s: %v", id, err)
+	}
+	return out
+}
+
+// Reject rejects a proposal as the operator, with a reason.
+func (a *Appliance) Reject(id, reason string) proposals.Outcome {
+	a.t.Helper()
+	out, err := a.services().Proposals.Reject(context.Background(), id, proposals.Decider{Source: "web", Admin: operatorName}, reason)
+	if err != nil {
+		a.t.Fatalf("kimitest: reject %s: %v", id, err)
+	}
+	return out
+}
+
+// Module is a module's status as /modules shows it: state, reason,
+// health and metrics. It fails the test for a module not in the build.
+func (a *Appliance) Module(name string) host.ModuleStatus {
+	a.t.Helper()
+	for _, m := range a.services().Host.Modules() {
+		if m.Name == name {
+			return m
+		}
+	}
+	a.t.Fatalf("kimitest: no module %q in this appliance", name)
+	return host.ModuleStatus{}
+}
+
+// RestartModule restarts one module (its Close, then Start), as
+// /modules/{name}'s restart button does.
+func (a *Appliance) RestartModule(name string) {
+	a.t.Helper()
+	if err := a.services().Host.Restart(context.Background(), name, operatorName); err != nil {
+		a.t.Fatalf("kimitest: restart %s: %v", name, err)
+	}
+}
+
+// GuildSetup is the seeded guild's server setup document's target (for
+// Document).
+func GuildSetup() guildcfg.Target { return guildcfg.GuildTarget(mustID(GuildID)) }
+
+// ModuleSettings is a module's settings document's target for the seeded
+// guild (for Document).
+func ModuleSettings(module string) guildcfg.Target {
+	return guildcfg.GuildModuleTarget(mustID(GuildID), module)
+}
