@@ -70,6 +70,8 @@ type cli struct {
 	// built parts' operator services and, once serve is ready, its URL.
 	onParts func(EmbeddedParts)
 	onReady func(url string)
+	// hostNow, when set (RunEmbedded), is the module host's clock.
+	hostNow func() time.Time
 	// assistantStall, when set (tests), is the model client's stall
 	// timeout instead of llm.DefaultStallTimeout.
 	assistantStall time.Duration

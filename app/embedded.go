@@ -30,6 +30,10 @@ type EmbeddedOptions struct {
 	// before they start, with the services the operator's admin uses. It
 	// must not block.
 	OnParts func(EmbeddedParts)
+	// Now, when set, is the module host's clock (its durable scheduler's:
+	// the modules' jobs and the scheduled tasks fall due by it) in place
+	// of time.Now; after moving it, call the scheduler's Wake.
+	Now func() time.Time
 	// OnReady, when set, is called once serve is ready (every part
 	// started: the bot connected, the modules running, the admin
 	// listening) with the admin's base URL. It must not block.
@@ -77,6 +81,7 @@ func RunEmbedded(ctx context.Context, args []string, o EmbeddedOptions) int {
 		onDemoModel:   o.Ext.OnDemoModel,
 		onParts:       o.OnParts,
 		onReady:       o.OnReady,
+		hostNow:       o.Now,
 	}
 	return c.main(ctx, append([]string{"serve"}, args...))
 }

@@ -168,7 +168,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		Selection: cfg.Modules, SelectionSet: cfg.ModulesSet, SchedulerLease: cfg.SchedulerLease,
 		StartTimeout: cfg.ModuleStartTimeout, Goroutines: host.GoroutineOptions{Limit: cfg.ModuleGoroutineLimit},
 		Discord: bot, Bus: bus, Directory: directory, Proposals: props, Results: res, Capabilities: &caps,
-		AwaitDiscord: awaitDiscord(bot, cfg.DiscordReadyWait),
+		AwaitDiscord: awaitDiscord(bot, cfg.DiscordReadyWait), Now: c.hostNow,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: module host: %w", err)

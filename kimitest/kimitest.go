@@ -76,6 +76,7 @@ type options struct {
 	wait      time.Duration
 	env       map[string]string
 	onDiscord func(*fakediscord.Server)
+	clock     *Clock
 }
 
 // WithModules runs the given modules (the author's) on the appliance.
@@ -119,6 +120,37 @@ func WithEnv(key, value string) Option {
 // seed more of it (channels, roles, users, threads). It must not block.
 func WithDiscord(fn func(*fakediscord.Server)) Option {
 	return func(o *options) { o.onDiscord = fn }
+}
+
+// WithControlledClock gives the module host (the modules' durable jobs
+// and the scheduled tasks) a clock that stands still from the moment of
+// Start until Appliance.Advance moves it: a daily job is tested in
+// milliseconds. Discord, the admin and the log keep the real time.
+func WithControlledClock() Option {
+	return func(o *options) {
+		if o.clock == nil {
+			o.clock = &Clock{t: time.Now()}
+		}
+	}
+}
+
+// Clock is the controlled clock of WithControlledClock.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *Clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
 }
 
 // Appliance is a running Kimi: Start returns it; it stops when the test
@@ -251,9 +283,13 @@ func (a *Appliance) start() {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
+	var now func() time.Time
+	if a.o.clock != nil {
+		now = a.o.clock.Now
+	}
 	go func() {
 		exit <- app.RunEmbedded(ctx, nil, app.EmbeddedOptions{
-			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext,
+			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext, Now: now,
 			OnParts: func(p app.EmbeddedParts) { a.mu.Lock(); a.parts = p; a.mu.Unlock() },
 			OnReady: func(url string) { ready <- url },
 		})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -225,5 +226,57 @@ func TestOperatorSwitchesTheGuildOff(t *testing.T) {
 	st := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "ping", kimitest.StringOption("word", "hi")))
 	if d := st.Response.Data; d == nil || d.Content != "Not allowed." || d.Flags&discordgo.MessageFlagsEphemeral == 0 {
 		t.Fatalf("/ping in a switched-off guild answered %+v, want the host's ephemeral refusal", st.Response)
+	}
+}
+
+// daily posts "good morning" to #general from a job that runs every day.
+func daily() sdk.Spec {
+	return sdk.Spec{Name: "daily", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Permissions: sdk.Permissions{DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage}},
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return dailyModule{}, nil }}
+}
+
+type dailyModule struct{}
+
+func (dailyModule) Migrations() []sdk.Migration { return nil }
+func (dailyModule) Close(context.Context) error { return nil }
+func (dailyModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	general, _ := strconv.ParseUint(kimitest.ChannelID, 10, 64)
+	if err := rt.Scheduler.Register("morning", func(ctx context.Context, run sdk.JobRun) error {
+		_, err := rt.Discord.SendMessage(ctx, general, sdk.OutgoingMessage{Content: fmt.Sprintf("good morning (%s)", run.ScheduledFor.UTC().Format(time.RFC3339))})
+		return err
+	}); err != nil {
+		return err
+	}
+	return rt.Scheduler.RunEvery(ctx, "morning", 24*time.Hour, "morning", nil, sdk.EveryOptions{})
+}
+
+// TestDailyJobOnTheControlledClock: a job every 24 hours runs at once
+// (RunEvery's first run), then each time the controlled clock is moved a
+// day on, scheduled for exactly that day — in milliseconds of the test's
+// time.
+func TestDailyJobOnTheControlledClock(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(daily()), kimitest.WithControlledClock())
+	start := a.Now()
+	morning := func(day int) string {
+		return "good morning (" + start.Add(time.Duration(day)*24*time.Hour).UTC().Format(time.RFC3339) + ")"
+	}
+	said := func(day int) func(*discordgo.Message) bool {
+		return func(m *discordgo.Message) bool { return m.Content == morning(day) }
+	}
+	a.WaitMessage(kimitest.ChannelID, said(0))
+	for day := 1; day <= 2; day++ {
+		a.Advance(24 * time.Hour)
+		a.WaitMessage(kimitest.ChannelID, said(day))
+	}
+	var n int
+	for _, m := range a.Messages(kimitest.ChannelID) {
+		if strings.HasPrefix(m.Content, "good morning") {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d mornings in two days and a start, want 3", n)
 	}
 }

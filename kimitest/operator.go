@@ -2,6 +2,7 @@ package kimitest
 
 import (
 	"context"
+	"time"
 
 	"github.com/kimiapp/kimi/app"
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -113,4 +114,32 @@ func GuildSetup() guildcfg.Target { return guildcfg.GuildTarget(mustID(GuildID))
 // guild (for Document).
 func ModuleSettings(module string) guildcfg.Target {
 	return guildcfg.GuildModuleTarget(mustID(GuildID), module)
+}
+
+// Advance moves the controlled clock (WithControlledClock) by d and wakes
+// the scheduler: the jobs that fall due by then run at once. It first
+// waits for the jobs running now to be settled, so that they finish at
+// the moment they ran (a periodic job's next run counts from there).
+func (a *Appliance) Advance(d time.Duration) {
+	a.t.Helper()
+	if a.o.clock == nil {
+		a.t.Fatal("kimitest: Advance needs WithControlledClock")
+	}
+	sched := a.services().Host.Scheduler()
+	ctx, cancel := context.WithTimeout(context.Background(), a.o.wait)
+	defer cancel()
+	if err := sched.WaitIdle(ctx); err != nil {
+		a.t.Fatalf("kimitest: advance the clock: %v", err)
+	}
+	a.o.clock.advance(d)
+	sched.Wake()
+}
+
+// Now is the module host's time: the controlled clock's, else the wall
+// clock's.
+func (a *Appliance) Now() time.Time {
+	if a.o.clock != nil {
+		return a.o.clock.Now()
+	}
+	return time.Now()
 }

@@ -246,3 +246,32 @@ func TestKeptPayloadsAreBounded(t *testing.T) {
 	}
 	runs.none(t, r)
 }
+
+// TestWaitIdleWaitsForTheRunningJobsToSettle: WaitIdle returns at once
+// with nothing running, waits while a job runs (its ctx's end reported),
+// and returns once that run is settled.
+func TestWaitIdleWaitsForTheRunningJobsToSettle(t *testing.T) {
+	release := make(chan struct{})
+	r, b, runs := keptRig(t, map[string]chan struct{}{"slow": release})
+	ctx := context.Background()
+	if err := r.s.WaitIdle(ctx); err != nil {
+		t.Fatalf("idle scheduler: %v", err)
+	}
+	if err := b.RunAt(ctx, "slow", r.clk.Now(), "h", nil); err != nil {
+		t.Fatal(err)
+	}
+	b.Activate()
+	runs.next(t, "slow")
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := r.s.WaitIdle(short); err == nil {
+		t.Fatal("WaitIdle returned while the job ran")
+	}
+	close(release)
+	if err := r.s.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !r.settled("m", "slow") {
+		t.Fatal("WaitIdle returned before the run was settled")
+	}
+}

@@ -147,6 +147,10 @@ type Scheduler struct {
 	// fails is the run of failed steps (runner goroutine only).
 	fails *wake.Failures
 
+	// stepped is closed (and replaced) at the end of every step (s.mu):
+	// WaitIdle's signal.
+	stepped chan struct{}
+
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
 	scans   atomic.Int64 // scan queries run, for tests of the kept jobs
@@ -180,6 +184,7 @@ func New(opts Options) (*Scheduler, error) {
 		wake: wake.NewSignal(), done: make(chan completion, 64), stop: make(chan struct{}),
 		loopDone: make(chan struct{}), mods: map[string]*Binding{}, running: map[string]*execution{},
 		nextLook: map[string]time.Time{}, dirty: map[string]bool{}, ahead: map[string][]aheadJob{},
+		stepped: make(chan struct{}),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -242,6 +247,29 @@ type stx = stmtcache.Tx
 // signal wakes the runner; it never blocks.
 func (s *Scheduler) signal() { s.wake.Notify() }
 
+// Wake makes the runner look at the jobs again now: for a clock that a
+// test moves (Options.Now), whose moves no timer sees.
+func (s *Scheduler) Wake() { s.signal() }
+
+// WaitIdle returns once no job is running (every run launched so far has
+// been settled), or with ctx's error: a test that moves the clock waits
+// for the runs of the current moment to finish at it.
+func (s *Scheduler) WaitIdle(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		idle, stepped := len(s.running) == 0, s.stepped
+		s.mu.Unlock()
+		if idle {
+			return nil
+		}
+		select {
+		case <-stepped:
+		case <-ctx.Done():
+			return fmt.Errorf("scheduler: wait for the running jobs: %w", context.Cause(ctx))
+		}
+	}
+}
+
 // touch marks module's rows changed (scanned on the next step) and
 // signals the runner.
 func (s *Scheduler) touch(module string) {
@@ -300,6 +328,12 @@ type unhandled struct {
 // the next one (zero: only on a signal).
 func (s *Scheduler) step() time.Time {
 	defer s.steps.Add(1)
+	defer func() {
+		s.mu.Lock()
+		close(s.stepped)
+		s.stepped = make(chan struct{})
+		s.mu.Unlock()
+	}()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
