@@ -218,7 +218,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		return nil, fmt.Errorf("app: assistant retention: %w", err)
 	}
 
-	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"))
+	taskParts, err := newTasks(st, res, guilds, poster, taskAccess, modHost.Scheduler(), root.With("component", "tasks"), c.hostNow)
 	if err != nil {
 		return nil, err
 	}

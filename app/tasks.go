@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/guildcfg"
@@ -38,11 +39,11 @@ func newTaskAccess(st *store.Store, guilds *guildcfg.Service, bot *discord.Bot) 
 // the access rule, the runner on the host's durable scheduler, and the
 // admin's facade.
 func newTasks(st *store.Store, res *results.Service, guilds *guildcfg.Service, poster *discord.Poster, access *tasks.Access,
-	jobs tasks.Jobs, logger *slog.Logger) (*taskParts, error) {
+	jobs tasks.Jobs, logger *slog.Logger, now func() time.Time) (*taskParts, error) {
 	if jobs == nil || jobs == tasks.Jobs((*scheduler.Scheduler)(nil)) {
 		return nil, errors.New("app: tasks: the module host has no durable scheduler")
 	}
-	svc, err := tasks.New(tasks.Options{Store: st, Results: res, Logger: logger})
+	svc, err := tasks.New(tasks.Options{Store: st, Results: res, Logger: logger, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("app: tasks: %w", err)
 	}

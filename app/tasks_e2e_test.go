@@ -114,7 +114,7 @@ func startTaskE2E(tb testing.TB) *taskE2E {
 	tb.Cleanup(func() { _ = h.Close(context.Background()) })
 	bot.Start(ctx)
 	tb.Cleanup(func() { _ = bot.Close() })
-	parts, err := newTasks(st, res, guilds, poster, access, h.Scheduler(), logger)
+	parts, err := newTasks(st, res, guilds, poster, access, h.Scheduler(), logger, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func (w *taskE2E) restartRunner(tb testing.TB) {
 	if err := w.parts.runner.Close(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	parts, err := newTasks(w.st, w.res, w.guilds, w.parts.poster, w.parts.access, w.host.Scheduler(), w.logger)
+	parts, err := newTasks(w.st, w.res, w.guilds, w.parts.poster, w.parts.access, w.host.Scheduler(), w.logger, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -718,7 +718,7 @@ func TestTasksAdminRunNowPostsToTheDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := newTasks(w.st, res, w.guilds, poster, access, sched, slog.New(slog.DiscardHandler))
+	parts, err := newTasks(w.st, res, w.guilds, poster, access, sched, slog.New(slog.DiscardHandler), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
