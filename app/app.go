@@ -9,11 +9,13 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -70,8 +72,11 @@ type cli struct {
 	// built parts' operator services and, once serve is ready, its URL.
 	onParts func(EmbeddedParts)
 	onReady func(url string)
-	// hostNow, when set (RunEmbedded), is the module host's clock.
-	hostNow func() time.Time
+	// hostNow, when set (RunEmbedded), is the module host's clock;
+	// egressRoutes and egressRoots its modules' test HTTP servers.
+	hostNow      func() time.Time
+	egressRoutes map[string]netip.AddrPort
+	egressRoots  *x509.CertPool
 	// assistantStall, when set (tests), is the model client's stall
 	// timeout instead of llm.DefaultStallTimeout.
 	assistantStall time.Duration

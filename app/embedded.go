@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"io"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -34,6 +37,12 @@ type EmbeddedOptions struct {
 	// the modules' jobs and the scheduled tasks fall due by it) in place
 	// of time.Now; after moving it, call the scheduler's Wake.
 	Now func() time.Time
+	// HTTPRoutes and HTTPRoots point the modules' declared HTTP hosts at
+	// a test's servers (host name → address) and trust their
+	// certificates: the modules' egress keeps its rules, caps and checks.
+	// Only a test binary may set them (the egress refuses them elsewhere).
+	HTTPRoutes map[string]netip.AddrPort
+	HTTPRoots  *x509.CertPool
 	// OnReady, when set, is called once serve is ready (every part
 	// started: the bot connected, the modules running, the admin
 	// listening) with the admin's base URL. It must not block.
@@ -82,6 +91,17 @@ func RunEmbedded(ctx context.Context, args []string, o EmbeddedOptions) int {
 		onParts:       o.OnParts,
 		onReady:       o.OnReady,
 		hostNow:       o.Now,
+		egressRoutes:  o.HTTPRoutes,
+		egressRoots:   o.HTTPRoots,
 	}
 	return c.main(ctx, append([]string{"serve"}, args...))
+}
+
+// testRootsTLS is the modules' egress TLS configuration that trusts roots
+// (nil: the system's roots, the egress default).
+func testRootsTLS(roots *x509.CertPool) *tls.Config {
+	if roots == nil {
+		return nil
+	}
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 }

@@ -169,6 +169,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		StartTimeout: cfg.ModuleStartTimeout, Goroutines: host.GoroutineOptions{Limit: cfg.ModuleGoroutineLimit},
 		Discord: bot, Bus: bus, Directory: directory, Proposals: props, Results: res, Capabilities: &caps,
 		AwaitDiscord: awaitDiscord(bot, cfg.DiscordReadyWait), Now: c.hostNow,
+		EgressRoutes: c.egressRoutes, EgressTLS: testRootsTLS(c.egressRoots),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("app: module host: %w", err)

@@ -3,8 +3,10 @@ package kimitest
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,6 +79,8 @@ type options struct {
 	env       map[string]string
 	onDiscord func(*fakediscord.Server)
 	clock     *Clock
+	routes    map[string]netip.AddrPort
+	roots     *x509.CertPool
 }
 
 // WithModules runs the given modules (the author's) on the appliance.
@@ -289,7 +293,7 @@ func (a *Appliance) start() {
 	}
 	go func() {
 		exit <- app.RunEmbedded(ctx, nil, app.EmbeddedOptions{
-			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext, Now: now,
+			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext, Now: now, HTTPRoutes: a.o.routes, HTTPRoots: a.o.roots,
 			OnParts: func(p app.EmbeddedParts) { a.mu.Lock(); a.parts = p; a.mu.Unlock() },
 			OnReady: func(url string) { ready <- url },
 		})

@@ -3,7 +3,9 @@ package kimitest_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -278,5 +280,70 @@ func TestDailyJobOnTheControlledClock(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("%d mornings in two days and a start, want 3", n)
+	}
+}
+
+// weather asks api.weather.test, the one host it declares, for the sky
+// and answers /weather with what it got, or with the error.
+func weather() sdk.Spec {
+	return sdk.Spec{Name: "weather", Version: "1.0.0", APIVersion: sdk.APIVersion, Commands: []string{"weather"},
+		Permissions: sdk.Permissions{HTTPHosts: []sdk.HostRule{{Host: "api.weather.test"}}},
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return weatherModule{}, nil }}
+}
+
+type weatherModule struct{}
+
+func (weatherModule) Migrations() []sdk.Migration { return nil }
+func (weatherModule) Close(context.Context) error { return nil }
+func (weatherModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	_, err := rt.Interactions.AddCommand(sdk.CommandSpec{Name: "weather", Description: "The sky.", MinTier: sdk.TierMember,
+		Options: []sdk.CommandOption{{Name: "path", Kind: sdk.OptionString, Description: "Where to ask.", Required: true}}},
+		func(ctx context.Context, in sdk.Interaction) error {
+			path, _ := in.Options().String("path")
+			resp, err := rt.HTTP.Get(ctx, "https://api.weather.test/"+path)
+			if err != nil {
+				var refused *sdk.HostNotAllowedError
+				return in.Respond(ctx, sdk.Response{Content: fmt.Sprintf("error (host not allowed: %t): %v", errors.As(err, &refused), err)})
+			}
+			var v struct{ Sky string }
+			if err := resp.JSON(&v); err != nil {
+				return in.Respond(ctx, sdk.Response{Content: "error: " + err.Error()})
+			}
+			return in.Respond(ctx, sdk.Response{Content: "the sky is " + v.Sky})
+		}, nil)
+	return err
+}
+
+// TestModuleHTTPThroughTheHostsEgress: a module's declared host is served
+// by the test's HTTPS server through the host's real egress: the answer
+// arrives, and a redirect to a host the module did not declare is refused
+// by the host's rules, not followed.
+func TestModuleHTTPThroughTheHostsEgress(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/today", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"sky":"blue"}`)
+	})
+	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https://elsewhere.test/today", http.StatusFound)
+	})
+	srv := kimitest.NewTLSServer(t, mux, "api.weather.test")
+	a := kimitest.Start(t, kimitest.WithModules(weather()), kimitest.WithHTTPHost("api.weather.test", srv))
+	ask := func(path string) string {
+		st := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "weather", kimitest.StringOption("path", path)))
+		if st.Response.Data == nil {
+			t.Fatalf("/weather %s answered %+v", path, st.Response)
+		}
+		return st.Response.Data.Content
+	}
+	if got := ask("today"); got != "the sky is blue" {
+		t.Fatalf("/weather today: %q", got)
+	}
+	if got := ask("away"); !strings.HasPrefix(got, "error (host not allowed: true)") || !strings.Contains(got, "elsewhere.test") {
+		t.Fatalf("/weather away: %q, want the redirect refused by the host's rules", got)
+	}
+	if m := a.Module("weather"); m.Metrics["http_requests"] < 2 {
+		t.Fatalf("the module's health counts %v requests", m.Metrics["http_requests"])
 	}
 }

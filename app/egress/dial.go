@@ -74,6 +74,10 @@ func (p *Port) dial(ctx context.Context, network, addr string) (net.Conn, error)
 	if !ok { // CheckURL ran first; a connection is only dialed for a rule's host
 		return nil, &addressRefusedError{host: host, class: "undeclared"}
 	}
+	if to, routed := p.routes[host]; routed {
+		d := net.Dialer{Timeout: p.connect}
+		return d.DialContext(ctx, network, to.String())
+	}
 	return dialChecked(ctx, p.resolver, p.connect, network, host, port, func(a netip.Addr, ok bool) error {
 		if !ok {
 			return &addressRefusedError{host: host, class: "unparseable", rule: r}

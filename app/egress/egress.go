@@ -35,6 +35,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -80,7 +81,16 @@ type Options struct {
 	// Observe, when set, is called after every request with the port's
 	// counters and, for a refused request, the refusal. It must not block.
 	Observe func(Metrics, *Refusal)
+	// TestRoutes sends the connections for a declared host (lower case)
+	// to a local address — a test's server — instead of resolving it: the
+	// rules, caps, redirects and content checks apply as for any host; the
+	// address check does not (the address is the test's own). Only a test
+	// binary may set it (testing.Testing): New refuses it elsewhere.
+	TestRoutes map[string]netip.AddrPort
 }
+
+// ErrTestRoutes is New's refusal of Options.TestRoutes outside a test binary.
+var ErrTestRoutes = errors.New("egress: test routes are only for test binaries")
 
 // Refusal is one refused request: a reason for the metrics (a hostkit
 // Refused constant, "address:<class>" for an address refused at connect,
@@ -113,6 +123,7 @@ type Port struct {
 	rules    []rule
 	checked  []hostkit.ResolvedHostRule // Private only where honoured
 	resolver Resolver
+	routes   map[string]netip.AddrPort // Options.TestRoutes
 	connect  time.Duration
 	client   *http.Client
 	observe  func(Metrics, *Refusal)
@@ -132,8 +143,11 @@ func New(opts Options) (*Port, error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress: resolve host rules: %w", err)
 	}
+	if len(opts.TestRoutes) > 0 && !testing.Testing() {
+		return nil, ErrTestRoutes
+	}
 	allow := PrivateNetworkAllowed(opts.Settings)
-	p := &Port{
+	p := &Port{routes: opts.TestRoutes,
 		module: opts.Module, ua: UserAgent(opts.Module), resolver: opts.Resolver,
 		connect: opts.ConnectTimeout, observe: opts.Observe, refusals: map[string]int64{},
 	}

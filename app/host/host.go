@@ -13,9 +13,11 @@ package host
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +90,11 @@ type Options struct {
 	RunningLongAfter time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// EgressRoutes and EgressTLS, in a test binary only, point the
+	// modules' declared HTTP hosts at a test's servers and trust their
+	// certificates (egress.Options.TestRoutes and TLSConfig).
+	EgressRoutes map[string]netip.AddrPort
+	EgressTLS    *tls.Config
 	// Scheduler is the durable job scheduler (nil: the host makes one on
 	// Store, starts it and closes it in Close).
 	Scheduler JobScheduler

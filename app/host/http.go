@@ -29,7 +29,8 @@ var _ sdk.HTTP = (*revocableHTTP)(nil)
 func (h *Host) newHTTPPort(inst *instance) (*revocableHTTP, error) {
 	p, err := egress.New(egress.Options{
 		Module: inst.name, Rules: inst.spec.Permissions.HTTPHosts, Settings: inst.settings,
-		Observe: func(m egress.Metrics, r *egress.Refusal) { h.observeHTTP(inst, m, r) },
+		Observe:    func(m egress.Metrics, r *egress.Refusal) { h.observeHTTP(inst, m, r) },
+		TestRoutes: h.opts.EgressRoutes, TLSConfig: h.opts.EgressTLS,
 	})
 	if err != nil {
 		return nil, err
