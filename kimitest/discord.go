@@ -24,6 +24,13 @@ func (a *Appliance) Post(channelID string, m Member, content string) *discordgo.
 	return msg
 }
 
+// Mention posts "@Kimi text" as m: the assistant answers it (Model
+// scripts the model it asks).
+func (a *Appliance) Mention(channelID string, m Member, text string) *discordgo.Message {
+	a.t.Helper()
+	return a.Post(channelID, m, "<@"+a.BotID()+"> "+text)
+}
+
 // Reply posts content as m in reply to the message replyTo.
 func (a *Appliance) Reply(channelID string, m Member, content, replyTo string) *discordgo.Message {
 	a.t.Helper()

@@ -23,6 +23,7 @@ import (
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
+	"github.com/kimiapp/kimi/app/llm/llmfake"
 	"github.com/kimiapp/kimi/app/settings"
 	"github.com/kimiapp/kimi/app/store"
 	"github.com/kimiapp/kimi/modules/all"
@@ -169,6 +170,7 @@ type Appliance struct {
 	url   string
 	fake  *fakediscord.Server
 	demo  fakediscord.DemoGuild
+	model *llmfake.Server
 	parts app.EmbeddedParts
 	stop  func()
 }
@@ -284,6 +286,10 @@ func (a *Appliance) start() {
 		a.fake, a.demo = f, d
 		a.mu.Unlock()
 		a.seedDiscord(f)
+	}, OnDemoModel: func(m *llmfake.Server) {
+		a.mu.Lock()
+		a.model = m
+		a.mu.Unlock()
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
@@ -359,6 +365,16 @@ func (a *Appliance) Discord() *fakediscord.Server {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.fake
+}
+
+// Model is the assistant's model: a scripted fake on loopback
+// (llmfake). By default it plays demo mode's script; SetSteps replaces
+// it, and Requests shows what the assistant sent (the tools it offered,
+// the tool results).
+func (a *Appliance) Model() *llmfake.Server {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.model
 }
 
 // BotID is the bot user's id.

@@ -3,9 +3,11 @@ package kimitest_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,7 +17,9 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/llm/llmfake"
 	"github.com/kimiapp/kimi/kimitest"
+	"github.com/kimiapp/kimi/modules/hello"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
 
@@ -345,5 +349,40 @@ func TestModuleHTTPThroughTheHostsEgress(t *testing.T) {
 	}
 	if m := a.Module("weather"); m.Metrics["http_requests"] < 2 {
 		t.Fatalf("the module's health counts %v requests", m.Metrics["http_requests"])
+	}
+}
+
+// TestToolOfferedAndCalledWithTheSpeakersContext: with the bundled hello
+// module, a member's mention reaches the scripted model with hello's tool
+// offered; the model calls it, the tool answers with the speaker's name
+// from the trusted context (not from the model's arguments), and the
+// model's last reply is the bot's answer in Discord.
+func TestToolOfferedAndCalledWithTheSpeakersContext(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithBundled())
+	const call = "call_hello_1"
+	a.Model().SetSteps(
+		llmfake.Step{Match: llmfake.Match{ToolResultFor: call}, Reply: func(r llmfake.Recorded) llmfake.Plan {
+			// The host hands the model a tool's output as untrusted context.
+			var out struct{ Result string }
+			if err := json.Unmarshal([]byte(r.Body.Last().Content), &out); err != nil {
+				return llmfake.Text("unreadable tool result: " + r.Body.Last().Content)
+			}
+			return llmfake.Text("the tool said: " + out.Result)
+		}},
+		llmfake.Step{Match: llmfake.Match{Contains: "greet me"}, Plan: llmfake.ToolCall(call, hello.ToolGreet, `{"name":"Mallory"}`)},
+	)
+	before := len(a.Model().Requests())
+	trigger := a.Mention(kimitest.ChannelID, kimitest.Ann, "greet me")
+	// The bot replies with a placeholder, then edits the answer into it.
+	answer := a.WaitMessage(kimitest.ChannelID, func(m *discordgo.Message) bool {
+		return m.MessageReference != nil && m.MessageReference.MessageID == trigger.ID && strings.HasPrefix(m.Content, "the tool said")
+	})
+	if want := "the tool said: Hello, Ann!"; answer.Content != want {
+		t.Fatalf("the bot answered %q, want %q", answer.Content, want)
+	}
+	reqs := a.Model().Requests()[before:]
+	if len(reqs) != 2 || !slices.Contains(reqs[0].Body.ToolNames(), hello.ToolGreet) {
+		t.Fatalf("%d model requests; the first offered %v", len(reqs), reqs[0].Body.ToolNames())
 	}
 }
