@@ -227,3 +227,14 @@ func (a *Appliance) DeleteInvite(code string) {
 		a.t.Fatalf("kimitest: delete the invite %s: %v", code, err)
 	}
 }
+
+// SubCommand is a subcommand of a command group (e.g. /kudos give) with
+// its own options.
+func SubCommand(name string, options ...*discordgo.ApplicationCommandInteractionDataOption) *discordgo.ApplicationCommandInteractionDataOption {
+	return &discordgo.ApplicationCommandInteractionDataOption{Name: name, Type: discordgo.ApplicationCommandOptionSubCommand, Options: options}
+}
+
+// ChannelOption is a channel option (the channel's id).
+func ChannelOption(name, channelID string) *discordgo.ApplicationCommandInteractionDataOption {
+	return &discordgo.ApplicationCommandInteractionDataOption{Name: name, Type: discordgo.ApplicationCommandOptionChannel, Value: channelID}
+}
