@@ -77,6 +77,7 @@ type cli struct {
 	hostNow      func() time.Time
 	egressRoutes map[string]netip.AddrPort
 	egressRoots  *x509.CertPool
+	quickStop    bool // the bot's QuickStop
 	// assistantStall, when set (tests), is the model client's stall
 	// timeout instead of llm.DefaultStallTimeout.
 	assistantStall time.Duration

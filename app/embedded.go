@@ -43,6 +43,10 @@ type EmbeddedOptions struct {
 	// Only a test binary may set them (the egress refuses them elsewhere).
 	HTTPRoutes map[string]netip.AddrPort
 	HTTPRoots  *x509.CertPool
+	// QuickStop makes the stop not wait for discordgo's gateway close (a
+	// fixed second's sleep after its close frame), which then finishes in
+	// the background after RunEmbedded returned (discord.Bot.QuickStop).
+	QuickStop bool
 	// OnReady, when set, is called once serve is ready (every part
 	// started: the bot connected, the modules running, the admin
 	// listening) with the admin's base URL. It must not block.
@@ -93,6 +97,7 @@ func RunEmbedded(ctx context.Context, args []string, o EmbeddedOptions) int {
 		hostNow:       o.Now,
 		egressRoutes:  o.HTTPRoutes,
 		egressRoots:   o.HTTPRoots,
+		quickStop:     o.QuickStop,
 	}
 	return c.main(ctx, append([]string{"serve"}, args...))
 }

@@ -140,6 +140,9 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 
 	release = append(release, func() { bus.Close(0) })
 	bot, err := newBot(ctx, st, guilds, bus, root, cfg, fake)
+	if err == nil && c.quickStop {
+		bot.QuickStop()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("app: discord: %w", err)
 	}

@@ -166,6 +166,10 @@ type Appliance struct {
 	dataDir string
 	log     *lockedBuffer
 
+	// docsDue: the documents are to be written at the next start (a
+	// fresh data directory); start's goroutine only.
+	docsDue bool
+
 	mu    sync.Mutex
 	url   string
 	fake  *fakediscord.Server
@@ -204,52 +208,49 @@ func (a *Appliance) specs() ([]sdk.Spec, []string) {
 	return specs, names
 }
 
-// seed prepares the data directory as an operator would have on /discord
-// and /guilds: both privileged intents on, the guild's documents written.
+// seed prepares the data directory as an operator would have it: a fresh
+// one gets the template database (migrated, both privileged intents on,
+// the admin); the guild's documents are written when the parts are built
+// (writeDocs).
 func (a *Appliance) seed() {
 	t := a.t
 	t.Helper()
-	ctx := context.Background()
 	if err := os.MkdirAll(a.dataDir, 0o700); err != nil {
 		t.Fatalf("kimitest: %v", err)
 	}
-	quiet := slog.New(slog.DiscardHandler)
-	st, err := store.Open(ctx, filepath.Join(a.dataDir, config.DBFile), store.Options{Logger: quiet})
-	if err != nil {
-		t.Fatalf("kimitest: open the store: %v", err)
+	dbFile := filepath.Join(a.dataDir, config.DBFile)
+	if _, err := os.Stat(dbFile); err == nil {
+		return // a restart: the data is the appliance's own
 	}
-	defer st.Close()
-	if _, err := st.Migrate(ctx); err != nil {
-		t.Fatalf("kimitest: migrate: %v", err)
-	}
-	if err := settings.SaveDiscordIntents(ctx, st, true, true, settings.Actor{Name: "kimitest"}); err != nil {
-		t.Fatalf("kimitest: intents: %v", err)
-	}
-	// The admin, hashed at bcrypt's least cost (serve would spend a
-	// quarter of a second on the default cost).
-	accounts := auth.New(st, quiet, auth.Options{BcryptCost: bcrypt.MinCost})
-	if has, err := accounts.HasAdmin(ctx); err != nil {
-		t.Fatalf("kimitest: %v", err)
-	} else if !has {
-		if err := accounts.CreateAdmin(ctx, AdminUsername, AdminPassword, "kimitest"); err != nil {
-			t.Fatalf("kimitest: create the admin: %v", err)
-		}
-	}
-	specs, _ := a.specs()
-	guilds, err := guildcfg.New(ctx, st, guildcfg.Options{Modules: specs, Logger: quiet})
+	data, err := migratedTemplate()
 	if err != nil {
 		t.Fatalf("kimitest: %v", err)
 	}
-	defer guilds.Close()
-	docs := map[guildcfg.Target]string{guildcfg.GuildTarget(mustID(GuildID)): a.o.setup}
+	if err := os.WriteFile(dbFile, data, 0o600); err != nil {
+		t.Fatalf("kimitest: %v", err)
+	}
+	a.docsDue = true
+}
+
+// writeDocs writes the seeded guild's documents through the appliance's
+// own guild configuration, before its parts start (the bot's first READY
+// sees the guild active); once, at the first start.
+func (a *Appliance) writeDocs(guilds *guildcfg.Service) error {
+	if !a.docsDue {
+		return nil
+	}
+	a.docsDue = false
+	ctx := context.Background()
+	actor := guildcfg.Actor{Kind: guildcfg.ActorCLI, Name: "kimitest"}
+	if err := writeDocument(ctx, guilds, GuildSetup(), a.o.setup, actor); err != nil {
+		return err
+	}
 	for module, text := range a.o.settings {
-		docs[guildcfg.GuildModuleTarget(mustID(GuildID), module)] = text
-	}
-	for target, text := range docs {
-		if err := writeDocument(ctx, guilds, target, text, guildcfg.Actor{Kind: guildcfg.ActorCLI, Name: "kimitest"}); err != nil {
-			t.Fatalf("kimitest: %v", err)
+		if err := writeDocument(ctx, guilds, ModuleSettings(module), text, actor); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 // seedDiscord adds the seeded guild to the fake.
@@ -281,6 +282,7 @@ func (a *Appliance) start() {
 		env[k] = v
 	}
 	ready := make(chan string, 1)
+	docErr := make(chan error, 1)
 	ext := app.Extensions{Specs: specs, OnDemoFake: func(f *fakediscord.Server, d fakediscord.DemoGuild) {
 		a.mu.Lock()
 		a.fake, a.demo = f, d
@@ -300,7 +302,17 @@ func (a *Appliance) start() {
 	go func() {
 		exit <- app.RunEmbedded(ctx, nil, app.EmbeddedOptions{
 			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext, Now: now, HTTPRoutes: a.o.routes, HTTPRoots: a.o.roots,
-			OnParts: func(p app.EmbeddedParts) { a.mu.Lock(); a.parts = p; a.mu.Unlock() },
+			// discordgo's gateway close sleeps a second: not waited for.
+			QuickStop: true,
+			OnParts: func(p app.EmbeddedParts) {
+				a.mu.Lock()
+				a.parts = p
+				a.mu.Unlock()
+				if err := a.writeDocs(p.Guilds); err != nil {
+					docErr <- err
+					cancel() // the test fails below
+				}
+			},
 			OnReady: func(url string) { ready <- url },
 		})
 	}()
@@ -327,6 +339,8 @@ func (a *Appliance) start() {
 		a.mu.Lock()
 		a.url = url
 		a.mu.Unlock()
+	case err := <-docErr:
+		t.Fatalf("kimitest: write the seeded guild's documents: %v", err)
 	case rc := <-exit:
 		exit <- rc
 		t.Fatalf("kimitest: the appliance exited with %d before it was ready:\n%s", rc, a.log.String())
@@ -385,6 +399,57 @@ func (a *Appliance) Log() string { return a.log.String() }
 
 // DataDir is the appliance's data directory (KIMI_DATA_DIR).
 func (a *Appliance) DataDir() string { return a.dataDir }
+
+// template is a database with every migration applied, made once per
+// test binary: each appliance starts from a copy of its bytes (running
+// the migrations is most of a fresh start's cost).
+var template struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
+func migratedTemplate() ([]byte, error) {
+	template.once.Do(func() {
+		template.data, template.err = buildTemplate()
+	})
+	return template.data, template.err
+}
+
+func buildTemplate() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "kimitest-template-")
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	path := filepath.Join(dir, config.DBFile)
+	st, err := store.Open(ctx, path, store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	if _, err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("template: migrate: %w", err)
+	}
+	// As an operator would have set them on /discord: both privileged
+	// intents (message content for the snapshots, members for the cache).
+	if err := settings.SaveDiscordIntents(ctx, st, true, true, settings.Actor{Name: "kimitest"}); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("template: intents: %w", err)
+	}
+	// The admin, hashed at bcrypt's least cost (serve would spend a
+	// quarter of a second on the default one).
+	accounts := auth.New(st, slog.New(slog.DiscardHandler), auth.Options{BcryptCost: bcrypt.MinCost})
+	if err := accounts.CreateAdmin(ctx, AdminUsername, AdminPassword, "kimitest"); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("template: the admin: %w", err)
+	}
+	if err := st.Close(); err != nil { // checkpoints everything into the file
+		return nil, fmt.Errorf("template: %w", err)
+	}
+	return os.ReadFile(path)
+}
 
 func mustID(s string) uint64 {
 	var id uint64

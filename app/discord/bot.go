@@ -78,14 +78,16 @@ var _ CommandGate = (*host.Host)(nil)
 // keeps the connection (Kimi's reconnect loop, reconnect.go); Status
 // reports it; Close ends it.
 type Bot struct {
-	opts  Options
-	log   *slog.Logger
-	cache *Cache
-	ing   *ingest
-	act   *actions
-	ix    *interactions
-	caps  CapabilitySetter // from Attach; nil: capabilities not advertised
-	watch signal.Watchers
+	opts Options
+	// quickStop: see QuickStop (set before Start).
+	quickStop bool
+	log       *slog.Logger
+	cache     *Cache
+	ing       *ingest
+	act       *actions
+	ix        *interactions
+	caps      CapabilitySetter // from Attach; nil: capabilities not advertised
+	watch     signal.Watchers
 	// fetches are the members looked up in the background (directory.go).
 	fetches memberFetches
 
@@ -433,6 +435,14 @@ func (b *Bot) newSession(token string, in Intents) *discordgo.Session {
 
 // closeSession closes sess (its Disconnect is then ignored).
 func (b *Bot) closeSession(sess *discordgo.Session) {
+	b.forgetSession(sess)
+	_ = sess.Close()
+	b.drainDisconnect()
+}
+
+// forgetSession makes sess no longer the bot's: its events and its
+// Disconnect are ignored from now on.
+func (b *Bot) forgetSession(sess *discordgo.Session) {
 	b.mu.Lock()
 	if b.current == sess {
 		b.current = nil
@@ -442,8 +452,24 @@ func (b *Bot) closeSession(sess *discordgo.Session) {
 		b.cache.dir.epoch.Add(1) // the directory reads the session
 	}
 	b.mu.Unlock()
-	_ = sess.Close()
-	b.drainDisconnect()
+}
+
+// QuickStop makes Close not wait for discordgo's gateway close, which
+// sleeps a fixed second after sending its close frame: the session is
+// forgotten at once (its events and Disconnect ignored) and discordgo's
+// close finishes in the background. For test harnesses (kimitest), whose
+// appliances stop by the dozen; call it before Start.
+func (b *Bot) QuickStop() { b.quickStop = true }
+
+// closeOnStop is closeSession when the bot stops (QuickStop: without
+// waiting for discordgo's close).
+func (b *Bot) closeOnStop(sess *discordgo.Session) {
+	if !b.quickStop {
+		b.closeSession(sess)
+		return
+	}
+	b.forgetSession(sess)
+	go func() { _ = sess.Close() }()
 }
 
 // connected records a successful Open and, after an identify, reads the

@@ -173,7 +173,7 @@ func (b *Bot) run(ctx context.Context) {
 			b.connected(ctx, sess)
 			select {
 			case <-ctx.Done():
-				b.closeSession(sess)
+				b.closeOnStop(sess)
 				return
 			case w := <-b.wake:
 				b.closeSession(sess)
@@ -227,7 +227,7 @@ func (b *Bot) run(ctx context.Context) {
 		case <-ctx.Done():
 			stop()
 			if sess != nil {
-				b.closeSession(sess)
+				b.closeOnStop(sess)
 			}
 			return
 		case w := <-b.wake:
