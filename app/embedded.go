@@ -5,10 +5,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/kimiapp/kimi/app/config"
@@ -40,7 +42,8 @@ type EmbeddedOptions struct {
 	// HTTPRoutes and HTTPRoots point the modules' declared HTTP hosts at
 	// a test's servers (host name → address) and trust their
 	// certificates: the modules' egress keeps its rules, caps and checks.
-	// Only a test binary may set them (the egress refuses them elsewhere).
+	// Only a test binary may set them: RunEmbedded refuses them elsewhere
+	// (ExitUsage), as the egress refuses the routes.
 	HTTPRoutes map[string]netip.AddrPort
 	HTTPRoots  *x509.CertPool
 	// QuickStop makes the stop not wait for discordgo's gateway close (a
@@ -75,6 +78,10 @@ func RunEmbedded(ctx context.Context, args []string, o EmbeddedOptions) int {
 	}
 	if stderr == nil {
 		stderr = io.Discard
+	}
+	if (len(o.HTTPRoutes) > 0 || o.HTTPRoots != nil) && !testing.Testing() {
+		fmt.Fprintln(stderr, "kimi: the modules' test HTTP routes and roots are for test binaries only")
+		return ExitUsage
 	}
 	c := &cli{
 		stdin:  strings.NewReader(""),

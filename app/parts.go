@@ -217,7 +217,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 
 	// The transcript retention: a core job on the modules' durable scheduler.
 	retention, err := assistant.NewRetention(assistant.RetentionOptions{Store: st, Jobs: modHost.Scheduler(),
-		Logger: root.With("component", "assistant-retention")})
+		Logger: root.With("component", "assistant-retention"), Now: c.hostNow})
 	if err != nil {
 		return nil, fmt.Errorf("app: assistant retention: %w", err)
 	}

@@ -159,7 +159,9 @@ func (a *Appliance) Messages(channelID string) []*discordgo.Message {
 }
 
 // WaitMessage waits for a message the bot sent to a channel that match
-// accepts (nil: any) and returns it; it fails the test past the wait.
+// accepts (nil: any) and returns the oldest such message, as it is now
+// (edits included; one sent before the call counts too); it fails the
+// test past the wait.
 func (a *Appliance) WaitMessage(channelID string, match func(*discordgo.Message) bool) *discordgo.Message {
 	a.t.Helper()
 	bot := a.BotID()
@@ -192,6 +194,8 @@ func (a *Appliance) WaitResponse(interactionID string) *fakediscord.InteractionS
 
 // WaitFor waits until cond holds, re-checking it after every change the
 // fake Discord sees (never on a timer), and fails the test past the wait.
+// A condition on something else (a module's table, health) is re-checked
+// only when Discord changes too: wait for what the module sends.
 func (a *Appliance) WaitFor(what string, cond func() bool) {
 	a.t.Helper()
 	a.waitFor(what, cond)

@@ -127,10 +127,13 @@ func WithDiscord(fn func(*fakediscord.Server)) Option {
 	return func(o *options) { o.onDiscord = fn }
 }
 
-// WithControlledClock gives the module host (the modules' durable jobs
-// and the scheduled tasks) a clock that stands still from the moment of
-// Start until Appliance.Advance moves it: a daily job is tested in
-// milliseconds. Discord, the admin and the log keep the real time.
+// WithControlledClock gives the module host (the modules' durable jobs,
+// the scheduled tasks, the appliance's own retention job) a clock that
+// stands still from the moment of Start until Appliance.Advance moves it:
+// a daily job is tested in milliseconds. Discord, the admin and the log
+// keep the real time, and so does a module's own time.Now: a job that a
+// module schedules at time.Now().Add(d) is measured against the
+// controlled clock (the SDK gives modules no clock of their own).
 func WithControlledClock() Option {
 	return func(o *options) {
 		if o.clock == nil {

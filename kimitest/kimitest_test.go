@@ -126,6 +126,9 @@ func TestModuleOnTheRealAppliance(t *testing.T) {
 			t.Errorf("seed an invite: %v", err)
 			return
 		}
+		if _, err := f.JoinWithInvite(kimitest.GuildID, kimitest.Cat.ID, inv.Code); err != nil {
+			t.Errorf("use the invite: %v", err)
+		}
 		codes = append(codes, inv.Code)
 	}))
 	code := codes[0]
@@ -133,8 +136,8 @@ func TestModuleOnTheRealAppliance(t *testing.T) {
 		t.Fatalf("dellog is %s (%s), want running:\n%s", st.State, st.Reason, a.Log())
 	}
 	var uses int
-	if err := m.query(t, `SELECT uses FROM {invites} WHERE code = ?`, code).Scan(&uses); err != nil || uses != 0 {
-		t.Fatalf("the snapshot of %s: %d uses (%v), want 0", code, uses, err)
+	if err := m.query(t, `SELECT uses FROM {invites} WHERE code = ?`, code).Scan(&uses); err != nil || uses != 1 {
+		t.Fatalf("the snapshot of %s: %d uses (%v), want Cat's 1", code, uses, err)
 	}
 
 	msg := a.Post(kimitest.ChannelID, kimitest.Ann, "a message that will go")
@@ -148,9 +151,9 @@ func TestModuleOnTheRealAppliance(t *testing.T) {
 		t.Fatalf("stored deletion: channel %q (%v), want %s", channel, err, kimitest.ChannelID)
 	}
 
-	// A restart on the same data directory: the migrations do not run
-	// again, the stored row is still there, the new fake's invite (the
-	// same seed, used once now) is snapshot afresh.
+	// A restart on the same data directory: the module starts again on
+	// its migrated tables, the stored row is still there, and the new
+	// fake's invite (the same seed) is snapshot beside the first.
 	a.Restart()
 	if st := a.Module("dellog"); st.State != "running" {
 		t.Fatalf("after the restart dellog is %s (%s)", st.State, st.Reason)
@@ -235,56 +238,83 @@ func TestOperatorSwitchesTheGuildOff(t *testing.T) {
 	}
 }
 
-// daily posts "good morning" to #general from a job that runs every day.
-func daily() sdk.Spec {
-	return sdk.Spec{Name: "daily", Version: "1.0.0", APIVersion: sdk.APIVersion,
+// every posts "tick (<scheduled>)" to #general from a job that runs every d.
+func every(d time.Duration) sdk.Spec {
+	return sdk.Spec{Name: "every", Version: "1.0.0", APIVersion: sdk.APIVersion,
 		Permissions: sdk.Permissions{DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage}},
-		Create:      func(sdk.LoadContext) (sdk.Module, error) { return dailyModule{}, nil }}
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return everyModule{d}, nil }}
 }
 
-type dailyModule struct{}
+type everyModule struct{ d time.Duration }
 
-func (dailyModule) Migrations() []sdk.Migration { return nil }
-func (dailyModule) Close(context.Context) error { return nil }
-func (dailyModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+func (everyModule) Migrations() []sdk.Migration { return nil }
+func (everyModule) Close(context.Context) error { return nil }
+func (m everyModule) Start(ctx context.Context, rt *sdk.Runtime) error {
 	general, _ := strconv.ParseUint(kimitest.ChannelID, 10, 64)
-	if err := rt.Scheduler.Register("morning", func(ctx context.Context, run sdk.JobRun) error {
-		_, err := rt.Discord.SendMessage(ctx, general, sdk.OutgoingMessage{Content: fmt.Sprintf("good morning (%s)", run.ScheduledFor.UTC().Format(time.RFC3339))})
+	if err := rt.Scheduler.Register("tick", func(ctx context.Context, run sdk.JobRun) error {
+		_, err := rt.Discord.SendMessage(ctx, general, sdk.OutgoingMessage{Content: fmt.Sprintf("tick (%s)", run.ScheduledFor.UTC().Format(time.RFC3339))})
 		return err
 	}); err != nil {
 		return err
 	}
-	return rt.Scheduler.RunEvery(ctx, "morning", 24*time.Hour, "morning", nil, sdk.EveryOptions{})
+	return rt.Scheduler.RunEvery(ctx, "tick", m.d, "tick", nil, sdk.EveryOptions{})
 }
 
 // TestDailyJobOnTheControlledClock: a job every 24 hours runs at once
 // (RunEvery's first run), then each time the controlled clock is moved a
-// day on, scheduled for exactly that day — in milliseconds of the test's
-// time.
+// day on, scheduled for exactly that day — a week in milliseconds of the
+// test's time, beside the appliance's own daily job (the assistant's
+// retention), which follows the same clock.
 func TestDailyJobOnTheControlledClock(t *testing.T) {
 	t.Parallel()
-	a := kimitest.Start(t, kimitest.WithModules(daily()), kimitest.WithControlledClock())
+	a := kimitest.Start(t, kimitest.WithModules(every(24*time.Hour)), kimitest.WithControlledClock())
 	start := a.Now()
-	morning := func(day int) string {
-		return "good morning (" + start.Add(time.Duration(day)*24*time.Hour).UTC().Format(time.RFC3339) + ")"
-	}
-	said := func(day int) func(*discordgo.Message) bool {
-		return func(m *discordgo.Message) bool { return m.Content == morning(day) }
-	}
-	a.WaitMessage(kimitest.ChannelID, said(0))
-	for day := 1; day <= 2; day++ {
+	a.WaitMessage(kimitest.ChannelID, tick(start))
+	for day := 1; day <= 7; day++ {
 		a.Advance(24 * time.Hour)
-		a.WaitMessage(kimitest.ChannelID, said(day))
+		a.WaitMessage(kimitest.ChannelID, tick(start.Add(time.Duration(day)*24*time.Hour)))
 	}
-	var n int
+	if n := ticks(a); n != 8 {
+		t.Fatalf("%d runs in a week and a start, want 8", n)
+	}
+}
+
+// TestAdvanceIsABarrier: two moves of the clock in a row each run what
+// fell due before the next move: a job every 12 hours runs at the start,
+// at +12h and at +24h, each counted from the run before.
+func TestAdvanceIsABarrier(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(every(12*time.Hour)), kimitest.WithControlledClock())
+	start := a.Now()
+	a.Advance(12 * time.Hour)
+	// Advance returned once the run due by then was done: no wait needed.
+	if n := ticks(a); n != 2 {
+		t.Fatalf("%d runs right after the first Advance, want 2", n)
+	}
+	a.Advance(12 * time.Hour)
+	for i := range 3 {
+		a.WaitMessage(kimitest.ChannelID, tick(start.Add(time.Duration(i)*12*time.Hour)))
+	}
+	if n := ticks(a); n != 3 {
+		t.Fatalf("%d runs, want 3", n)
+	}
+}
+
+// tick matches the message of the run scheduled at at.
+func tick(at time.Time) func(*discordgo.Message) bool {
+	want := "tick (" + at.UTC().Format(time.RFC3339) + ")"
+	return func(m *discordgo.Message) bool { return m.Content == want }
+}
+
+// ticks counts the job's messages in #general.
+func ticks(a *kimitest.Appliance) int {
+	n := 0
 	for _, m := range a.Messages(kimitest.ChannelID) {
-		if strings.HasPrefix(m.Content, "good morning") {
+		if strings.HasPrefix(m.Content, "tick (") {
 			n++
 		}
 	}
-	if n != 3 {
-		t.Fatalf("%d mornings in two days and a start, want 3", n)
-	}
+	return n
 }
 
 // weather asks api.weather.test, the one host it declares, for the sky

@@ -116,23 +116,31 @@ func ModuleSettings(module string) guildcfg.Target {
 	return guildcfg.GuildModuleTarget(mustID(GuildID), module)
 }
 
-// Advance moves the controlled clock (WithControlledClock) by d and wakes
-// the scheduler: the jobs that fall due by then run at once. It first
-// waits for the jobs running now to be settled, so that they finish at
-// the moment they ran (a periodic job's next run counts from there).
+// Advance moves the controlled clock (WithControlledClock) by d and
+// returns once the jobs due by then have run and been settled. It first
+// waits for the jobs due now to be settled, so that they finish at the
+// moment they ran (a periodic job's next run counts from there): seven
+// Advance(24*time.Hour) are seven days of a daily job.
 func (a *Appliance) Advance(d time.Duration) {
 	a.t.Helper()
 	if a.o.clock == nil {
 		a.t.Fatal("kimitest: Advance needs WithControlledClock")
 	}
-	sched := a.services().Host.Scheduler()
+	a.WaitJobs()
+	a.o.clock.advance(d)
+	a.WaitJobs()
+}
+
+// WaitJobs waits until every job due by the module host's present time
+// has run and been settled (a step of the scheduler that began after the
+// call found nothing to launch and nothing running).
+func (a *Appliance) WaitJobs() {
+	a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), a.o.wait)
 	defer cancel()
-	if err := sched.WaitIdle(ctx); err != nil {
-		a.t.Fatalf("kimitest: advance the clock: %v", err)
+	if err := a.services().Host.Scheduler().WaitIdle(ctx); err != nil {
+		a.t.Fatalf("kimitest: wait for the due jobs: %v", err)
 	}
-	a.o.clock.advance(d)
-	sched.Wake()
 }
 
 // Now is the module host's time: the controlled clock's, else the wall

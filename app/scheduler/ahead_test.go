@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -248,8 +249,9 @@ func TestKeptPayloadsAreBounded(t *testing.T) {
 }
 
 // TestWaitIdleWaitsForTheRunningJobsToSettle: WaitIdle returns at once
-// with nothing running, waits while a job runs (its ctx's end reported),
-// and returns once that run is settled.
+// with nothing due, waits while a job runs (its ctx's end reported),
+// returns once that run is settled, waits for a job that is due but not
+// yet claimed, and reports ErrClosed once the scheduler closed.
 func TestWaitIdleWaitsForTheRunningJobsToSettle(t *testing.T) {
 	release := make(chan struct{})
 	r, b, runs := keptRig(t, map[string]chan struct{}{"slow": release})
@@ -273,5 +275,23 @@ func TestWaitIdleWaitsForTheRunningJobsToSettle(t *testing.T) {
 	}
 	if !r.settled("m", "slow") {
 		t.Fatal("WaitIdle returned before the run was settled")
+	}
+	// A job due now, not claimed yet when WaitIdle is called: it returns
+	// once that job ran.
+	if err := b.RunAt(ctx, "next", r.clk.Now(), "h", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.s.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !r.settled("m", "next") {
+		t.Fatal("WaitIdle returned before the due job ran")
+	}
+	runs.next(t, "next")
+	if err := r.s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.s.WaitIdle(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("WaitIdle after Close: %v, want ErrClosed", err)
 	}
 }

@@ -148,8 +148,12 @@ type Scheduler struct {
 	fails *wake.Failures
 
 	// stepped is closed (and replaced) at the end of every step (s.mu):
-	// WaitIdle's signal.
-	stepped chan struct{}
+	// WaitIdle's signal. begun counts the steps begun; quietAfter is the
+	// number of the last step that ended with nothing launched and nothing
+	// running (s.mu).
+	stepped    chan struct{}
+	begun      int64
+	quietAfter int64
 
 	steps   atomic.Int64 // finished steps, for tests that wait for the runner
 	commits atomic.Int64 // write transactions committed, for the benchmark's commits/job
@@ -251,21 +255,32 @@ func (s *Scheduler) signal() { s.wake.Notify() }
 // test moves (Options.Now), whose moves no timer sees.
 func (s *Scheduler) Wake() { s.signal() }
 
-// WaitIdle returns once no job is running (every run launched so far has
-// been settled), or with ctx's error: a test that moves the clock waits
-// for the runs of the current moment to finish at it.
+// WaitIdle returns once a step begun after the call has ended with
+// nothing to launch and nothing running — every job due by the clock's
+// present has run and been settled — or with ctx's error (ErrClosed once
+// the scheduler closed): a test that moves the clock waits for the runs
+// of the present moment to finish at it before it moves the clock again.
 func (s *Scheduler) WaitIdle(ctx context.Context) error {
+	s.mu.Lock()
+	after := s.begun
+	s.mu.Unlock()
+	s.signal() // a step to look, begun after the call; completions signal the rest
 	for {
 		s.mu.Lock()
-		idle, stepped := len(s.running) == 0, s.stepped
+		quiet, closed, stepped := s.quietAfter > after, s.closed, s.stepped
 		s.mu.Unlock()
-		if idle {
+		switch {
+		case quiet:
 			return nil
+		case closed:
+			return ErrClosed
 		}
 		select {
 		case <-stepped:
+		case <-s.loopDone:
+			return ErrClosed
 		case <-ctx.Done():
-			return fmt.Errorf("scheduler: wait for the running jobs: %w", context.Cause(ctx))
+			return fmt.Errorf("scheduler: wait for the due jobs: %w", context.Cause(ctx))
 		}
 	}
 }
@@ -328,8 +343,16 @@ type unhandled struct {
 // the next one (zero: only on a signal).
 func (s *Scheduler) step() time.Time {
 	defer s.steps.Add(1)
+	s.mu.Lock()
+	s.begun++
+	seq := s.begun
+	s.mu.Unlock()
+	launched := 0
 	defer func() {
 		s.mu.Lock()
+		if launched == 0 && len(s.running) == 0 && len(s.done) == 0 && len(s.pending) == 0 {
+			s.quietAfter = seq
+		}
 		close(s.stepped)
 		s.stepped = make(chan struct{})
 		s.mu.Unlock()
@@ -548,7 +571,6 @@ func (s *Scheduler) step() time.Time {
 	if renewDue {
 		s.renewed = now
 	}
-	launched := 0
 	for _, c := range claims {
 		if s.closed || s.running[c.b.module] != nil {
 			continue

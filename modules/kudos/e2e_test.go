@@ -32,6 +32,7 @@ func startKudos(t *testing.T, settings string) *kimitest.Appliance {
 func TestKudosOnTheAppliance(t *testing.T) {
 	t.Parallel()
 	a := startKudos(t, "---\ndigest_channel_id: "+digestChannel+"\n---\n")
+	a.WaitJobs() // the digest's first run, at the start: nothing to post yet
 	give := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "kudos", kimitest.SubCommand("give",
 		kimitest.UserOption("member", kimitest.Bob), kimitest.StringOption("reason", "fixing the build"))))
 	if d := give.Response.Data; d == nil || d.Content != "Kudos to <@"+kimitest.Bob.ID+">: fixing the build" || d.Flags&discordgo.MessageFlagsEphemeral != 0 {
