@@ -72,7 +72,7 @@ bench-report: ## the budget table of the last make bench ($(BENCHOUT)) against d
 	    if (!seen) print "  (no budget figure in the output)"; if (nbad) printf "\n%d figure(s) past their budget\n", nbad; else if (seen) print "\nevery figure within budget" }' docs/budgets.tsv $(BENCHOUT)
 
 e2e: ## browser tests only (chromedp + /usr/bin/chromium, headless)
-	$(GO) test -count=1 -run 'Browser' ./app ./app/admin/...
+	$(GO) test -count=1 -run 'Browser' ./app ./app/e2e ./app/admin/...
 
 check-libc: ## modernc.org/libc must equal the version modernc.org/sqlite pins
 	@have="$$($(GO) list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' modernc.org/libc)"; \

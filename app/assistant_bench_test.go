@@ -219,7 +219,7 @@ func startTurnBench(b *testing.B, turns int) *turnBench {
 	fake.OnMessageCreate(w.onBotMessage)
 
 	model := llmfake.New(llmfake.Step{Repeat: true, Reply: tbReply})
-	model.SetModels(llmfake.ModelEntry{ID: demoModelID, OwnedBy: "kimi"})
+	model.SetModels(llmfake.ModelEntry{ID: DemoModelID, OwnedBy: "kimi"})
 	b.Cleanup(model.Close)
 	provider, err := newAssistant(config.Config{Origins: map[string]string{}}, logger, st, model, 0)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
@@ -50,6 +51,20 @@ type EmbeddedOptions struct {
 	// fixed second's sleep after its close frame), which then finishes in
 	// the background after RunEmbedded returned (discord.Bot.QuickStop).
 	QuickStop bool
+	// ModelStall, when positive, is the assistant's model client's stall
+	// timeout (how long a stream may go silent) in place of
+	// llm.DefaultStallTimeout: a test of a stalled model takes
+	// milliseconds.
+	ModelStall time.Duration
+	// ConfiguredProvider makes demo mode's assistant use the provider
+	// saved in the appliance's settings (/assistant) — the real provider
+	// chain through the egress, as outside demo mode — instead of the
+	// scripted demo model (which still runs).
+	ConfiguredProvider bool
+	// AssistantClock, when set, is the clock of the assistant's turns
+	// (their status throttle, idle notice, deadline and tool timings) in
+	// place of the wall clock.
+	AssistantClock assistant.Clock
 	// OnReady, when set, is called once serve is ready (every part
 	// started: the bot connected, the modules running, the admin
 	// listening) with the admin's base URL. It must not block.
@@ -105,6 +120,10 @@ func RunEmbedded(ctx context.Context, args []string, o EmbeddedOptions) int {
 		egressRoutes:  o.HTTPRoutes,
 		egressRoots:   o.HTTPRoots,
 		quickStop:     o.QuickStop,
+
+		assistantStall:         o.ModelStall,
+		demoConfiguredProvider: o.ConfiguredProvider,
+		assistantClock:         o.AssistantClock,
 	}
 	return c.main(ctx, append([]string{"serve"}, args...))
 }

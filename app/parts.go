@@ -114,7 +114,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 		// The scripted demo model on loopback is the assistant's provider:
 		// no key, never the network.
 		demoModel = llmfake.New(llmfake.Demo()...)
-		demoModel.SetModels(llmfake.ModelEntry{ID: demoModelID, OwnedBy: "kimi"})
+		demoModel.SetModels(llmfake.ModelEntry{ID: DemoModelID, OwnedBy: "kimi"})
 		release = append(release, demoModel.Close)
 		if c.onDemoModel != nil {
 			c.onDemoModel(demoModel)
@@ -343,8 +343,8 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	return &appliance{parts: parts, http: web}, nil
 }
 
-// demoModelID is the model demo mode's scripted model lists and serves.
-const demoModelID = "kimi-demo"
+// DemoModelID is the model demo mode's scripted model lists and serves.
+const DemoModelID = "kimi-demo"
 
 // newAssistant is the model provider's owner: the saved settings with the
 // environment's overrides (KIMI_LLM_*), or demo mode's scripted model.
@@ -362,7 +362,7 @@ func newAssistant(cfg config.Config, root *slog.Logger, st *store.Store, demo *l
 			Model: source(config.KeyLLMModel, cfg.LLMModel), APIKey: source(config.KeyLLMAPIKey, cfg.LLMAPIKey.Reveal())},
 	}
 	if demo != nil {
-		o.Demo = &assistant.Demo{BaseURL: demo.URL(), Model: demoModelID}
+		o.Demo = &assistant.Demo{BaseURL: demo.URL(), Model: DemoModelID}
 	}
 	a, err := assistant.New(o)
 	if err != nil {

@@ -40,6 +40,10 @@ import (
 // postRoute is the fake's route of a message create.
 const postRoute = "POST /channels/{channel}/messages"
 
+// e2eWait bounds the in-process compositions' waits (generous: the
+// machine is shared); a wait returns as soon as what it waits for happens.
+const e2eWait = 60 * time.Second
+
 // taskE2E is the running composition.
 type taskE2E struct {
 	st      *store.Store

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kimiapp/kimi/app"
+	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/auth"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
@@ -82,6 +83,10 @@ type options struct {
 	clock     *Clock
 	routes    map[string]netip.AddrPort
 	roots     *x509.CertPool
+	stall     time.Duration
+	provider  bool
+	turnClock assistant.Clock
+	dataDir   string
 }
 
 // WithModules runs the given modules (the author's) on the appliance.
@@ -93,7 +98,8 @@ func WithModules(specs ...sdk.Spec) Option {
 func WithBundled() Option { return func(o *options) { o.bundled = true } }
 
 // WithServerSetup replaces the seeded guild's server setup document
-// (DefaultServerSetup), written before the start.
+// (DefaultServerSetup), written before the start; "" writes none, so the
+// guild is as a fresh install has it: Kimi not active there.
 func WithServerSetup(text string) Option { return func(o *options) { o.setup = text } }
 
 // WithModuleSettings writes a module's settings document for the seeded
@@ -120,6 +126,30 @@ func WithEnv(key, value string) Option {
 		o.env[key] = value
 	}
 }
+
+// WithModelStall sets how long the assistant's model client lets a
+// stream go silent before it gives the turn up (the default is a
+// minute), so a test of a stalled model takes milliseconds.
+func WithModelStall(d time.Duration) Option { return func(o *options) { o.stall = d } }
+
+// WithConfiguredProvider makes the assistant use the model provider saved
+// in the appliance's settings (the admin's /assistant page: the real
+// provider chain, through the egress) instead of the scripted fake model
+// that Model returns. A test saves the settings, pointing them at its own
+// server on loopback with private addresses allowed.
+func WithConfiguredProvider() Option { return func(o *options) { o.provider = true } }
+
+// WithAssistantClock gives the assistant's turns a clock of the test's
+// own (their status throttle, idle notice, deadline and tool timings
+// move only when it does), so a test can hold a turn at each step.
+func WithAssistantClock(c assistant.Clock) Option { return func(o *options) { o.turnClock = c } }
+
+// WithDataDir runs the appliance on dir instead of a fresh directory in
+// t.TempDir(): a data directory a test prepared, or one an earlier
+// appliance (or release) left. When dir holds no database, a fresh
+// migrated one is written there first, with the guild's documents; when it
+// holds one, the appliance opens it as serve would (its migrations run).
+func WithDataDir(dir string) Option { return func(o *options) { o.dataDir = dir } }
 
 // WithDiscord calls fn with the fake Discord before the bot connects, to
 // seed more of it (channels, roles, users, threads). It must not block.
@@ -192,7 +222,12 @@ func Start(t testing.TB, opts ...Option) *Appliance {
 	for _, f := range opts {
 		f(&o)
 	}
-	a := &Appliance{t: t, o: o, dataDir: filepath.Join(t.TempDir(), "data"), log: &lockedBuffer{}}
+	dir := o.dataDir
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "data")
+	}
+	a := &Appliance{t: t, o: o, dataDir: dir, log: &lockedBuffer{}}
+	t.Cleanup(a.reportLog) // the last cleanup: after every stop
 	a.seed()
 	a.start()
 	return a
@@ -245,8 +280,10 @@ func (a *Appliance) writeDocs(guilds *guildcfg.Service) error {
 	a.docsDue = false
 	ctx := context.Background()
 	actor := guildcfg.Actor{Kind: guildcfg.ActorCLI, Name: "kimitest"}
-	if err := writeDocument(ctx, guilds, GuildSetup(), a.o.setup, actor); err != nil {
-		return err
+	if a.o.setup != "" {
+		if err := writeDocument(ctx, guilds, GuildSetup(), a.o.setup, actor); err != nil {
+			return err
+		}
 	}
 	for module, text := range a.o.settings {
 		if err := writeDocument(ctx, guilds, ModuleSettings(module), text, actor); err != nil {
@@ -306,7 +343,9 @@ func (a *Appliance) start() {
 		exit <- app.RunEmbedded(ctx, nil, app.EmbeddedOptions{
 			Env: env, Stdout: a.log, Stderr: a.log, Ext: ext, Now: now, HTTPRoutes: a.o.routes, HTTPRoots: a.o.roots,
 			// discordgo's gateway close sleeps a second: not waited for.
-			QuickStop: true,
+			QuickStop:  true,
+			ModelStall: a.o.stall, ConfiguredProvider: a.o.provider,
+			AssistantClock: a.o.turnClock,
 			OnParts: func(p app.EmbeddedParts) {
 				a.mu.Lock()
 				a.parts = p
@@ -326,10 +365,10 @@ func (a *Appliance) start() {
 			select {
 			case rc := <-exit:
 				if rc != app.ExitOK {
-					t.Errorf("kimitest: the appliance exited with %d:\n%s", rc, a.log.String())
+					t.Errorf("kimitest: the appliance exited with %d", rc)
 				}
 			case <-time.After(a.o.wait):
-				t.Errorf("kimitest: the appliance did not stop within %s:\n%s", a.o.wait, a.log.String())
+				t.Errorf("kimitest: the appliance did not stop within %s", a.o.wait)
 			}
 		})
 	}
@@ -346,9 +385,9 @@ func (a *Appliance) start() {
 		t.Fatalf("kimitest: write the seeded guild's documents: %v", err)
 	case rc := <-exit:
 		exit <- rc
-		t.Fatalf("kimitest: the appliance exited with %d before it was ready:\n%s", rc, a.log.String())
+		t.Fatalf("kimitest: the appliance exited with %d before it was ready", rc)
 	case <-time.After(a.o.wait):
-		t.Fatalf("kimitest: the appliance was not ready within %s:\n%s", a.o.wait, a.log.String())
+		t.Fatalf("kimitest: the appliance was not ready within %s", a.o.wait)
 	}
 }
 
@@ -392,6 +431,14 @@ func (a *Appliance) Model() *llmfake.Server {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.model
+}
+
+// Demo is the demo guild that demo mode seeds beside the test's own (its
+// ids are snowflakes of the run): the guild `kimi serve --demo` shows.
+func (a *Appliance) Demo() fakediscord.DemoGuild {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.demo
 }
 
 // BotID is the bot user's id.
@@ -472,6 +519,32 @@ func writeDocument(ctx context.Context, guilds *guildcfg.Service, target guildcf
 		return fmt.Errorf("write %v: %w", target, err)
 	}
 	return nil
+}
+
+// logTail is how many of the log's last lines a failed test shows.
+const logTail = 40
+
+// reportLog shows a failed test the appliance's log (every run's, across
+// restarts): its last lines in the test's output, so that the failure's
+// own message stays near the end, and the whole of it in a file of the
+// test's artifact directory (kept by `go test -artifacts`).
+func (a *Appliance) reportLog() {
+	if !a.t.Failed() {
+		return
+	}
+	log := a.log.String()
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	if len(lines) <= logTail {
+		a.t.Logf("kimitest: the appliance's log:\n%s", log)
+		return
+	}
+	path := filepath.Join(a.t.ArtifactDir(), "kimi.log")
+	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+		a.t.Logf("kimitest: keep the appliance's log: %v", err)
+		path = "(not kept)"
+	}
+	a.t.Logf("kimitest: the appliance's log (%d lines, the whole in %s, kept with go test -artifacts); its last %d:\n%s",
+		len(lines), path, logTail, strings.Join(lines[len(lines)-logTail:], "\n"))
 }
 
 // lockedBuffer is the appliance's log.

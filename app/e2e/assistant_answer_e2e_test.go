@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"strings"
@@ -17,18 +17,18 @@ func TestE2EAssistantAnswersAMention(t *testing.T) {
 	c := a.signIn()
 	a.waitConnected(c)
 
-	if _, err := a.fake.PostMessage(e2eChannel, e2eAnn, "no mention here"); err != nil {
+	if _, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "no mention here"); err != nil {
 		t.Fatal(err)
 	}
-	trigger, err := a.fake.PostMessage(e2eChannel, e2eAnn, "<@"+a.fake.BotID()+"> what can you do?")
+	trigger, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "<@"+a.Discord().BotID()+"> what can you do?")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var answers []string
 	e2eEventually(t, "the demo model's answer in the channel", func() bool {
 		answers = answers[:0]
-		for _, m := range a.fake.Messages(e2eChannel) {
-			if m.Author != nil && m.Author.ID == a.fake.BotID() && strings.Contains(m.Content, "(demo model)") {
+		for _, m := range a.Discord().Messages(e2eChannel) {
+			if m.Author != nil && m.Author.ID == a.Discord().BotID() && strings.Contains(m.Content, "(demo model)") {
 				if m.MessageReference == nil || m.MessageReference.MessageID != trigger.ID {
 					t.Fatalf("the answer %q is not a reply to the trigger %s", m.Content, trigger.ID)
 				}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -120,32 +120,32 @@ func e2eArrived(t *testing.T, arrived <-chan struct{}, what string) {
 func TestBrowserE2EAssistantTurnLiveInTheDemo(t *testing.T) {
 	clock := newManualClock()
 	a := startE2E(t, e2eOptions{specs: []sdk.Spec{hello.Spec(), kudos.Spec()}, seed: func(*fakediscord.Server) {}, clock: clock})
-	arrived, release := heldDemoModel(t, a.model)
+	arrived, release := heldDemoModel(t, a.Model())
 	tb := newE2ETab(t)
-	general, ada, bo := a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	general, ada, bo := a.Demo().Channels[1], a.Demo().Members[0], a.Demo().Members[1]
 	c := a.signIn()
-	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
+	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.Demo().GuildID+`"`)
 
-	tb.signIn(a.url)
+	tb.signIn(a.URL())
 	tb.do("post the mention through /demo's form",
-		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
+		chromedp.Navigate(a.URL()+"/demo?channel="+general+"&as="+ada),
 		e2eVisible(`[data-testid=demo-form]`),
-		e2eFill(`[data-testid=demo-content-input]`, "<@"+a.fake.BotID()+"> give kudos to bo for the docs"),
+		e2eFill(`[data-testid=demo-content-input]`, "<@"+a.Discord().BotID()+"> give kudos to bo for the docs"),
 		chromedp.Evaluate[chromedp.Void](`document.body.dataset.kimiBeforePost = "1"`),
 		e2eClick(`[data-testid=demo-send]`),
 	)
 	e2eArrived(t, arrived, "the turn's first call")
 	var trigger, status string
-	for _, m := range a.fake.Messages(general) {
+	for _, m := range a.Discord().Messages(general) {
 		switch {
 		case m.Author != nil && m.Author.ID == ada && strings.Contains(m.Content, "give kudos to bo"):
 			trigger = m.ID
-		case m.Author != nil && m.Author.ID == a.fake.BotID() && m.Content == assistant.ThinkingText:
+		case m.Author != nil && m.Author.ID == a.Discord().BotID() && m.Content == assistant.ThinkingText:
 			status = m.ID
 		}
 	}
 	if trigger == "" || status == "" {
-		t.Fatalf("no trigger (%q) or status message (%q) in #general: %+v", trigger, status, a.fake.Messages(general))
+		t.Fatalf("no trigger (%q) or status message (%q) in #general: %+v", trigger, status, a.Discord().Messages(general))
 	}
 	msg := `//li[@data-testid="demo-message" and @data-message-id="` + trigger + `"]`
 	statusMsg := `//li[@data-testid="demo-message" and @data-message-id="` + status + `"]`

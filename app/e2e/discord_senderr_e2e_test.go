@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -49,9 +49,9 @@ func TestE2EModuleSeesWhyASendFailed(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before, posts := len(a.fake.Messages(e2eChannel)), len(a.fake.RequestsTo(route))
+			before, posts := len(a.Discord().Messages(e2eChannel)), len(a.Discord().RequestsTo(route))
 			if tc.fault != nil {
-				a.fake.InjectFault(*tc.fault)
+				a.Discord().InjectFault(*tc.fault)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 			defer cancel()
@@ -60,10 +60,10 @@ func TestE2EModuleSeesWhyASendFailed(t *testing.T) {
 				t.Fatalf("err = %v, want %q over its cause", err, tc.msg)
 			}
 			if tc.fault != nil && tc.fault.AfterHandling {
-				if n := len(a.fake.Messages(e2eChannel)) - before; n != 1 {
+				if n := len(a.Discord().Messages(e2eChannel)) - before; n != 1 {
 					t.Fatalf("%d messages created, want the one", n)
 				}
-				if n := len(a.fake.RequestsTo(route)) - posts; n != 1 {
+				if n := len(a.Discord().RequestsTo(route)) - posts; n != 1 {
 					t.Fatalf("%d posts, want one (never re-sent)", n)
 				}
 			}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"bufio"
@@ -111,8 +111,8 @@ func TestE2EConfiguredProviderRetriesOnceAndKeepsItsKey(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(a.stderr.String(), "model backend failed; retrying once") {
-		t.Fatalf("serve's log has no retry warning:\n%s", a.stderr)
+	if !strings.Contains(a.Log(), "model backend failed; retrying once") {
+		t.Fatalf("serve's log has no retry warning:\n%s", a.Log())
 	}
 
 	// Where the key must be: every request the fake model received.
@@ -153,7 +153,7 @@ func TestE2EConfiguredProviderRetriesOnceAndKeepsItsKey(t *testing.T) {
 	})
 
 	t.Run("not in a Discord request", func(t *testing.T) {
-		for _, r := range a.fake.Requests() {
+		for _, r := range a.Discord().Requests() {
 			if bytes.Contains(r.Body, []byte(e2eProviderKey)) || strings.Contains(fmt.Sprint(r.Header, r.Query), e2eProviderKey) {
 				t.Fatalf("Discord got the key: %s %s", r.Method, r.Path)
 			}
@@ -180,19 +180,19 @@ func TestE2EConfiguredProviderRetriesOnceAndKeepsItsKey(t *testing.T) {
 		}
 	})
 
-	a.stop()
+	a.Stop()
 	t.Run("not in serve's log", func(t *testing.T) {
-		for name, out := range map[string]string{"stderr": a.stderr.String(), "stdout": a.stdout.String()} {
+		for name, out := range map[string]string{"stderr": a.Log(), "stdout": a.Log()} {
 			if strings.Contains(out, e2eProviderKey) {
 				t.Fatalf("serve's %s has the key:\n%s", name, out)
 			}
 		}
-		if !strings.Contains(a.stderr.String(), "msg=\"database checkpointed and closed\"") {
-			t.Fatalf("serve's log is not the whole run's:\n%s", a.stderr)
+		if !strings.Contains(a.Log(), "msg=\"database checkpointed and closed\"") {
+			t.Fatalf("serve's log is not the whole run's:\n%s", a.Log())
 		}
 	})
 	t.Run("not in a database row but its setting", func(t *testing.T) {
-		st, err := store.Open(context.Background(), filepath.Join(a.dataDir, config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
+		st, err := store.Open(context.Background(), filepath.Join(a.DataDir(), config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,11 +264,11 @@ func (c *e2eClient) firstFragment(path string) string {
 	c.a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.a.url+path, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.a.URL()+path, nil)
 	if err != nil {
 		c.a.t.Fatal(err)
 	}
-	res, err := c.http.Do(req)
+	res, err := c.HTTPClient().Do(req)
 	if err != nil {
 		c.a.t.Fatalf("GET %s: %v", path, err)
 	}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/kimiapp/kimi/app"
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/modules/hello"
 	"github.com/kimiapp/kimi/modules/kudos"
@@ -25,16 +26,16 @@ import (
 func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	a := startE2E(t, e2eOptions{specs: []sdk.Spec{hello.Spec(), kudos.Spec()}, seed: func(*fakediscord.Server) {}})
 	tb := newE2ETab(t)
-	general, ada, bo := a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	general, ada, bo := a.Demo().Channels[1], a.Demo().Members[0], a.Demo().Members[1]
 	c := a.signIn()
-	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
+	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.Demo().GuildID+`"`)
 	const question = "give kudos to bo for the docs"
 
-	tb.signIn(a.url)
+	tb.signIn(a.URL())
 	tb.do("mention the bot through /demo and see the answer",
-		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
+		chromedp.Navigate(a.URL()+"/demo?channel="+general+"&as="+ada),
 		e2eVisible(`[data-testid=demo-form]`),
-		e2eFill(`[data-testid=demo-content-input]`, "<@"+a.fake.BotID()+"> "+question),
+		e2eFill(`[data-testid=demo-content-input]`, "<@"+a.Discord().BotID()+"> "+question),
 		e2eClick(`[data-testid=demo-send]`),
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[@data-testid="demo-content" and contains(., "Done. Kudos to @bo: the docs")]//*[@data-testid="mention-user" and @title="`+bo+`"]`)),
 	)
@@ -43,7 +44,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	// its record come after the delivery).
 	c.waitPage("the turn recorded", "/assistant/usage", `data-testid="usage-turns-finished">1<`)
 	tb.do("the usage page",
-		chromedp.Navigate(a.url+"/assistant/usage"),
+		chromedp.Navigate(a.URL()+"/assistant/usage"),
 		e2eVisible(`[data-testid=usage-chart]`),
 	)
 	// The day is serve's (its wall clock, UTC): the turn's, which is the
@@ -76,7 +77,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 		t.Errorf("turns finished = %q, want 1", got)
 	}
 	tb.do("the demo model and give_kudos on the usage page",
-		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="usage-models-table"]//td[.="`+demoModelID+`"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="usage-models-table"]//td[.="`+app.DemoModelID+`"]`)),
 	)
 	// give_kudos: tool, module, calls, errors, error rate.
 	tool := evalE2E[[]string](tb, `[...document.querySelectorAll('tr[data-testid=usage-tool-give_kudos] td')].map(td => td.textContent.trim())`)
@@ -85,7 +86,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	}
 
 	tb.do("the conversation's row",
-		chromedp.Navigate(a.url+"/assistant/conversations"),
+		chromedp.Navigate(a.URL()+"/assistant/conversations"),
 		e2eVisible(`[data-testid=conversations-table]`),
 	)
 	tb.wantText(`[data-testid=conversations-table] tbody tr [data-testid=conversation-channel]`, "#general")
@@ -94,7 +95,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	if got := text(`[data-testid=conversations-table] tbody tr [data-testid=conversation-owner]`); got == "" || got == ada {
 		t.Errorf("the conversation's owner shows as %q, want ada's name (not her id %s)", got, ada)
 	}
-	if got := text(`[data-testid=conversations-table] tbody tr [data-testid=conversation-guild]`); got == "" || got == a.demo.GuildID {
+	if got := text(`[data-testid=conversations-table] tbody tr [data-testid=conversation-guild]`); got == "" || got == a.Demo().GuildID {
 		t.Errorf("the conversation's guild shows as %q, want its name", got)
 	}
 	tb.do("its page: the turn and its tool call, no text",
@@ -103,7 +104,7 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 		e2eVisible(`[data-testid=tool-call-give_kudos]`),
 		e2eVisible(`[data-testid=transcripts-hidden]`),
 	)
-	tb.wantText(`[data-testid=turn-1] [data-testid=turn-model]`, demoModelID)
+	tb.wantText(`[data-testid=turn-1] [data-testid=turn-model]`, app.DemoModelID)
 	detail := evalE2E[string](tb, `location.pathname`)
 	if html := evalE2E[string](tb, `document.documentElement.outerHTML`); strings.Contains(html, question) || strings.Contains(html, "the docs") {
 		t.Error("with Show transcripts off the conversation's page holds the question or the call's arguments")
@@ -115,14 +116,14 @@ func TestBrowserE2EUsageAndToolCallsAfterADemoMention(t *testing.T) {
 	}
 
 	tb.do("turn Show transcripts on through its confirmation",
-		chromedp.Navigate(a.url+"/assistant/conversations"),
+		chromedp.Navigate(a.URL()+"/assistant/conversations"),
 		e2eClick(`[data-testid=transcripts-toggle]`),
 		e2eVisible(`[data-testid=confirm-yes]`),
 		e2eClick(`[data-testid=confirm-yes]`),
 		e2eVisible(`[data-testid=card-transcripts][data-on=true]`),
 	)
 	tb.do("the conversation's page with its text",
-		chromedp.Navigate(a.url+detail),
+		chromedp.Navigate(a.URL()+detail),
 		e2eVisible(`[data-testid=tool-call-give_kudos]`),
 		chromedp.WaitNotPresent(chromedp.CSS(`[data-testid=transcripts-hidden]`)),
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="message-user"]//pre[contains(., "`+question+`")]`)),

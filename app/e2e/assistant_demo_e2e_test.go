@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kimiapp/kimi/app"
 	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/config"
 	"github.com/kimiapp/kimi/app/store"
@@ -32,12 +33,12 @@ func TestE2EDemoModelCallsTheBundledModulesTools(t *testing.T) {
 	a := startE2E(t, e2eOptions{specs: []sdk.Spec{hello.Spec(), kudos.Spec()}})
 	c := a.signIn()
 	// serve is ready once the modules started; the bot's READY may come later.
-	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
-	channel, ada, bo := a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.Demo().GuildID+`"`)
+	channel, ada, bo := a.Demo().Channels[1], a.Demo().Members[0], a.Demo().Members[1]
 
 	ask := func(question string) string {
 		t.Helper()
-		trigger, err := a.fake.PostMessage(channel, ada, "<@"+a.fake.BotID()+"> "+question)
+		trigger, err := a.Discord().PostMessage(channel, ada, "<@"+a.Discord().BotID()+"> "+question)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,8 +47,8 @@ func TestE2EDemoModelCallsTheBundledModulesTools(t *testing.T) {
 		var answer string
 		done := false
 		e2eEventually(t, "the demo model's answer to "+question+" and the turn's end", func() bool {
-			for _, m := range a.fake.Messages(channel) {
-				if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil &&
+			for _, m := range a.Discord().Messages(channel) {
+				if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil &&
 					m.MessageReference.MessageID == trigger.ID && strings.HasPrefix(m.Content, "(demo model) ") {
 					answer = m.Content
 				}
@@ -92,19 +93,19 @@ func TestE2EDemoModelCallsTheBundledModulesTools(t *testing.T) {
 func TestE2EKudosJourneyLeavesItsRowsAndReactions(t *testing.T) {
 	a := startE2E(t, e2eOptions{specs: []sdk.Spec{hello.Spec(), kudos.Spec()}})
 	c := a.signIn()
-	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.demo.GuildID+`"`)
-	channel, ada, bo := a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	c.waitPage("the bot connected", "/discord", `data-state="connected"`, `data-testid="discord-guild-`+a.Demo().GuildID+`"`)
+	channel, ada, bo := a.Demo().Channels[1], a.Demo().Members[0], a.Demo().Members[1]
 
-	before := len(a.model.Requests())
-	trigger, err := a.fake.PostMessage(channel, ada, "<@"+a.fake.BotID()+"> give kudos to bo for the docs")
+	before := len(a.Model().Requests())
+	trigger, err := a.Discord().PostMessage(channel, ada, "<@"+a.Discord().BotID()+"> give kudos to bo for the docs")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var answer string
 	reactions := func() map[string]*discordgo.MessageReactions {
 		out := map[string]*discordgo.MessageReactions{}
-		for _, m := range a.fake.Messages(channel) {
-			if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger.ID &&
+		for _, m := range a.Discord().Messages(channel) {
+			if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger.ID &&
 				strings.HasPrefix(m.Content, "(demo model) ") {
 				answer = m.Content
 			}
@@ -129,7 +130,7 @@ func TestE2EKudosJourneyLeavesItsRowsAndReactions(t *testing.T) {
 
 	// The reactions over time: the fake's record of the bot's requests.
 	var got []string
-	for _, r := range a.fake.Requests() {
+	for _, r := range a.Discord().Requests() {
 		if !strings.HasPrefix(r.Route, "PUT /channels/{channel}/messages/{message}/reactions/") &&
 			!strings.HasPrefix(r.Route, "DELETE /channels/{channel}/messages/{message}/reactions/") {
 			continue
@@ -149,15 +150,15 @@ func TestE2EKudosJourneyLeavesItsRowsAndReactions(t *testing.T) {
 
 	// What the demo model reported: 10 prompt tokens a message, 3
 	// completion tokens for a call, a word each for a text.
-	reqs := a.model.Requests()[before:]
+	reqs := a.Model().Requests()[before:]
 	if len(reqs) != 2 {
 		t.Fatalf("the demo model got %d requests, want 2 (give_kudos, its result)", len(reqs))
 	}
 	wantPrompt := 10 * (len(reqs[0].Body.Messages) + len(reqs[1].Body.Messages))
 	wantCompletion := 3 + len(strings.SplitAfter(answer, " "))
-	a.stop()
+	a.Stop()
 
-	st, err := store.Open(context.Background(), filepath.Join(a.dataDir, config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	st, err := store.Open(context.Background(), filepath.Join(a.DataDir(), config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,10 +172,10 @@ func TestE2EKudosJourneyLeavesItsRowsAndReactions(t *testing.T) {
 		Scan(&turnID, &status, &iterations, &model, &prompt, &completion, &took, &errKind); err != nil {
 		t.Fatal(err)
 	}
-	if status != assistant.StatusDone || errKind != "" || iterations != 2 || model != demoModelID ||
+	if status != assistant.StatusDone || errKind != "" || iterations != 2 || model != app.DemoModelID ||
 		prompt != int64(wantPrompt) || completion != int64(wantCompletion) || took <= 0 {
 		t.Fatalf("the turn = %s (error %q), %d iterations on %q, %d+%d tokens, %d ms; want done, 2 on %q, %d+%d tokens, some ms",
-			status, errKind, iterations, model, prompt, completion, took, demoModelID, wantPrompt, wantCompletion)
+			status, errKind, iterations, model, prompt, completion, took, app.DemoModelID, wantPrompt, wantCompletion)
 	}
 	rows, err := st.Reader().Query(`SELECT seq, tool, module, outcome, duration_ms, arguments, result FROM kimi_assistant_tool_calls WHERE turn_id = ?`, turnID)
 	if err != nil {

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"testing"
@@ -18,20 +18,18 @@ import (
 func TestE2ECommandsResyncedAfterARestart(t *testing.T) {
 	o := e2eOptions{specs: []sdk.Spec{kudos.Spec()}, modules: kudos.Name,
 		docs: map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc}}
-	first := startE2E(t, o)
-	first.waitConnected(first.signIn(), "kudos")
-	first.stop()
-
-	o.dataDir = first.dataDir
 	a := startE2E(t, o)
-	if n := len(a.fake.Commands("")); n != 0 {
+	a.waitConnected(a.signIn(), "kudos")
+
+	a.Restart()
+	if n := len(a.Discord().Commands("")); n != 0 {
 		t.Fatalf("the restart's fake starts with %d commands, want none", n)
 	}
 	a.waitConnected(a.signIn(), "kudos")
-	if len(a.fake.RequestsTo("PUT /applications/{app}/commands")) == 0 {
+	if len(a.Discord().RequestsTo("PUT /applications/{app}/commands")) == 0 {
 		t.Fatal("the restart sent no global command overwrite")
 	}
-	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "kudos", &discordgo.ApplicationCommandInteractionDataOption{
+	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "kudos", &discordgo.ApplicationCommandInteractionDataOption{
 		Name: "give", Type: discordgo.ApplicationCommandOptionSubCommand, Options: []*discordgo.ApplicationCommandInteractionDataOption{
 			{Name: "member", Type: discordgo.ApplicationCommandOptionUser, Value: e2eBob},
 			{Name: "reason", Type: discordgo.ApplicationCommandOptionString, Value: "restarting cleanly"},

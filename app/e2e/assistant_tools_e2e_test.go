@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -84,8 +84,8 @@ func (a *e2eApp) botAnswer(trigger, want string) *discordgo.Message {
 	var seen []string
 	e2eEventually(a.t, "the bot's answer to "+trigger+" containing "+want, func() bool {
 		seen = seen[:0]
-		for _, m := range a.fake.Messages(e2eChannel) {
-			if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
+		for _, m := range a.Discord().Messages(e2eChannel) {
+			if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
 				seen = append(seen, m.Content)
 				if strings.Contains(m.Content, want) {
 					got = m
@@ -101,7 +101,7 @@ func (a *e2eApp) botAnswer(trigger, want string) *discordgo.Message {
 
 // hasReaction reports whether the message in #general has the emoji.
 func (a *e2eApp) hasReaction(id, emoji string) bool {
-	for _, m := range a.fake.Messages(e2eChannel) {
+	for _, m := range a.Discord().Messages(e2eChannel) {
 		if m.ID == id {
 			for _, r := range m.Reactions {
 				if r.Emoji != nil && r.Emoji.Name == emoji {
@@ -116,7 +116,7 @@ func (a *e2eApp) hasReaction(id, emoji string) bool {
 // mention posts ann's mention of the bot in #general.
 func (a *e2eApp) mention(text string) *discordgo.Message {
 	a.t.Helper()
-	m, err := a.fake.PostMessage(e2eChannel, e2eAnn, "<@"+a.fake.BotID()+"> "+text)
+	m, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "<@"+a.Discord().BotID()+"> "+text)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -150,14 +150,14 @@ func TestE2EAssistantToolGates(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			id := "call_" + tc.tool
-			a.model.SetSteps(
+			a.Model().SetSteps(
 				llmfake.Step{Match: llmfake.Match{ToolResultFor: id}, Plan: llmfake.Text(tc.answer)},
 				llmfake.Step{Match: llmfake.Match{Contains: tc.ask}, Plan: llmfake.ToolCall(id, tc.tool, `{}`)},
 			)
-			before := len(a.model.Requests())
+			before := len(a.Model().Requests())
 			trigger := a.mention(tc.ask)
 			a.botAnswer(trigger.ID, tc.answer)
-			reqs := a.model.Requests()[before:]
+			reqs := a.Model().Requests()[before:]
 			if len(reqs) != 2 {
 				t.Fatalf("the model got %d requests, want 2 (the call, its result)", len(reqs))
 			}
@@ -203,14 +203,14 @@ func TestE2EAssistantProviderFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			a.model.SetSteps(llmfake.Step{Repeat: true, Plan: tc.plan})
-			before := len(a.model.Requests())
+			a.Model().SetSteps(llmfake.Step{Repeat: true, Plan: tc.plan})
+			before := len(a.Model().Requests())
 			trigger := a.mention("hello " + tc.name)
 			got := a.botAnswer(trigger.ID, tc.want)
 			if strings.Contains(got.Content, "partial") || strings.Contains(got.Content, "rate limit") {
 				t.Fatalf("answer = %q, want the scrubbed %q", got.Content, tc.want)
 			}
-			if n := len(a.model.Requests()) - before; n != 1 {
+			if n := len(a.Model().Requests()) - before; n != 1 {
 				t.Fatalf("the model got %d requests, want 1 (the demo provider does not retry)", n)
 			}
 		})
@@ -221,10 +221,10 @@ func TestE2EAssistantProviderFailures(t *testing.T) {
 // provider, ann's "stop" ends it: 🛑 on the stop and on the trigger.
 func TestE2EAssistantStopCancelsALongTurn(t *testing.T) {
 	a, _ := startToolsE2E(t, e2eOptions{})
-	a.model.SetSteps(llmfake.Step{Repeat: true, Plan: llmfake.Stall(false)})
+	a.Model().SetSteps(llmfake.Step{Repeat: true, Plan: llmfake.Stall(false)})
 	trigger := a.mention("think for a long time")
-	e2eEventually(t, "the model asked", func() bool { return len(a.model.Requests()) > 0 })
-	stop, err := a.fake.PostMessage(e2eChannel, e2eAnn, "stop")
+	e2eEventually(t, "the model asked", func() bool { return len(a.Model().Requests()) > 0 })
+	stop, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "stop")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,9 +239,9 @@ func TestE2EAssistantStopCancelsALongTurn(t *testing.T) {
 func TestE2EAssistantAskPrivateIsEphemeral(t *testing.T) {
 	a, _ := startToolsE2E(t, e2eOptions{})
 	e2eEventually(t, "/ask synced", func() bool {
-		return slices.ContainsFunc(a.fake.Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "ask" })
+		return slices.ContainsFunc(a.Discord().Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "ask" })
 	})
-	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "ask",
+	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "ask",
 		&discordgo.ApplicationCommandInteractionDataOption{Name: "question", Type: discordgo.ApplicationCommandOptionString, Value: "a private question"},
 		&discordgo.ApplicationCommandInteractionDataOption{Name: "private", Type: discordgo.ApplicationCommandOptionBoolean, Value: true})
 	if err != nil {
@@ -252,10 +252,10 @@ func TestE2EAssistantAskPrivateIsEphemeral(t *testing.T) {
 		t.Fatalf("the first callback %+v is not ephemeral", st.Response)
 	}
 	e2eEventually(t, "the private answer", func() bool {
-		st = a.fake.Interaction(id)
+		st = a.Discord().Interaction(id)
 		return st.Original != nil && strings.Contains(st.Original.Content, "a private question")
 	})
-	for _, m := range a.fake.Messages(e2eChannel) {
+	for _, m := range a.Discord().Messages(e2eChannel) {
 		if strings.Contains(m.Content, "a private question") {
 			t.Fatalf("the private answer is in the channel: %q", m.Content)
 		}
@@ -271,12 +271,12 @@ func TestE2EAssistantStrangersDMLeavesNoRow(t *testing.T) {
 		e2eSeed(f)
 		f.AddUser(discordgo.User{ID: stranger, Username: "zed"})
 	}})
-	if _, err := a.fake.PostDM(stranger, "<@"+a.fake.BotID()+"> hello, who are you?"); err != nil {
+	if _, err := a.Discord().PostDM(stranger, "<@"+a.Discord().BotID()+"> hello, who are you?"); err != nil {
 		t.Fatal(err)
 	}
 	a.botAnswer(a.mention("and you?").ID, "(demo model)")
-	a.stop()
-	st, err := store.Open(context.Background(), filepath.Join(a.dataDir, config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	a.Stop()
+	st, err := store.Open(context.Background(), filepath.Join(a.DataDir(), config.DBFile), store.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/internal/browsertest"
+	"github.com/kimiapp/kimi/kimitest"
 	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -156,8 +157,8 @@ func (tb *e2eTab) signIn(url string) {
 	tb.t.Helper()
 	tb.do("sign in",
 		chromedp.Navigate(url+"/login"),
-		e2eFill(`#login-username`, e2eAdminLogin),
-		e2eFill(`#login-password`, e2eAdminPass),
+		e2eFill(`#login-username`, kimitest.AdminUsername),
+		e2eFill(`#login-password`, kimitest.AdminPassword),
 		e2eClick(`[data-testid=login-submit]`),
 		e2eVisible(`[data-testid=overview-version]`),
 	)
@@ -180,10 +181,10 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 	a := startE2E(t, e2eOptions{specs: []sdk.Spec{kudos.Spec()}, modules: kudos.Name,
 		seed: func(*fakediscord.Server) {}})
 	tb := newE2ETab(t)
-	guild, general, ada, bo := a.demo.GuildID, a.demo.Channels[1], a.demo.Members[0], a.demo.Members[1]
+	guild, general, ada, bo := a.Demo().GuildID, a.Demo().Channels[1], a.Demo().Members[0], a.Demo().Members[1]
 	// The global commands are synced: /demo lists /kudos give.
 	e2eEventually(t, "/kudos registered", func() bool {
-		for _, c := range a.fake.Commands("") {
+		for _, c := range a.Discord().Commands("") {
 			if c.Name == "kudos" {
 				return true
 			}
@@ -192,23 +193,23 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 	})
 
 	tb.do("sign in",
-		chromedp.Navigate(a.url+"/login"),
+		chromedp.Navigate(a.URL()+"/login"),
 		e2eVisible(`[data-testid=demo-banner]`),
-		e2eFill(`#login-username`, e2eAdminLogin),
-		e2eFill(`#login-password`, e2eAdminPass),
+		e2eFill(`#login-username`, kimitest.AdminUsername),
+		e2eFill(`#login-password`, kimitest.AdminPassword),
 		e2eClick(`[data-testid=login-submit]`),
 		e2eVisible(`[data-testid=overview-version]`),
 	)
 	// Demo mode prepares the demo guild itself: Kimi is active there on
 	// the first start, with nothing to set up.
 	tb.do("the demo guild is active out of the box",
-		chromedp.Navigate(a.url+"/guilds/"+guild),
+		chromedp.Navigate(a.URL()+"/guilds/"+guild),
 		e2eVisible(`[data-testid=guild-status]`),
 	)
 	tb.wantText(`[data-testid=guild-status]`, "Active")
 
 	tb.do("open /demo in #general as ada",
-		chromedp.Navigate(a.url+"/demo?channel="+general+"&as="+ada),
+		chromedp.Navigate(a.URL()+"/demo?channel="+general+"&as="+ada),
 		e2eVisible(`[data-testid=demo-chat]`),
 		e2eVisible(`[data-testid=demo-command-kudos-give]`),
 	)
@@ -243,12 +244,30 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 	// The fake's model: both of Kimi's posts in #general, in order.
 	want := []string{"Kudos to <@" + bo + ">: answering in #help", "Kudos to <@" + ada + ">: thanks for the kudos!"}
 	var got []string
-	for _, m := range a.fake.Messages(general) {
-		if m.Author != nil && m.Author.ID == a.fake.BotID() {
+	for _, m := range a.Discord().Messages(general) {
+		if m.Author != nil && m.Author.ID == a.Discord().BotID() {
 			got = append(got, m.Content)
 		}
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("Kimi's posts in #general = %q, want %q", got, want)
 	}
+}
+
+// keepArtifact writes data to a new file in dir named by pattern (its "*"
+// made unique by os.CreateTemp, so two failures never share a name) and
+// returns its path.
+func keepArtifact(dir, pattern string, data []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
 }

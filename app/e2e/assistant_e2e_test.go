@@ -1,10 +1,12 @@
-package app
+package e2e
 
 import (
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/kimiapp/kimi/app"
 )
 
 // TestServeDemoAssistantUsesTheDemoModel: `kimi serve --demo` runs the
@@ -18,7 +20,7 @@ func TestServeDemoAssistantUsesTheDemoModel(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET /assistant = %d", code)
 	}
-	for _, want := range []string{"Demo model (scripted, no network)", `data-testid="assistant-model">` + demoModelID + "<",
+	for _, want := range []string{"Demo model (scripted, no network)", `data-testid="assistant-model">` + app.DemoModelID + "<",
 		"Demo mode: the assistant uses the built-in scripted demo model"} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("/assistant lacks %q:\n%.2000s", want, body)

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"net/http"
@@ -31,26 +31,26 @@ func TestE2EAssistantBudgetRefusesBeforeTheModel(t *testing.T) {
 		"guild_daily_tokens": {"1000000"}, "monthly_tokens": {"0"}}); code != http.StatusSeeOther || loc != "/assistant#limits" {
 		t.Fatalf("saving the limits: %d to %q", code, loc)
 	}
-	a.model.SetSteps(llmfake.Step{Repeat: true, Plan: llmfake.Plan{Content: []string{"Sure."}, Usage: llmfake.Usage{Prompt: 800, Completion: 300}}})
-	before := len(a.model.Requests())
+	a.Model().SetSteps(llmfake.Step{Repeat: true, Plan: llmfake.Plan{Content: []string{"Sure."}, Usage: llmfake.Usage{Prompt: 800, Completion: 300}}})
+	before := len(a.Model().Requests())
 
 	first := a.mention("hello")
 	a.botAnswer(first.ID, "Sure.")
-	if n := len(a.model.Requests()) - before; n != 1 {
+	if n := len(a.Model().Requests()) - before; n != 1 {
 		t.Fatalf("the first mention made %d model requests", n)
 	}
 	second := a.mention("again")
 	a.botAnswer(second.ID, assistant.DailyBudgetText)
-	staff, err := a.fake.PostMessage(e2eChannel, e2eBob, "<@"+a.fake.BotID()+"> me too?")
+	staff, err := a.Discord().PostMessage(e2eChannel, e2eBob, "<@"+a.Discord().BotID()+"> me too?")
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.botAnswer(staff.ID, assistant.DailyBudgetText)
-	if n := len(a.model.Requests()) - before; n != 1 {
+	if n := len(a.Model().Requests()) - before; n != 1 {
 		t.Fatalf("the model received %d requests, want only the first (the refusals ask none)", n)
 	}
 	for _, id := range []string{second.ID, staff.ID} {
-		for _, m := range a.fake.Messages(e2eChannel) {
+		for _, m := range a.Discord().Messages(e2eChannel) {
 			if m.ID == id && len(m.Reactions) > 0 {
 				t.Fatalf("a refused trigger has reactions %+v", m.Reactions)
 			}
@@ -58,9 +58,9 @@ func TestE2EAssistantBudgetRefusesBeforeTheModel(t *testing.T) {
 	}
 
 	e2eEventually(t, "/usage synced", func() bool {
-		return slices.ContainsFunc(a.fake.Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "usage" })
+		return slices.ContainsFunc(a.Discord().Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "usage" })
 	})
-	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "usage")
+	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "usage")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -48,7 +48,6 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 		statusMsg = s.ID
 	}
 	dataDir := filepath.Join(t.TempDir(), "data")
-	seedDatabase(t, dataDir, nil, map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc})
 	// The turn row the crash left running, written through the storage
 	// API before the start (the trigger's id is the fake's, known once the
 	// hook ran: the row is written from the hook, before the assistant part
@@ -77,12 +76,13 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := startE2E(t, e2eOptions{dataDir: dataDir, seed: func(f *fakediscord.Server) { seed(f); writeTurn() }})
+	a := startE2E(t, e2eOptions{dataDir: dataDir, docs: map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc},
+		seed: func(f *fakediscord.Server) { seed(f); writeTurn() }})
 	c := a.signIn()
 	a.waitConnected(c)
 
 	hourglass := func() (bot bool, count int) {
-		for _, m := range a.fake.Messages(e2eChannel) {
+		for _, m := range a.Discord().Messages(e2eChannel) {
 			if m.ID != trigger {
 				continue
 			}
@@ -95,7 +95,7 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 		return false, 0
 	}
 	statusShown := func() bool {
-		return slices.ContainsFunc(a.fake.Messages(e2eChannel), func(m *discordgo.Message) bool { return m.ID == statusMsg })
+		return slices.ContainsFunc(a.Discord().Messages(e2eChannel), func(m *discordgo.Message) bool { return m.ID == statusMsg })
 	}
 	e2eEventually(t, "the bot's ⏳ removed from the interrupted trigger and its status message deleted", func() bool {
 		bot, _ := hourglass()
@@ -116,25 +116,25 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 	if status != assistant.StatusInterrupted {
 		t.Fatalf("the trigger's turn is %q, want %q", status, assistant.StatusInterrupted)
 	}
-	if !strings.Contains(a.stderr.String(), "removed the ⏳ of the assistant turns interrupted by the last stop") {
-		t.Fatalf("no log line for the removal:\n%s", a.stderr)
+	if !strings.Contains(a.Log(), "removed the ⏳ of the assistant turns interrupted by the last stop") {
+		t.Fatalf("no log line for the removal:\n%s", a.Log())
 	}
 
-	next, err := a.fake.PostMessage(e2eChannel, e2eAnn, "<@"+a.fake.BotID()+"> are you back?")
+	next, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "<@"+a.Discord().BotID()+"> are you back?")
 	if err != nil {
 		t.Fatal(err)
 	}
 	e2eEventually(t, "the new mention answered", func() bool {
-		for _, m := range a.fake.Messages(e2eChannel) {
-			if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil && m.MessageReference.MessageID == next.ID &&
+		for _, m := range a.Discord().Messages(e2eChannel) {
+			if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == next.ID &&
 				strings.Contains(m.Content, "(demo model)") {
 				return true
 			}
 		}
 		return false
 	})
-	for _, m := range a.fake.Messages(e2eChannel) {
-		if m.Author != nil && m.Author.ID == a.fake.BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
+	for _, m := range a.Discord().Messages(e2eChannel) {
+		if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
 			t.Fatalf("the interrupted trigger got a message %q: no answer may be posted for it", m.Content)
 		}
 	}

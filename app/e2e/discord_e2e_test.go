@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -46,10 +46,10 @@ func TestE2EMessageEvents(t *testing.T) {
 	m := newE2EModule()
 	a, c := startE2EModule(t, m)
 	a.waitConnected(c)
-	if _, err := a.fake.PostMessage(e2eOtherChan, e2eAnn, "in the inactive guild"); err != nil {
+	if _, err := a.Discord().PostMessage(e2eOtherChan, e2eAnn, "in the inactive guild"); err != nil {
 		t.Fatal(err)
 	}
-	posted, err := a.fake.PostMessage(e2eChannel, e2eAnn, "hello kimi")
+	posted, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "hello kimi")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestE2EMessageEvents(t *testing.T) {
 		t.Fatalf("message snapshot = %+v", msg)
 	}
 
-	if err := a.fake.EditAsUser(e2eChannel, posted.ID, "hello kimi, edited"); err != nil {
+	if err := a.Discord().EditAsUser(e2eChannel, posted.ID, "hello kimi, edited"); err != nil {
 		t.Fatal(err)
 	}
 	ev = m.next(t, "discord.message_edit")
@@ -77,7 +77,7 @@ func TestE2EMessageEvents(t *testing.T) {
 		*edit.AfterContent != "hello kimi, edited" || edit.Ref != wantRef || edit.AuthorID != e2eID(t, e2eAnn) {
 		t.Fatalf("edit = %s %+v", ev.Topic, ev.Payload)
 	}
-	if err := a.fake.DeleteAsUser(e2eChannel, posted.ID); err != nil {
+	if err := a.Discord().DeleteAsUser(e2eChannel, posted.ID); err != nil {
 		t.Fatal(err)
 	}
 	ev = m.next(t, "discord.message_delete")
@@ -153,7 +153,7 @@ func TestE2EInteractions(t *testing.T) {
 	a, c := startE2EModule(t, m)
 	a.waitConnected(c, "ping", "slow")
 
-	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "ping", &discordgo.ApplicationCommandInteractionDataOption{
+	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "ping", &discordgo.ApplicationCommandInteractionDataOption{
 		Name: "word", Type: discordgo.ApplicationCommandOptionString, Value: "hi"})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestE2EInteractions(t *testing.T) {
 	}
 
 	// ann is a member: refused with the exact ephemeral text, handler not run.
-	cid, err := a.fake.ClickButton(e2eChannel, st.Original.ID, e2eAnn, btn.CustomID)
+	cid, err := a.Discord().ClickButton(e2eChannel, st.Original.ID, e2eAnn, btn.CustomID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestE2EInteractions(t *testing.T) {
 		t.Fatalf("member's click = %+v", refused.Response)
 	}
 	// bob is staff: routed to the handler with the custom id.
-	cid, err = a.fake.ClickButton(e2eChannel, st.Original.ID, e2eBob, btn.CustomID)
+	cid, err = a.Discord().ClickButton(e2eChannel, st.Original.ID, e2eBob, btn.CustomID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestE2EInteractions(t *testing.T) {
 	}
 
 	// /slow: deferred while the handler waits, answered as a follow-up.
-	sid, err := a.fake.RunCommand(e2eChannel, e2eAnn, "slow")
+	sid, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "slow")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +215,13 @@ func TestE2EInteractions(t *testing.T) {
 	close(release)
 	var fin *fakediscord.InteractionState
 	e2eEventually(t, "the slow answer", func() bool {
-		fin = a.fake.Interaction(sid)
+		fin = a.Discord().Interaction(sid)
 		return len(fin.Followups) == 1 && fin.Original == nil
 	})
 	if f := fin.Followups[0]; f.Content != "the slow answer" || f.Flags&discordgo.MessageFlagsEphemeral != 0 || fin.Callbacks != 1 {
 		t.Fatalf("/slow's follow-up = %+v (callbacks %d)", f, fin.Callbacks)
 	}
-	if got := channelContents(a.fake.Messages(e2eChannel)); !strings.Contains(got, "the slow answer") {
+	if got := channelContents(a.Discord().Messages(e2eChannel)); !strings.Contains(got, "the slow answer") {
 		t.Fatalf("#general = %s", got)
 	}
 }
@@ -246,7 +246,7 @@ func TestE2EActions(t *testing.T) {
 	ctx := context.Background()
 	guild, general, slow := e2eID(t, e2eGuild), e2eID(t, e2eChannel), e2eID(t, e2eSlowChan)
 
-	before := len(a.fake.Requests())
+	before := len(a.Discord().Requests())
 	err := rt.Discord.DeleteMessage(ctx, sdk.MessageRef{GuildID: guild, ChannelID: general, MessageID: 1}, "undeclared")
 	var undeclared *sdk.UndeclaredDiscordActionError
 	if !errors.As(err, &undeclared) {
@@ -255,14 +255,14 @@ func TestE2EActions(t *testing.T) {
 	if _, err := rt.Discord.FetchRoles(ctx, guild); !errors.As(err, &undeclared) {
 		t.Fatalf("fetch_roles (undeclared) = %v, want UndeclaredDiscordActionError", err)
 	}
-	for _, r := range a.fake.Requests()[before:] {
+	for _, r := range a.Discord().Requests()[before:] {
 		if strings.Contains(r.Route, "/messages/{message}") || strings.HasSuffix(r.Route, "/roles") {
 			t.Fatalf("an undeclared action sent %s", r.Route)
 		}
 	}
 
 	const sendRoute = "POST /channels/{channel}/messages"
-	a.fake.InjectFault(fakediscord.Fault{Route: sendRoute, Status: http.StatusTooManyRequests, RetryAfter: 20 * time.Millisecond})
+	a.Discord().InjectFault(fakediscord.Fault{Route: sendRoute, Status: http.StatusTooManyRequests, RetryAfter: 20 * time.Millisecond})
 	sctx, cancel := context.WithTimeout(ctx, e2eWait)
 	ref, err := rt.Discord.SendMessage(sctx, general, sdk.OutgoingMessage{Content: "after a 429"})
 	cancel()
@@ -270,18 +270,18 @@ func TestE2EActions(t *testing.T) {
 		t.Fatalf("send after a 429: %v", err)
 	}
 	var statuses []int
-	for _, r := range a.fake.RequestsTo(sendRoute) {
+	for _, r := range a.Discord().RequestsTo(sendRoute) {
 		statuses = append(statuses, r.Status)
 	}
 	if len(statuses) != 2 || statuses[0] != http.StatusTooManyRequests || statuses[1] != http.StatusOK {
 		t.Fatalf("send requests = %v, want [429 200]", statuses)
 	}
-	if ms := a.fake.Messages(e2eChannel); len(ms) != 1 || ms[0].Content != "after a 429" || ms[0].ID != strconv.FormatUint(ref.MessageID, 10) {
+	if ms := a.Discord().Messages(e2eChannel); len(ms) != 1 || ms[0].Content != "after a 429" || ms[0].ID != strconv.FormatUint(ref.MessageID, 10) {
 		t.Fatalf("#general = %+v, ref %+v", ms, ref)
 	}
 
 	// An hour's rate limit on #slow: the send waits until its ctx ends.
-	a.fake.InjectFault(fakediscord.Fault{Route: sendRoute, Status: http.StatusTooManyRequests, RetryAfter: time.Hour})
+	a.Discord().InjectFault(fakediscord.Fault{Route: sendRoute, Status: http.StatusTooManyRequests, RetryAfter: time.Hour})
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
 	done := make(chan error, 1)
@@ -289,7 +289,7 @@ func TestE2EActions(t *testing.T) {
 		_, err := rt.Discord.SendMessage(wctx, slow, sdk.OutgoingMessage{Content: "never"})
 		done <- err
 	}()
-	e2eEventually(t, "the 429 on #slow", func() bool { return len(a.fake.RequestsTo(sendRoute)) == 3 })
+	e2eEventually(t, "the 429 on #slow", func() bool { return len(a.Discord().RequestsTo(sendRoute)) == 3 })
 	// /discord lists the rate limits met, the hour's among them. Waited for
 	// before the cancel: the fake records a request before it answers, so
 	// a cancel right after the third request can end the send before the
@@ -310,10 +310,10 @@ func TestE2EActions(t *testing.T) {
 	case <-time.After(e2eWait):
 		t.Fatal("a cancelled send kept waiting")
 	}
-	if n := len(a.fake.RequestsTo(sendRoute)); n != 3 {
+	if n := len(a.Discord().RequestsTo(sendRoute)); n != 3 {
 		t.Fatalf("%d send requests, want 3 (no retry after the cancel)", n)
 	}
-	if ms := a.fake.Messages(e2eSlowChan); len(ms) != 0 {
+	if ms := a.Discord().Messages(e2eSlowChan); len(ms) != 0 {
 		t.Fatalf("#slow = %+v", ms)
 	}
 }
@@ -324,49 +324,49 @@ func TestE2EConnection(t *testing.T) {
 	m := newE2EModule()
 	a, c := startE2EModule(t, m)
 	a.waitConnected(c)
-	gs := a.fake.GatewayStats()
+	gs := a.Discord().GatewayStats()
 	if gs.Identifies != 1 || gs.Resumes != 0 {
 		t.Fatalf("gateway after the start = %+v", gs)
 	}
-	a.fake.DropConnections()
+	a.Discord().DropConnections()
 	e2eEventually(t, "the resume", func() bool {
-		s := a.fake.GatewayStats()
+		s := a.Discord().GatewayStats()
 		return s.Resumes == 1 && s.Connections == 1
 	})
 	c.waitPage("connected again", "/discord", `data-state="connected"`)
 	// The resumed session delivers events.
-	if _, err := a.fake.PostMessage(e2eChannel, e2eAnn, "after the resume"); err != nil {
+	if _, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "after the resume"); err != nil {
 		t.Fatal(err)
 	}
 	if ev := m.next(t, "the message after the resume"); ev.Payload.(sdk.MessageEvent).Message.Content != "after the resume" {
 		t.Fatalf("event = %+v", ev)
 	}
-	if s := a.fake.GatewayStats(); s.Identifies != 1 {
+	if s := a.Discord().GatewayStats(); s.Identifies != 1 {
 		t.Fatalf("identifies = %d after the resume, want 1", s.Identifies)
 	}
 
 	// The token is reset in the developer portal; Discord closes with 4004.
-	a.fake.SetToken("a-new-token")
-	a.fake.CloseGateway(4004)
+	a.Discord().SetToken("a-new-token")
+	a.Discord().CloseGateway(4004)
 	body := c.waitPage("the 4004 on /discord", "/discord", `data-state="stopped"`, `data-code="4004"`)
 	for _, want := range []string{"Discord rejected the bot token (close 4004, authentication failed).", "Reset Token"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/discord lacks %q", want)
 		}
 	}
-	if strings.Contains(body, a.fake.Token()) {
+	if strings.Contains(body, a.Discord().Token()) {
 		t.Error("/discord shows the token")
 	}
 	// Stopped: no further connection or identify (it would fail the same
 	// way). The fake forgets a closed connection once its reader ends.
-	e2eEventually(t, "the closed connection gone", func() bool { return a.fake.GatewayStats().Connections == 0 })
-	if s := a.fake.GatewayStats(); s.Identifies != 1 {
+	e2eEventually(t, "the closed connection gone", func() bool { return a.Discord().GatewayStats().Connections == 0 })
+	if s := a.Discord().GatewayStats(); s.Identifies != 1 {
 		t.Fatalf("gateway after the 4004 = %+v", s)
 	}
 	if _, body := c.get("/discord"); !strings.Contains(body, `data-state="stopped"`) {
 		t.Fatal("the bot left the stopped state")
 	}
-	if s := a.fake.GatewayStats(); s.Connections != 0 || s.Identifies != 1 {
+	if s := a.Discord().GatewayStats(); s.Connections != 0 || s.Identifies != 1 {
 		t.Fatalf("gateway after the 4004 = %+v", s)
 	}
 }
@@ -392,7 +392,7 @@ func TestE2EKudos(t *testing.T) {
 	c := a.signIn()
 	a.waitConnected(c, "kudos")
 
-	id, err := a.fake.RunCommand(e2eChannel, e2eAnn, "kudos", &discordgo.ApplicationCommandInteractionDataOption{
+	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "kudos", &discordgo.ApplicationCommandInteractionDataOption{
 		Name: "give", Type: discordgo.ApplicationCommandOptionSubCommand, Options: []*discordgo.ApplicationCommandInteractionDataOption{
 			{Name: "member", Type: discordgo.ApplicationCommandOptionUser, Value: e2eBob},
 			{Name: "reason", Type: discordgo.ApplicationCommandOptionString, Value: "fixing the build"},
@@ -412,19 +412,19 @@ func TestE2EKudos(t *testing.T) {
 	if !ok || btn.Label != "Thank back" || !strings.HasPrefix(btn.CustomID, "m:"+kudos.Name+":"+kudos.ButtonThankBack+":") {
 		t.Fatalf("the button = %+v", st.Original.Components[0])
 	}
-	if ms := a.fake.Messages(e2eChannel); len(ms) != 1 || ms[0].Content != "Kudos to <@"+e2eBob+">: fixing the build" || ms[0].Author.ID != a.fake.BotID() {
+	if ms := a.Discord().Messages(e2eChannel); len(ms) != 1 || ms[0].Content != "Kudos to <@"+e2eBob+">: fixing the build" || ms[0].Author.ID != a.Discord().BotID() {
 		t.Fatalf("#general = %+v", ms)
 	}
 
 	// The giver may not thank herself back.
-	cid, err := a.fake.ClickButton(e2eChannel, st.Original.ID, e2eAnn, btn.CustomID)
+	cid, err := a.Discord().ClickButton(e2eChannel, st.Original.ID, e2eAnn, btn.CustomID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := a.answered(cid).Response; r.Data == nil || r.Data.Content != "Only the person thanked can thank back." || r.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
 		t.Fatalf("ann's click = %+v", r)
 	}
-	cid, err = a.fake.ClickButton(e2eChannel, st.Original.ID, e2eBob, btn.CustomID)
+	cid, err = a.Discord().ClickButton(e2eChannel, st.Original.ID, e2eBob, btn.CustomID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func TestE2EKudos(t *testing.T) {
 		r.Data.Content != "Kudos to <@"+e2eAnn+">: thanks for the kudos!" || r.Data.Flags&discordgo.MessageFlagsEphemeral != 0 {
 		t.Fatalf("bob's thank back = %+v", back.Response)
 	}
-	if got := channelContents(a.fake.Messages(e2eChannel)); got != "Kudos to <@"+e2eBob+">: fixing the build\nKudos to <@"+e2eAnn+">: thanks for the kudos!\n" {
+	if got := channelContents(a.Discord().Messages(e2eChannel)); got != "Kudos to <@"+e2eBob+">: fixing the build\nKudos to <@"+e2eAnn+">: thanks for the kudos!\n" {
 		t.Fatalf("#general:\n%s", got)
 	}
 
@@ -445,10 +445,10 @@ func TestE2EKudos(t *testing.T) {
 	}
 	var digest []*discordgo.Message
 	e2eEventually(t, "the digest post", func() bool {
-		digest = a.fake.Messages(e2eDigestChan)
+		digest = a.Discord().Messages(e2eDigestChan)
 		return len(digest) > 0
 	})
-	if len(digest) != 1 || digest[0].Author.ID != a.fake.BotID() || len(digest[0].Embeds) != 1 {
+	if len(digest) != 1 || digest[0].Author.ID != a.Discord().BotID() || len(digest[0].Embeds) != 1 {
 		t.Fatalf("#kudos = %+v", digest)
 	}
 	e := digest[0].Embeds[0]
@@ -469,7 +469,7 @@ func TestE2EFirstCommandSyncCarriesTheModulesCommands(t *testing.T) {
 	m := e2eInteractionsModule(make(chan struct{}), make(chan string, 4))
 	a, c := startE2EModule(t, m)
 	a.waitConnected(c, "ping", "slow")
-	puts := a.fake.RequestsTo("PUT /applications/{app}/commands")
+	puts := a.Discord().RequestsTo("PUT /applications/{app}/commands")
 	if len(puts) == 0 {
 		t.Fatal("no global command overwrite recorded")
 	}

@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -88,21 +88,21 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 	a := startE2E(t, e2eOptions{specs: []sdk.Spec{switchedSpec(kudos.Spec(), sw)}, modules: kudos.Name,
 		seed: func(*fakediscord.Server) {}})
 	tb := newE2ETab(t)
-	guild, general := a.demo.GuildID, a.demo.Channels[1]
-	owner := a.fake.Guild(guild).OwnerID
+	guild, general := a.Demo().GuildID, a.Demo().Channels[1]
+	owner := a.Discord().Guild(guild).OwnerID
 	sub := kudos.Name + "-" + kudos.ResultSubscription + "-" + guild // the /results test key
 	subPath := "/results/" + kudos.Name + "/" + kudos.ResultSubscription + "/" + guild
 	const name = "Browser digest"
 
-	tb.signIn(a.url)
+	tb.signIn(a.URL())
 	// kudos subscribed at start: its subscription is listed, nothing
 	// acknowledged yet.
-	tb.do("kudos' subscription is listed", chromedp.Navigate(a.url+"/results"),
+	tb.do("kudos' subscription is listed", chromedp.Navigate(a.URL()+"/results"),
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="result-count-`+sub+`-`+string(results.StatusAcknowledged)+`" and normalize-space(.)="0"]`)))
 
 	// 1. The task, through the form (the guild prefilled by ?guild=).
 	tb.do("create the task",
-		chromedp.Navigate(a.url+"/tasks/new?guild="+guild),
+		chromedp.Navigate(a.URL()+"/tasks/new?guild="+guild),
 		e2eVisible(`[data-testid=task-form]`),
 		e2eFill(`#task-name`, name),
 		e2eFill(`#task-owner`, owner),
@@ -126,14 +126,14 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//*[starts-with(@data-testid, "task-run-status-") and contains(., "completed")]`)),
 	)
 	tb.do("the post appears on /demo",
-		chromedp.Navigate(a.url+"/demo?channel="+general),
+		chromedp.Navigate(a.URL()+"/demo?channel="+general),
 		e2eVisible(`[data-testid=demo-chat]`),
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="demo-messages"]//*[contains(., "Hello from `+name+`")]`)),
 	)
 
 	// 3. The notification reached kudos: acknowledged.
 	tb.do("kudos acknowledged the notification",
-		chromedp.Navigate(a.url+"/results"),
+		chromedp.Navigate(a.URL()+"/results"),
 		e2eVisible(`[data-testid=results-live]`),
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="result-count-`+sub+`-`+string(results.StatusAcknowledged)+`" and normalize-space(.)="1"]`)),
 	)
@@ -142,7 +142,7 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 	// retry, its error shown.
 	sw.on.Store(true)
 	tb.do("run it again",
-		chromedp.Navigate(a.url+"/tasks"),
+		chromedp.Navigate(a.URL()+"/tasks"),
 		e2eVisible(`[data-testid=task-table]`),
 		browsertest.Click(chromedp.Search(`//a[starts-with(@data-testid, "task-open-") and contains(., "`+name+`")]`)),
 		e2eVisible(`[data-testid=task-run-now]`),
@@ -151,7 +151,7 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 	)
 	retryRow := `//tr[starts-with(@data-testid, "result-row-") and @data-status="` + string(results.StatusRetry) + `"]`
 	tb.do("the notification waits for a retry",
-		chromedp.Navigate(a.url+"/results"),
+		chromedp.Navigate(a.URL()+"/results"),
 		e2eVisible(`[data-testid=result-open-`+sub+`]`),
 		e2eClick(`[data-testid=result-open-`+sub+`]`),
 		e2eVisible(`[data-testid=result-live]`),
@@ -175,14 +175,14 @@ func TestBrowserE2EScheduledTaskInTheDemo(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//tr[@data-testid="result-row-`+id+`" and @data-status="`+string(results.StatusAcknowledged)+`"]`)),
 	)
 	tb.do("both notifications acknowledged",
-		chromedp.Navigate(a.url+subPath),
+		chromedp.Navigate(a.URL()+subPath),
 		chromedp.WaitVisible(chromedp.Search(`//*[@data-testid="result-count-`+sub+`-`+string(results.StatusAcknowledged)+`" and normalize-space(.)="2"]`)),
 	)
 
 	// The fake's model: the bot posted the task twice in #general.
 	var posts int
-	for _, m := range a.fake.Messages(general) {
-		if m.Author != nil && m.Author.ID == a.fake.BotID() && m.Content == "Hello from "+name {
+	for _, m := range a.Discord().Messages(general) {
+		if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.Content == "Hello from "+name {
 			posts++
 		}
 	}

@@ -5,12 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -218,21 +216,5 @@ func TestServeWiresScheduledResults(t *testing.T) {
 	mod.mu.Unlock()
 	if !closed || !errors.Is(closeErr, results.ErrClosed) {
 		t.Fatalf("Subscribe in the module's Close = %v (closed %v), want results.ErrClosed", closeErr, closed)
-	}
-}
-
-// TestServeResultsPages: serve hands the outbox to the admin: a signed-in
-// operator's /results lists the subscription a module made at Start (the
-// pages answer 503 without the service).
-func TestServeResultsPages(t *testing.T) {
-	mod := &subscriberModule{}
-	spec := sdk.Spec{Name: "subscriber", Version: "1.0", APIVersion: sdk.APIVersion,
-		Permissions: sdk.Permissions{ScheduledResults: []string{"digest"}},
-		Create:      func(sdk.LoadContext) (sdk.Module, error) { return mod, nil }}
-	a := startE2E(t, e2eOptions{specs: []sdk.Spec{spec}, modules: "subscriber"})
-	c := a.signIn()
-	code, body := c.get("/results")
-	if code != http.StatusOK || !strings.Contains(body, "subscriber") || !strings.Contains(body, "digest") {
-		t.Fatalf("/results = %d:\n%s", code, body)
 	}
 }
