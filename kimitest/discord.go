@@ -57,6 +57,17 @@ func (a *Appliance) Delete(channelID, messageID string) {
 	}
 }
 
+// BulkDelete deletes messages of a channel at once, as a moderation tool
+// acting for m purges them (MESSAGE_DELETE_BULK, one event for all of
+// them, with an audit log entry naming m). Discord's limits hold: 2 to
+// 100 messages, none older than 14 days.
+func (a *Appliance) BulkDelete(channelID string, m Member, messageIDs ...string) {
+	a.t.Helper()
+	if err := a.Discord().BulkDeleteAsUser(channelID, m.ID, messageIDs); err != nil {
+		a.t.Fatalf("kimitest: bulk delete %v: %v", messageIDs, err)
+	}
+}
+
 // React adds m's reaction to a message (MESSAGE_REACTION_ADD).
 func (a *Appliance) React(channelID, messageID string, m Member, emoji string) {
 	a.t.Helper()

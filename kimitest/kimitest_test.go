@@ -37,7 +37,7 @@ func (m *dellog) spec() sdk.Spec {
 		Description: "Logs message deletions to #random.",
 		Create:      func(sdk.LoadContext) (sdk.Module, error) { return m, nil },
 		Permissions: sdk.Permissions{
-			EventTopics:    []string{sdk.TopicMessageDelete},
+			EventTopics:    []string{sdk.TopicMessageDelete, sdk.TopicMessageBulkDelete},
 			DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage, sdk.ActionFetchInvites},
 		},
 	}
@@ -92,6 +92,28 @@ func (m *dellog) Start(ctx context.Context, rt *sdk.Runtime) error {
 			return err
 		}
 		_, err := rt.Discord.SendMessage(ctx, log, sdk.OutgoingMessage{Content: "deleted " + id + " in <#" + channel + ">"})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_, err = rt.Events.Subscribe(sdk.TopicMessageBulkDelete, func(ctx context.Context, ev sdk.Event) error {
+		bulk := ev.Payload.(sdk.MessageBulkDeleteEvent)
+		ids := make([]string, 0, len(bulk.Refs))
+		if err := rt.Storage.WriteTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			for _, ref := range bulk.Refs {
+				id := strconv.FormatUint(ref.MessageID, 10)
+				ids = append(ids, id)
+				if _, err := tx.ExecContext(ctx, `INSERT INTO `+rt.Storage.Table("deleted")+` (message_id, channel_id) VALUES (?, ?)`,
+					id, strconv.FormatUint(ref.ChannelID, 10)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		_, err := rt.Discord.SendMessage(ctx, log, sdk.OutgoingMessage{Content: "bulk deleted " + strings.Join(ids, ", ")})
 		return err
 	})
 	return err
@@ -149,6 +171,24 @@ func TestModuleOnTheRealAppliance(t *testing.T) {
 	var channel string
 	if err := m.query(t, `SELECT channel_id FROM {deleted} WHERE message_id = ?`, msg.ID).Scan(&channel); err != nil || channel != kimitest.ChannelID {
 		t.Fatalf("stored deletion: channel %q (%v), want %s", channel, err, kimitest.ChannelID)
+	}
+
+	// A moderator's purge of two messages (a third stays): one bulk
+	// deletion, both ids logged and stored, in id order.
+	first := a.Post(kimitest.ChannelID, kimitest.Ann, "purged one")
+	second := a.Post(kimitest.ChannelID, kimitest.Ann, "purged two")
+	kept := a.Post(kimitest.ChannelID, kimitest.Ann, "kept")
+	a.BulkDelete(kimitest.ChannelID, kimitest.Bob, second.ID, first.ID)
+	bulk := a.WaitMessage(kimitest.ChannelID2, func(m *discordgo.Message) bool { return strings.HasPrefix(m.Content, "bulk deleted") })
+	if want := "bulk deleted " + first.ID + ", " + second.ID; bulk.Content != want {
+		t.Fatalf("logged %q, want %q", bulk.Content, want)
+	}
+	var purged int
+	if err := m.query(t, `SELECT count(*) FROM {deleted} WHERE message_id IN (?, ?, ?)`, first.ID, second.ID, kept.ID).Scan(&purged); err != nil || purged != 2 {
+		t.Fatalf("stored %d of the purge's deletions (%v), want the two purged", purged, err)
+	}
+	if !slices.ContainsFunc(a.Messages(kimitest.ChannelID), func(m *discordgo.Message) bool { return m.ID == kept.ID }) {
+		t.Fatal("the purge took the message it did not name")
 	}
 
 	// A restart on the same data directory: the module starts again on

@@ -201,6 +201,39 @@ func (s *Server) DeleteAsUser(channelID, messageID string) error {
 	return nil
 }
 
+// BulkDeleteAsUser deletes messages of a channel at once, as a
+// moderation tool acting for userID (a member) purges them through
+// Discord's bulk-delete: MESSAGE_DELETE_BULK, with an audit log entry
+// naming userID. Discord's limits hold: 2 to 100 messages, none older than
+// 14 days; ids the channel no longer holds are left out of the dispatch.
+func (s *Server) BulkDeleteAsUser(channelID, userID string, messageIDs []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, g, _, err := s.actor(channelID, userID)
+	if err != nil {
+		return err
+	}
+	if len(messageIDs) < 2 || len(messageIDs) > 100 {
+		return fmt.Errorf("fakediscord: bulk delete %d messages: at least 2 and at most 100", len(messageIDs))
+	}
+	old := s.now().Add(-14 * 24 * time.Hour)
+	for _, id := range messageIDs {
+		if snowflakeTime(id).Before(old) {
+			return fmt.Errorf("fakediscord: bulk delete %s: older than 14 days", id)
+		}
+	}
+	var gone []string
+	for _, id := range messageIDs {
+		if i, m := ch.message(id); m != nil {
+			ch.msgs = slices.Delete(ch.msgs, i, i+1)
+			gone = append(gone, id)
+		}
+	}
+	s.addAuditBy(g, userID, discordgo.AuditLogActionMessageBulkDelete, ch.c.ID, "")
+	s.dispatchGuild(ch.c.GuildID, "MESSAGE_DELETE_BULK", &discordgo.MessageDeleteBulk{Messages: gone, ChannelID: ch.c.ID, GuildID: ch.c.GuildID})
+	return nil
+}
+
 // React adds a user's reaction (a unicode emoji, or name:id): MESSAGE_REACTION_ADD.
 func (s *Server) React(channelID, messageID, userID, emoji string) error {
 	s.mu.Lock()

@@ -402,8 +402,13 @@ func (s *Server) AuditLog(guildID string) []*discordgo.AuditLogEntry {
 
 // addAudit records an audit-log entry by the bot and dispatches GUILD_AUDIT_LOG_ENTRY_CREATE.
 func (s *Server) addAudit(g *guild, action discordgo.AuditLogAction, target, reason string) {
+	s.addAuditBy(g, s.opts.BotID, action, target, reason)
+}
+
+// addAuditBy records an audit log entry of user's.
+func (s *Server) addAuditBy(g *guild, user string, action discordgo.AuditLogAction, target, reason string) {
 	a := action
-	e := &discordgo.AuditLogEntry{ID: s.newID(), TargetID: target, UserID: s.opts.BotID, ActionType: &a, Reason: reason}
+	e := &discordgo.AuditLogEntry{ID: s.newID(), TargetID: target, UserID: user, ActionType: &a, Reason: reason}
 	g.audit = append(g.audit, e)
 	s.dispatchGuild(g.g.ID, "GUILD_AUDIT_LOG_ENTRY_CREATE", struct {
 		*discordgo.AuditLogEntry
