@@ -158,12 +158,13 @@ func WithDiscord(fn func(*fakediscord.Server)) Option {
 }
 
 // WithControlledClock gives the module host (the modules' durable jobs,
-// the scheduled tasks, the appliance's own retention job) a clock that
-// stands still from the moment of Start until Appliance.Advance moves it:
-// a daily job is tested in milliseconds. Discord, the admin and the log
-// keep the real time, and so does a module's own time.Now: a job that a
-// module schedules at time.Now().Add(d) is measured against the
-// controlled clock (the SDK gives modules no clock of their own).
+// the scheduled tasks, the appliance's own retention job, and the modules'
+// sdk.Runtime.Now) a clock that stands still from the moment of Start
+// until Appliance.Advance moves it: a daily job is tested in
+// milliseconds. Discord, the admin, the assistant's turns and the log
+// keep the real time, and so does a module that reads time.Now itself
+// instead of rt.Now: a job it schedules at time.Now().Add(d) is measured
+// against the controlled clock.
 func WithControlledClock() Option {
 	return func(o *options) {
 		if o.clock == nil {

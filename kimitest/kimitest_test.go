@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -455,4 +456,93 @@ func TestToolOfferedAndCalledWithTheSpeakersContext(t *testing.T) {
 	if len(reqs) != 2 || !slices.Contains(reqs[0].Body.ToolNames(), hello.ToolGreet) {
 		t.Fatalf("%d model requests; the first offered %v", len(reqs), reqs[0].Body.ToolNames())
 	}
+}
+
+// later schedules one job an hour after it starts, by the host's clock
+// (sdk.Runtime.Now), and posts the present it reads when the job runs.
+func later() sdk.Spec {
+	return sdk.Spec{Name: "later", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Permissions: sdk.Permissions{DiscordActions: []sdk.DiscordAction{sdk.ActionSendMessage}},
+		Create:      func(sdk.LoadContext) (sdk.Module, error) { return laterModule{}, nil }}
+}
+
+type laterModule struct{}
+
+func (laterModule) Migrations() []sdk.Migration { return nil }
+func (laterModule) Close(context.Context) error { return nil }
+func (laterModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	general, _ := strconv.ParseUint(kimitest.ChannelID, 10, 64)
+	if err := rt.Scheduler.Register("later", func(ctx context.Context, run sdk.JobRun) error {
+		_, err := rt.Discord.SendMessage(ctx, general, sdk.OutgoingMessage{Content: "later, at " + rt.Now().UTC().Format(time.RFC3339Nano)})
+		return err
+	}); err != nil {
+		return err
+	}
+	return rt.Scheduler.RunAt(ctx, "later", rt.Now().Add(time.Hour), "later", nil)
+}
+
+// TestModuleReadsTheControlledClock: a module that schedules a job an
+// hour from rt.Now and reads rt.Now when it runs sees the controlled
+// clock, not the wall clock: nothing a minute before the hour, the run at
+// exactly the hour.
+func TestModuleReadsTheControlledClock(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(later()), kimitest.WithControlledClock())
+	start := a.Now()
+	a.Advance(time.Hour - time.Minute)
+	if ran := laterRuns(a); len(ran) != 0 {
+		t.Fatalf("the job ran before its hour: %q", ran)
+	}
+	a.Advance(time.Minute)
+	want := "later, at " + start.Add(time.Hour).UTC().Format(time.RFC3339Nano)
+	if ran := laterRuns(a); len(ran) != 1 || ran[0] != want {
+		t.Fatalf("after the hour: %q, want [%q]", ran, want)
+	}
+}
+
+func laterRuns(a *kimitest.Appliance) []string {
+	var out []string
+	for _, m := range a.Messages(kimitest.ChannelID) {
+		if strings.HasPrefix(m.Content, "later, at ") {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// TestScheduledTaskOnTheControlledClock: a daily task the operator
+// creates through the admin's /tasks form posts when the controlled clock
+// reaches its time of day, and again a day later — not before.
+func TestScheduledTaskOnTheControlledClock(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithControlledClock(), kimitest.WithServerSetup(kimitest.DefaultServerSetup[:len(kimitest.DefaultServerSetup)-len("---\n")]+
+		"scheduled_tasks:\n  enabled: true\n  min_tier: member\n  destinations: ["+kimitest.ChannelID+"]\n---\n"))
+	at := a.Now().UTC().Add(2 * time.Hour).Truncate(time.Minute)
+	admin := a.Admin()
+	admin.Get("/tasks/new")
+	code, body, loc := admin.Post("/tasks", url.Values{
+		"guild": {kimitest.GuildID}, "name": {"Standup"}, "owner": {kimitest.Bob.ID},
+		"destinations": {kimitest.ChannelID}, "content": {"Standup time"},
+		"kind": {"daily"}, "time": {at.Format("15:04")}, "timezone": {"UTC"}, "late": {"skip"},
+	})
+	if code != http.StatusSeeOther || !strings.HasPrefix(loc, "/tasks/") {
+		t.Fatalf("POST /tasks = %d to %q:\n%s", code, loc, body)
+	}
+	posts := func() int {
+		n := 0
+		for _, m := range a.Messages(kimitest.ChannelID) {
+			if m.Content == "Standup time" && m.Author != nil && m.Author.ID == a.BotID() {
+				n++
+			}
+		}
+		return n
+	}
+	a.Advance(at.Sub(a.Now()) - time.Minute)
+	if n := posts(); n != 0 {
+		t.Fatalf("%d posts a minute before the task's time", n)
+	}
+	a.Advance(time.Minute)
+	a.WaitFor("the task's first post", func() bool { return posts() == 1 })
+	a.Advance(24 * time.Hour)
+	a.WaitFor("the task's second post", func() bool { return posts() == 2 })
 }

@@ -387,6 +387,7 @@ func (h *Host) start(ctx context.Context, inst *instance) error {
 		Interactions:  &interactions{inst: inst, r: h.router},
 		HTTP:          httpPort,
 		Services:      &services{inst: inst, book: h.services},
+		Clock:         h.now,
 	}
 	if h.guilds != nil {
 		rt.Trust = &trust{inst: inst, g: h.guilds, d: h.discord}

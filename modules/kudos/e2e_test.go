@@ -33,6 +33,10 @@ func TestKudosOnTheAppliance(t *testing.T) {
 	t.Parallel()
 	a := startKudos(t, "---\ndigest_channel_id: "+digestChannel+"\n---\n")
 	a.WaitJobs() // the digest's first run, at the start: nothing to post yet
+	// The kudos are given past the first run's jitter, so that the next
+	// run, a week after the first, has them in its week's window (the
+	// module reads the controlled clock too: sdk.Runtime.Now).
+	a.Advance(2 * kudos.DigestJitter)
 	give := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "kudos", kimitest.SubCommand("give",
 		kimitest.UserOption("member", kimitest.Bob), kimitest.StringOption("reason", "fixing the build"))))
 	if d := give.Response.Data; d == nil || d.Content != "Kudos to <@"+kimitest.Bob.ID+">: fixing the build" || d.Flags&discordgo.MessageFlagsEphemeral != 0 {
@@ -51,8 +55,9 @@ func TestKudosOnTheAppliance(t *testing.T) {
 		t.Fatalf("Bob's thank back answered %+v", back.Response)
 	}
 
-	// The digest runs at the start (nothing to post then) and every week.
-	a.Advance(7*24*time.Hour + kudos.DigestJitter)
+	// The digest runs at the start (nothing to post then) and every week,
+	// up to DigestJitter late: by now it is due.
+	a.Advance(7*24*time.Hour - kudos.DigestJitter)
 	digest := a.WaitMessage(digestChannel, func(m *discordgo.Message) bool { return len(m.Embeds) == 1 })
 	e := digest.Embeds[0]
 	if !strings.HasPrefix(e.Title, "Kudos, last 7 day") || !strings.Contains(e.Description, "<@"+kimitest.Bob.ID+"> — 1") ||

@@ -37,6 +37,9 @@ func (m *module) Migrations() []sdk.Migration { return migrations() }
 func (m *module) Start(ctx context.Context, rt *sdk.Runtime) error {
 	m.mu.Lock()
 	m.rt, m.ledger = rt, newLedger(rt.Storage)
+	if m.clock == nil {
+		m.clock = rt.Now
+	}
 	m.mu.Unlock()
 	if err := m.bind(ctx, rt); err != nil {
 		m.release()

@@ -14,10 +14,11 @@ import (
 // Declaring less than you use fails at runtime (UndeclaredDiscordActionError,
 // EventTopicError); declaring more shows up as noise in the operator's
 // manifest. Keep the two in step.
-func Spec() sdk.Spec { return spec(time.Now) }
+func Spec() sdk.Spec { return spec(nil) }
 
 // spec builds the Spec with a time source; tests inject a manual clock to
-// drive the daily limit and the digest window.
+// drive the daily limit and the digest window. nil is the host's clock
+// (sdk.Runtime.Now), read from Start on.
 func spec(clock func() time.Time) sdk.Spec {
 	return sdk.Spec{
 		Name:        Name,

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk/internal/settingvalue"
 )
@@ -263,6 +264,21 @@ type Runtime struct {
 	// RawStorage is the core database iff Permissions.RawStorage. An
 	// escape hatch; nil otherwise.
 	RawStorage *sql.DB
+	// Clock is the host's clock, the one the Scheduler measures jobs
+	// against: nil means the wall clock. Read it through Now.
+	Clock func() time.Time
+}
+
+// Now is the host's present (Clock; the wall clock when the host sets
+// none): a module that schedules a job relative to now (RunAt at
+// rt.Now().Add(d)) or keeps time windows reads it rather than time.Now, so
+// that a host with a controlled clock (kimitest's, sdktest's) moves it
+// too.
+func (rt *Runtime) Now() time.Time {
+	if rt == nil || rt.Clock == nil {
+		return time.Now()
+	}
+	return rt.Clock()
 }
 
 // GuildActive calls IsGuildActive, treating a nil predicate as "no guild".

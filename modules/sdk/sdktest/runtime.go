@@ -75,6 +75,7 @@ type runtimeConfig struct {
 	logger       *slog.Logger
 	fromEnv      bool // WithEnv: read declared settings from the environment first
 	without      []string
+	clock        *Clock
 }
 
 // WithSettings sets deployment settings by field name. Values are rendered
@@ -133,6 +134,11 @@ func WithTrust(t *FakeTrust) Option { return func(c *runtimeConfig) { c.trust = 
 func WithGuildSettings(guildID uint64, values map[string]any) Option {
 	return func(c *runtimeConfig) { c.guildDocs[guildID] = values }
 }
+
+// WithClock makes c the runtime's Clock (sdk.Runtime.Now reads it): the
+// module's present moves only with c, as the time handed to
+// FakeScheduler.RunDue does.
+func WithClock(c *Clock) Option { return func(cfg *runtimeConfig) { cfg.clock = c } }
 
 // WithLogger sets the module logger (default: the test log).
 func WithLogger(l *slog.Logger) Option { return func(c *runtimeConfig) { c.logger = l } }
@@ -260,6 +266,9 @@ func TryNewRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error
 		Services:      r.Services.For(spec.Name, spec.Provides, spec.Consumes),
 		Trust:         r.Trust,
 		Proposals:     r.Proposals,
+	}
+	if cfg.clock != nil {
+		r.RT.Clock = cfg.clock.Now
 	}
 	r.Interactions.SetGate(&Gate{Trust: r.Trust, Active: moduleActive})
 	r.Events.SetGuildFilter(moduleActive)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/modules/sdk"
 )
@@ -301,5 +302,20 @@ func TestRuntimeOnChangeGetsTheModuleLifetime(t *testing.T) {
 	}
 	if got.Err() == nil {
 		t.Error("the lifetime ctx was not cancelled by Close")
+	}
+}
+
+// TestRuntimeWithClock: WithClock is the runtime's Clock, so a module's
+// rt.Now moves only with the test's clock.
+func TestRuntimeWithClock(t *testing.T) {
+	clock := NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	r := NewRuntime(t, sdk.Spec{Name: "clocked", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Create: func(sdk.LoadContext) (sdk.Module, error) { return &probe{}, nil }}, WithClock(clock))
+	if got := r.RT.Now(); !got.Equal(clock.Now()) {
+		t.Fatalf("rt.Now = %v, want the clock's %v", got, clock.Now())
+	}
+	clock.Advance(36 * time.Hour)
+	if got, want := r.RT.Now(), time.Date(2030, 1, 3, 15, 4, 5, 0, time.UTC); !got.Equal(want) {
+		t.Fatalf("after Advance rt.Now = %v, want %v", got, want)
 	}
 }
