@@ -132,8 +132,20 @@ func (a *Appliance) Click(channelID, messageID string, m Member, customID string
 	return id
 }
 
-// SubmitModal submits the modal an interaction opened, with its fields'
-// values by custom id, and returns the submit's interaction id.
+// Pick picks values in a select menu of a message as m (a component
+// interaction with those values, as Click with values) and returns the
+// interaction's id.
+func (a *Appliance) Pick(channelID, messageID string, m Member, customID string, values ...string) string {
+	a.t.Helper()
+	if len(values) == 0 {
+		a.t.Fatalf("kimitest: %s picks nothing in %s: a select needs at least one value", m.Username, customID)
+	}
+	return a.Click(channelID, messageID, m, customID, values...)
+}
+
+// SubmitModal submits the modal an interaction opened, with its inputs'
+// values by their keys (sdk.TextInputSpec.Key, the inputs' custom ids), and
+// returns the submit's interaction id.
 func (a *Appliance) SubmitModal(interactionID string, values map[string]string) string {
 	a.t.Helper()
 	id, err := a.Discord().SubmitModal(interactionID, values)

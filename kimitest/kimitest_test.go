@@ -546,3 +546,59 @@ func TestScheduledTaskOnTheControlledClock(t *testing.T) {
 	a.Advance(24 * time.Hour)
 	a.WaitFor("the task's second post", func() bool { return posts() == 2 })
 }
+
+// poller answers /poll with a select menu; a pick opens a modal asking
+// why, and its submit answers with the pick and the reason.
+func poller() sdk.Spec {
+	return sdk.Spec{Name: "poller", Version: "1.0.0", APIVersion: sdk.APIVersion, Commands: []string{"poll"},
+		Create: func(sdk.LoadContext) (sdk.Module, error) { return pollerModule{}, nil }}
+}
+
+type pollerModule struct{}
+
+func (pollerModule) Migrations() []sdk.Migration { return nil }
+func (pollerModule) Close(context.Context) error { return nil }
+func (pollerModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	if _, err := rt.Interactions.AddCommand(sdk.CommandSpec{Name: "poll", Description: "Pick a colour.", MinTier: sdk.TierMember},
+		func(ctx context.Context, in sdk.Interaction) error {
+			return in.Respond(ctx, sdk.Response{Content: "Pick one", Components: []sdk.Component{sdk.SelectSpec{Key: "colour",
+				Options: []sdk.SelectOption{{Label: "Red", Value: "red"}, {Label: "Blue", Value: "blue"}}}}})
+		}, nil); err != nil {
+		return err
+	}
+	if _, err := rt.Interactions.RegisterComponent(sdk.ComponentSelect, "colour", func(ctx context.Context, in sdk.Interaction) error {
+		return in.ShowModal(ctx, sdk.ModalSpec{Key: "why", Title: "Why this one?", Parts: in.Values(),
+			Inputs: []sdk.TextInputSpec{{Key: "reason", Label: "Reason"}}})
+	}, sdk.ComponentOptions{MinTier: sdk.TierMember}); err != nil {
+		return err
+	}
+	_, err := rt.Interactions.RegisterComponent(sdk.ComponentModal, "why", func(ctx context.Context, in sdk.Interaction) error {
+		parts := strings.Split(in.CustomID(), ":")
+		return in.Respond(ctx, sdk.Response{Content: parts[len(parts)-1] + ", because " + in.TextValues()["reason"]})
+	}, sdk.ComponentOptions{MinTier: sdk.TierMember})
+	return err
+}
+
+// TestSelectAndModal: a member picks in the module's select menu, which
+// opens the module's modal; the submitted reason reaches the modal's
+// handler with the pick carried in its custom id.
+func TestSelectAndModal(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(poller()))
+	poll := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "poll"))
+	if poll.Original == nil || len(poll.Original.Components) != 1 {
+		t.Fatalf("/poll's message = %+v", poll.Original)
+	}
+	menu, ok := poll.Original.Components[0].(*discordgo.ActionsRow).Components[0].(*discordgo.SelectMenu)
+	if !ok {
+		t.Fatalf("/poll's component = %#v", poll.Original.Components[0])
+	}
+	pick := a.WaitResponse(a.Pick(kimitest.ChannelID, poll.Original.ID, kimitest.Ann, menu.CustomID, "blue"))
+	if pick.Response.Type != discordgo.InteractionResponseModal || pick.Response.Data == nil || pick.Response.Data.Title != "Why this one?" {
+		t.Fatalf("the pick answered %+v, want the modal", pick.Response)
+	}
+	submit := a.WaitResponse(a.SubmitModal(pick.ID, map[string]string{"reason": "the sky"}))
+	if d := submit.Response.Data; d == nil || d.Content != "blue, because the sky" {
+		t.Fatalf("the submit answered %+v", submit.Response)
+	}
+}
