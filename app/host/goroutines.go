@@ -218,7 +218,10 @@ func (w *goroutineWatch) sample() {
 		h.log.Warn("counting goroutines failed", "err", err)
 		return
 	}
-	now := h.now()
+	// The watch's period is the wall clock's, so its window is measured
+	// on it too, not on the host's clock (a test's controlled clock may
+	// stand still, or leap a week).
+	now := time.Now()
 	type verdict struct {
 		inst   *instance
 		detail string

@@ -142,25 +142,39 @@ func TestGoroutinesAreCountedPerModule(t *testing.T) {
 
 // TestLeakingModuleIsDegradedByTheTimer leaves the counting to the
 // watch's own timer: the leaking module is degraded within the bound, and
-// the steady one next to it stays healthy.
+// the steady one next to it stays healthy — also on a host whose clock
+// stands still (a test's controlled clock): the watch's window is real
+// time, as its period is.
 func TestLeakingModuleIsDegradedByTheTimer(t *testing.T) {
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	leaky := &testModule{start: func(context.Context, *sdk.Runtime) error { leaker(release); return nil }}
-	steady := &testModule{start: func(context.Context, *sdk.Runtime) error { parked(50, release); return nil }}
-	r := newRig(t, []sdk.Spec{spec("leaky", leaky), spec("steady", steady)}, func(o *Options) {
-		o.Goroutines = GoroutineOptions{Period: 10 * time.Millisecond, Window: 100 * time.Millisecond, Growth: 20}
-	})
-	r.start(t)
-	eventually(t, "the leaking module degraded", func() bool {
-		return r.status(t, "leaky").Health.State == sdk.HealthDegraded
-	})
-	if d := r.status(t, "leaky").Health.Detail; !strings.Contains(d, "goroutines keep growing") {
-		t.Errorf("leaky detail = %q, want the growth", d)
-	}
-	st := r.status(t, "steady")
-	if st.Health.State != sdk.HealthHealthy || st.Goroutines != 50 {
-		t.Errorf("steady = %s %q with %d goroutines, want healthy with 50", st.Health.State, st.Health.Detail, st.Goroutines)
+	frozen := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		now  func() time.Time
+	}{
+		{"the wall clock", nil},
+		{"a host clock standing still", func() time.Time { return frozen }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			leaky := &testModule{start: func(context.Context, *sdk.Runtime) error { leaker(release); return nil }}
+			steady := &testModule{start: func(context.Context, *sdk.Runtime) error { parked(50, release); return nil }}
+			r := newRig(t, []sdk.Spec{spec("leaky", leaky), spec("steady", steady)}, func(o *Options) {
+				o.Goroutines = GoroutineOptions{Period: 10 * time.Millisecond, Window: 100 * time.Millisecond, Growth: 20}
+				o.Now = tc.now
+			})
+			r.start(t)
+			eventually(t, "the leaking module degraded", func() bool {
+				return r.status(t, "leaky").Health.State == sdk.HealthDegraded
+			})
+			if d := r.status(t, "leaky").Health.Detail; !strings.Contains(d, "goroutines keep growing") {
+				t.Errorf("leaky detail = %q, want the growth", d)
+			}
+			st := r.status(t, "steady")
+			if st.Health.State != sdk.HealthHealthy || st.Goroutines != 50 {
+				t.Errorf("steady = %s %q with %d goroutines, want healthy with 50", st.Health.State, st.Health.Detail, st.Goroutines)
+			}
+		})
 	}
 }
 
