@@ -234,17 +234,15 @@ func Start(t testing.TB, opts ...Option) *Appliance {
 	return a
 }
 
-// specs is the registry the appliance runs with, and the names it runs.
-func (a *Appliance) specs() ([]sdk.Spec, []string) {
+// specs is the registry the appliance runs with: every one of them is
+// selected at the first start (demo mode selects the installed modules),
+// and the selection is the operator's from then on (SetModuleEnabled).
+func (a *Appliance) specs() []sdk.Spec {
 	specs := append([]sdk.Spec(nil), a.o.specs...)
 	if a.o.bundled {
 		specs = append(specs, all.Specs()...)
 	}
-	names := make([]string, 0, len(specs))
-	for _, s := range specs {
-		names = append(names, s.Name)
-	}
-	return specs, names
+	return specs
 }
 
 // seed prepares the data directory as an operator would have it: a fresh
@@ -314,10 +312,10 @@ func (a *Appliance) seedDiscord(f *fakediscord.Server) {
 func (a *Appliance) start() {
 	t := a.t
 	t.Helper()
-	specs, names := a.specs()
+	specs := a.specs()
 	env := map[string]string{
 		"KIMI_DATA_DIR": a.dataDir, "KIMI_ADDR": "127.0.0.1:0", "KIMI_DEMO": "true",
-		"KIMI_MODULES": strings.Join(names, ","), "KIMI_LOG_LEVEL": "debug",
+		"KIMI_LOG_LEVEL": "debug",
 	}
 	for k, v := range a.o.env {
 		env[k] = v

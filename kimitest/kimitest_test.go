@@ -18,6 +18,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kimiapp/kimi/app/discord/fakediscord"
+	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/llm/llmfake"
 	"github.com/kimiapp/kimi/kimitest"
 	"github.com/kimiapp/kimi/modules/hello"
@@ -600,5 +601,69 @@ func TestSelectAndModal(t *testing.T) {
 	submit := a.WaitResponse(a.SubmitModal(pick.ID, map[string]string{"reason": "the sky"}))
 	if d := submit.Response.Data; d == nil || d.Content != "blue, because the sky" {
 		t.Fatalf("the submit answered %+v", submit.Response)
+	}
+}
+
+// greeter answers /greet with its deployment setting "greeting".
+func greeter() sdk.Spec {
+	return sdk.Spec{Name: "greeter", Version: "1.0.0", APIVersion: sdk.APIVersion, Commands: []string{"greet"},
+		Settings: &sdk.SettingsDefinition{Fields: []sdk.SettingField{{Name: "greeting", Kind: sdk.SettingString, Default: "hello"}}},
+		Create: func(lc sdk.LoadContext) (sdk.Module, error) {
+			return greeterModule{greeting: lc.Settings().String("greeting")}, nil
+		}}
+}
+
+type greeterModule struct{ greeting string }
+
+func (greeterModule) Migrations() []sdk.Migration { return nil }
+func (greeterModule) Close(context.Context) error { return nil }
+func (m greeterModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	_, err := rt.Interactions.AddCommand(sdk.CommandSpec{Name: "greet", Description: "Greet.", MinTier: sdk.TierMember},
+		func(ctx context.Context, in sdk.Interaction) error {
+			return in.Respond(ctx, sdk.Response{Content: m.greeting})
+		}, nil)
+	return err
+}
+
+// TestOperatorSelectsAndConfiguresModules: the operator's deployment
+// settings reach the module at its restart; a deselected module is not
+// run (its neighbour is), also after a restart of the appliance, and it
+// runs again, on its saved settings, once selected.
+func TestOperatorSelectsAndConfiguresModules(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithModules(greeter(), pinger()))
+	greet := func() string {
+		t.Helper()
+		r := a.WaitResponse(a.Command(kimitest.ChannelID, kimitest.Ann, "greet"))
+		if r.Response.Data == nil {
+			t.Fatalf("/greet answered %+v", r.Response)
+		}
+		return r.Response.Data.Content
+	}
+	if got := greet(); got != "hello" {
+		t.Fatalf("/greet = %q, want the default", got)
+	}
+	a.SaveModuleSettings("greeter", map[string]string{"greeting": "good morning"})
+	if got := greet(); got != "good morning" {
+		t.Fatalf("/greet after the save = %q", got)
+	}
+
+	a.SetModuleEnabled("greeter", false)
+	if st := a.Module("greeter"); st.State != host.StateNotSelected {
+		t.Fatalf("greeter deselected is %s, want %s", st.State, host.StateNotSelected)
+	}
+	if st := a.Module("pinger"); st.State != "running" {
+		t.Fatalf("pinger beside it is %s (%s)", st.State, st.Reason)
+	}
+	a.Restart()
+	if st := a.Module("greeter"); st.State != host.StateNotSelected {
+		t.Fatalf("greeter deselected is %s after a restart", st.State)
+	}
+	a.SetModuleEnabled("greeter", true)
+	if st := a.Module("greeter"); st.State != "running" {
+		t.Fatalf("greeter selected again is %s (%s)", st.State, st.Reason)
+	}
+	if got := greet(); got != "good morning" {
+		t.Fatalf("/greet selected again = %q, want the saved setting", got)
 	}
 }

@@ -106,6 +106,36 @@ func (a *Appliance) RestartModule(name string) {
 	}
 }
 
+// SetModuleEnabled selects or deselects a module, as /modules' switch
+// does: the modules restart on the new selection (a deselected module is
+// closed, its commands and tools withdrawn; a selected one starts), and
+// the selection is kept across Restart. Every module given to Start is
+// selected at the first start. It has no effect while WithEnv sets
+// KIMI_MODULES, which overrides the stored selection, as in serve.
+func (a *Appliance) SetModuleEnabled(name string, enabled bool) {
+	a.t.Helper()
+	if err := a.services().Host.SetEnabled(context.Background(), name, enabled, operatorName); err != nil {
+		a.t.Fatalf("kimitest: set %s enabled=%t: %v", name, enabled, err)
+	}
+}
+
+// SaveModuleSettings saves a module's deployment settings (the values of
+// its Spec.Settings fields by name, as the module's page on /modules
+// saves them; "" removes a saved value) and restarts the module, which
+// reads them at its next start. Invalid values fail the test with the
+// host's message.
+func (a *Appliance) SaveModuleSettings(module string, values map[string]string) {
+	a.t.Helper()
+	ctx := context.Background()
+	h := a.services().Host
+	if err := h.SaveSettings(ctx, module, values, operatorName); err != nil {
+		a.t.Fatalf("kimitest: save %s's settings: %v", module, err)
+	}
+	if err := h.Restart(ctx, module, operatorName); err != nil {
+		a.t.Fatalf("kimitest: restart %s on its settings: %v", module, err)
+	}
+}
+
 // GuildSetup is the seeded guild's server setup document's target (for
 // Document).
 func GuildSetup() guildcfg.Target { return guildcfg.GuildTarget(mustID(GuildID)) }
