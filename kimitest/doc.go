@@ -19,9 +19,15 @@
 // command is synced after a restart, or what Discord really receives.
 // kimitest can: the module runs exactly as an operator's build runs it,
 // and the test acts as Discord's members (Appliance.Post, Command, Click,
-// …) and as the operator (SetServerSetup, SetModuleSettings, Restart,
-// Module), and waits — event-driven, with a deadline, never a sleep — for
-// what the bot sent (WaitMessage, WaitResponse).
+// Pick, SubmitModal, BulkDelete, …) and as the operator (SetServerSetup,
+// SetModuleSettings, SetModuleEnabled, SaveModuleSettings, Approve,
+// Restart, Module, and Admin for the admin's own pages and forms), moves
+// the host's clock (WithControlledClock, Advance: the modules' jobs, the
+// scheduled tasks and rt.Now), and waits — event-driven, with a deadline,
+// never a sleep — for what the bot sent (WaitMessage, WaitResponse).
+//
+// A failed test shows the appliance's last log lines, and keeps its whole
+// log in the test's artifact directory (go test -artifacts).
 //
 // Each Start is its own appliance (its own data directory, ports and fake
 // Discord), so tests may call t.Parallel.
