@@ -243,7 +243,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 			Store: st, Auth: authSvc, Logger: root.With("component", "admin"),
 			Version: bi.Version, Commit: bi.Commit, StartedAt: c.started, DataDir: cfg.DataDir,
 			BaseURL: baseURL, MetricsToken: cfg.MetricsToken.Reveal(), Modules: modules, Guilds: guilds, Host: modHost,
-			Scheduler: modHost.Scheduler(), Startup: run,
+			Scheduler: jobScheduler(modHost), Startup: run,
 			TrustedProxies: cfg.TrustedProxies, AllowedHosts: hosts, Demo: demo, Discord: bot, Proposals: props,
 			Results: res, Tasks: taskParts.admin, Assistant: asst, ToolStats: convs, Retention: retention, Conversations: convs, Usage: convs,
 		})

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -127,8 +126,6 @@ func (c *e2eClient) post(path string, form url.Values) (int, string, string) {
 	c.a.t.Helper()
 	return c.Post(path, form)
 }
-
-func (c *e2eClient) do(req *http.Request) (int, string, string) { c.a.t.Helper(); return c.Do(req) }
 
 // waitPage polls a page until its body contains every part.
 func (c *e2eClient) waitPage(what, path string, parts ...string) string {
