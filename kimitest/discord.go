@@ -216,9 +216,11 @@ func (a *Appliance) WaitResponse(interactionID string) *fakediscord.InteractionS
 }
 
 // WaitFor waits until cond holds, re-checking it after every change the
-// fake Discord sees (never on a timer), and fails the test past the wait.
-// A condition on something else (a module's table, health) is re-checked
-// only when Discord changes too: wait for what the module sends.
+// fake Discord sees and every change of a module's state or health (as
+// /modules shows them) — never on a timer — and fails the test past the
+// wait. A condition on something else (a module's table) is re-checked
+// only when one of those changes too: wait for what the module sends or
+// reports.
 func (a *Appliance) WaitFor(what string, cond func() bool) {
 	a.t.Helper()
 	a.waitFor(what, cond)
@@ -228,10 +230,22 @@ func (a *Appliance) waitFor(what string, cond func() bool) {
 	a.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), a.o.wait)
 	defer cancel()
-	changed := a.Discord().Watch(ctx) // before the first check: no change is missed
+	// Both watches begin before the first check: no change is missed.
+	discord := a.Discord().Watch(ctx)
+	var modules <-chan struct{}
+	if h := a.services().Host; h != nil {
+		modules = h.Watch(ctx)
+	}
 	for !cond() {
-		if _, ok := <-changed; !ok {
-			a.t.Fatalf("kimitest: %s did not happen within %s", what, a.o.wait)
+		select {
+		case _, ok := <-discord:
+			if !ok {
+				a.t.Fatalf("kimitest: %s did not happen within %s", what, a.o.wait)
+			}
+		case _, ok := <-modules:
+			if !ok {
+				modules = nil // closed with ctx: the other case reports it
+			}
 		}
 	}
 }

@@ -667,3 +667,43 @@ func TestOperatorSelectsAndConfiguresModules(t *testing.T) {
 		t.Fatalf("/greet selected again = %q, want the saved setting", got)
 	}
 }
+
+// worrier reports itself degraded, without a word to Discord, once
+// release is closed.
+func worrier(release <-chan struct{}) sdk.Spec {
+	return sdk.Spec{Name: "worrier", Version: "1.0.0", APIVersion: sdk.APIVersion,
+		Create: func(sdk.LoadContext) (sdk.Module, error) { return worrierModule{release}, nil }}
+}
+
+type worrierModule struct{ release <-chan struct{} }
+
+func (worrierModule) Migrations() []sdk.Migration { return nil }
+func (worrierModule) Close(context.Context) error { return nil }
+func (m worrierModule) Start(ctx context.Context, rt *sdk.Runtime) error {
+	go func() {
+		<-m.release
+		rt.Health.Report(sdk.HealthDegraded, "the upstream is slow", nil)
+	}()
+	return nil
+}
+
+// TestWaitForSeesAModulesHealth: WaitFor re-checks a condition on a
+// module's health when the health changes, though Discord sees nothing
+// then (the wait begins once the bot's start-up traffic, its command
+// sync, is over).
+func TestWaitForSeesAModulesHealth(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	a := kimitest.Start(t, kimitest.WithModules(worrier(release)), kimitest.WithWait(10*time.Second))
+	a.WaitFor("the command sync", func() bool { return len(a.Discord().RequestsTo("PUT /applications/{app}/commands")) > 0 })
+	first := true
+	a.WaitFor("the module degraded", func() bool {
+		if first { // the change comes after the first check, so only a re-check sees it
+			first = false
+			close(release)
+			return false
+		}
+		st := a.Module("worrier")
+		return st.Health.State == sdk.HealthDegraded && st.Health.Detail == "the upstream is slow"
+	})
+}
