@@ -135,8 +135,9 @@ type Bot struct {
 }
 
 var (
-	_ host.Discord  = (*Bot)(nil)
-	_ sessionSource = (*Bot)(nil)
+	_ host.Discord         = (*Bot)(nil)
+	_ host.CommandsReadier = (*Bot)(nil)
+	_ sessionSource        = (*Bot)(nil)
 )
 
 // loggerOnce bridges discordgo's package-global Logger to slog once per
@@ -281,6 +282,10 @@ func (b *Bot) Tier(ctx context.Context, guildID, userID uint64) (sdk.TrustTier, 
 
 // CommandsChanged re-syncs the commands, debounced (host.Discord).
 func (b *Bot) CommandsChanged() { b.ix.commandsChanged() }
+
+// CommandsReady syncs the commands now, without the debounce: the host's
+// start registered them all (host's CommandsReadier).
+func (b *Bot) CommandsReady() { b.ix.commandsReady() }
 
 // SyncGuildCommands pushes one guild's commands now (host.Discord).
 func (b *Bot) SyncGuildCommands(ctx context.Context, guildID uint64) error {

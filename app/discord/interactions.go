@@ -395,6 +395,32 @@ func (x *interactions) commandsChanged() {
 	})
 }
 
+// commandsReady syncs every command set now, without the debounce: the
+// host's start has registered the whole set, so there is no burst left to
+// collect (a pending debounced sync is dropped: this one covers it).
+// Before READY it does nothing (READY syncs everything).
+func (x *interactions) commandsReady() {
+	x.mu.Lock()
+	if !x.ready || x.closed {
+		x.mu.Unlock()
+		return
+	}
+	if x.timer != nil {
+		x.timer.Stop()
+		x.timer = nil
+	}
+	x.wg.Add(1)
+	x.mu.Unlock()
+	go func() {
+		defer x.wg.Done()
+		s, err := x.src.session()
+		if err != nil {
+			return
+		}
+		x.syncAll(x.ctx, s)
+	}()
+}
+
 // close stops pending syncs and waits for running dispatches.
 func (x *interactions) close() {
 	x.mu.Lock()

@@ -308,3 +308,31 @@ func TestIxCloseWaitsForARunningDebouncedSync(t *testing.T) {
 		t.Fatal("close returned while the debounced sync was still running")
 	}
 }
+
+// TestIxCommandsReadySyncsAtOnce: the host's start registered the whole
+// set, so CommandsReady syncs it at once, not after the debounce: one more
+// full sync with no timer fired, and a debounced sync still pending from
+// an earlier change is dropped (this sync covers it). Before READY it
+// does nothing.
+func TestIxCommandsReadySyncsAtOnce(t *testing.T) {
+	timer := &ixTimer{}
+	w := newIxWorld(t, ixKudos(&ixRecorder{}, make(chan struct{})), ixOptions{timer: timer, noOpen: true})
+	w.x.commandsReady()
+	if n := w.x.fullSyncs.Load(); n != 0 {
+		t.Fatalf("full syncs before READY = %d, want 0", n)
+	}
+	w.open(t)
+	ixEventually(t, "READY sync", func() bool { return w.x.fullSyncs.Load() == 1 })
+	if _, err := w.mod.runtime().Interactions.AddCommand(sdk.CommandSpec{Name: "one", Description: "one", MinTier: sdk.TierMember}, ixNoop, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.x.commandsReady()
+	ixEventually(t, "the sync at once", func() bool { return w.x.fullSyncs.Load() == 2 })
+	if n := timer.fire(); n != 0 {
+		t.Fatalf("%d debounced syncs still pending after CommandsReady, want none", n)
+	}
+	puts := w.f.RequestsTo(globalPUT)
+	if len(puts) != 2 || !strings.Contains(string(puts[1].Body), `"name":"one"`) {
+		t.Fatalf("global PUTs = %d, the last without /one", len(puts))
+	}
+}

@@ -26,6 +26,13 @@ type Discord interface {
 	SyncGuildCommands(ctx context.Context, guildID uint64) error
 }
 
+// CommandsReadier is a Discord connection that can sync the commands at
+// once when the host's start has registered them all, instead of waiting
+// out CommandsChanged's debounce (discord.Bot).
+type CommandsReadier interface {
+	CommandsReady()
+}
+
 // Bus is the host's event bus (nil when a test replaced it): the Discord
 // connection publishes the normalized discord.* events on it.
 func (h *Host) Bus() *events.Bus { return h.bus }

@@ -162,3 +162,41 @@ type gcIn struct {
 
 func (g gcIn) GuildID() uint64  { return g.guild }
 func (g gcIn) CustomID() string { return g.custom }
+
+// readyDiscord is a gcDiscord that can sync the commands at once.
+type readyDiscord struct {
+	gcDiscord
+	ready int
+}
+
+func (d *readyDiscord) CommandsReady() { d.mu.Lock(); d.ready++; d.mu.Unlock() }
+
+// TestStartTellsDiscordTheCommandsAreReady: once Start has started every
+// module, a connection that can sync at once (CommandsReadier) is told so,
+// once, instead of being left to CommandsChanged's debounce; one that
+// cannot is told the commands changed.
+func TestStartTellsDiscordTheCommandsAreReady(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ready bool
+	}{{"a connection that syncs at once", true}, {"one that only debounces", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mod := &testModule{}
+			rd := &readyDiscord{}
+			var d Discord = &rd.gcDiscord
+			if tc.ready {
+				d = rd
+			}
+			r := newRig(t, []sdk.Spec{spec("demo", mod)}, func(o *Options) { o.Discord = d })
+			r.start(t)
+			rd.mu.Lock()
+			defer rd.mu.Unlock()
+			switch {
+			case tc.ready && rd.ready != 1:
+				t.Fatalf("CommandsReady called %d times, want once", rd.ready)
+			case !tc.ready && rd.changed == 0:
+				t.Fatal("CommandsChanged never called after the start")
+			}
+		})
+	}
+}

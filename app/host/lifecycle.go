@@ -27,7 +27,11 @@ func (h *Host) Start(ctx context.Context) error {
 		// The modules start after Discord's READY, whose command sync was
 		// held back (CommandsRegistered): sync the full set now.
 		h.booted.Store(true)
-		h.commandsChanged()
+		if r, ok := h.discord.(CommandsReadier); ok {
+			r.CommandsReady() // the whole set, at once: no burst to debounce
+		} else {
+			h.commandsChanged()
+		}
 	}()
 	return h.boot(ctx, h.opts.AwaitDiscord)
 }
