@@ -329,11 +329,14 @@ func (c *frameConn) Read(p []byte) (int, error) {
 // already buffered are handed on as one droppedFrame of the last one's
 // sequence, ahead of the next unit it hands on: discordgo then decodes
 // one small frame per burst instead of one per dispatch, and has every
-// sequence before it reads another byte from the network.
+// sequence before it reads another byte from the network (the filter goes
+// on only while the next frame is wholly buffered: one only partly there
+// would wait on the network, and a connection that stalls there is closed
+// and resumed with discordgo's sequence).
 func (c *frameConn) next() ([]byte, error) {
 	for {
 		out, err := c.unit()
-		if c.hotTaken && (out != nil || err != nil || c.r.Buffered() == 0) {
+		if c.hotTaken && (out != nil || err != nil || !c.frameBuffered()) {
 			c.hotTaken = false
 			out = append(droppedFrame(c.hotSeq), out...)
 		}
@@ -341,6 +344,37 @@ func (c *frameConn) next() ([]byte, error) {
 			return out, err
 		}
 	}
+}
+
+// frameBuffered reports whether the next frame is wholly in c.r's buffer,
+// so that reading it does not wait on the network.
+func (c *frameConn) frameBuffered() bool {
+	have := c.r.Buffered()
+	if have < 2 {
+		return false
+	}
+	h, _ := c.r.Peek(2)
+	need, n := 2, uint64(h[1]&0x7f)
+	switch n {
+	case 126:
+		need += 2
+	case 127:
+		need += 8
+	}
+	if h[1]&0x80 != 0 {
+		need += 4
+	}
+	if have < need {
+		return false
+	}
+	h, _ = c.r.Peek(need)
+	switch n {
+	case 126:
+		n = uint64(binary.BigEndian.Uint16(h[2:]))
+	case 127:
+		n = binary.BigEndian.Uint64(h[2:])
+	}
+	return n <= uint64(have-need)
 }
 
 // unit reads one unit of the stream; nil and no error for a fragment held
