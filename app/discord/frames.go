@@ -409,7 +409,9 @@ func (c *frameConn) unit() ([]byte, error) {
 			return raw, nil
 		}
 		if !fin {
-			c.held, c.heldMsg, c.heldBin = raw, payload, op == wsOpBinary
+			// payload is raw's tail: clipped, so that appending to one
+			// never writes into the other's spare capacity.
+			c.held, c.heldMsg, c.heldBin = raw, payload[:len(payload):len(payload)], op == wsOpBinary
 			return nil, nil
 		}
 		return c.judge(op == wsOpBinary, payload, raw)
