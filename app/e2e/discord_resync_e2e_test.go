@@ -5,6 +5,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kimiapp/kimi/app/discord/fakediscord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/modules/kudos"
 	"github.com/kimiapp/kimi/modules/sdk"
@@ -16,14 +17,16 @@ import (
 // Discord's own list does not, so the second run registers the commands
 // again and `/kudos give` works there.
 func TestE2ECommandsResyncedAfterARestart(t *testing.T) {
+	var seeded []int // the commands each start's fresh fake held when handed over
 	o := e2eOptions{specs: []sdk.Spec{kudos.Spec()}, modules: kudos.Name,
-		docs: map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc}}
+		docs: map[guildcfg.Target]string{guildcfg.GuildTarget(e2eID(t, e2eGuild)): e2eGuildDoc},
+		seed: func(f *fakediscord.Server) { e2eSeed(f); seeded = append(seeded, len(f.Commands(""))) }}
 	a := startE2E(t, o)
 	a.waitConnected(a.signIn(), "kudos")
 
 	a.Restart()
-	if n := len(a.Discord().Commands("")); n != 0 {
-		t.Fatalf("the restart's fake starts with %d commands, want none", n)
+	if len(seeded) != 2 || seeded[1] != 0 {
+		t.Fatalf("the fakes held %v commands when handed over, want the restart's to hold none", seeded)
 	}
 	a.waitConnected(a.signIn(), "kudos")
 	if len(a.Discord().RequestsTo("PUT /applications/{app}/commands")) == 0 {
