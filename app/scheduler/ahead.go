@@ -260,7 +260,7 @@ func (s *Scheduler) claimScanned(tx stx, free, scan map[string]*Binding, kept ma
 				// More were due: the completion that frees a slot signals
 				// the runner, so no timer (a timer at now would spin).
 				if !c.kept {
-					keep[name] = append([]aheadJob{c.job}, rest[name]...)
+					keep[name] = within(append([]aheadJob{c.job}, rest[name]...))
 				}
 				continue
 			}

@@ -295,3 +295,61 @@ func TestWaitIdleWaitsForTheRunningJobsToSettle(t *testing.T) {
 		t.Fatalf("WaitIdle after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestKeptJobsHeldForWantOfASlotAreBounded: the due jobs a scan read for
+// a module that found no free slot are kept within aheadBytes too,
+// the job it would have claimed included.
+func TestKeptJobsHeldForWantOfASlotAreBounded(t *testing.T) {
+	r := newRig(t, func(o *Options) { o.MaxRunning = 1 })
+	ctx := context.Background()
+	release := make(chan struct{})
+	started := make(chan string, 16)
+	handler := func(ctx context.Context, run sdk.JobRun) error {
+		started <- run.Key
+		if run.Key == "busy" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}
+	a := r.s.Bind("a", Hooks{})
+	m := r.s.Bind("m", Hooks{})
+	for _, b := range []*Binding{a, m} {
+		if err := b.Register("h", handler); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.RunAt(ctx, "busy", r.clk.Now().Add(-time.Hour), "h", nil); err != nil {
+		t.Fatal(err)
+	}
+	a.Activate()
+	if k := <-started; k != "busy" {
+		t.Fatalf("ran %q, want busy", k)
+	}
+	big := map[string]string{"v": strings.Repeat("x", aheadBytes)}
+	base := r.clk.Now().Add(-time.Minute)
+	for i := range 3 {
+		if err := m.RunAt(ctx, fmt.Sprintf("big-%d", i), base.Add(time.Duration(i)*time.Second), "h", big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Activate()
+	r.quiesce()
+	r.s.mu.Lock()
+	held := 0
+	for _, j := range r.s.ahead["m"] {
+		held += len(j.payload)
+	}
+	r.s.mu.Unlock()
+	if held > aheadBytes {
+		t.Fatalf("module m keeps %d payload bytes while it waits for a slot (bound %d)", held, aheadBytes)
+	}
+	close(release)
+	for i := range 3 {
+		if k := <-started; k != fmt.Sprintf("big-%d", i) {
+			t.Fatalf("run %d is %q", i, k)
+		}
+	}
+}
