@@ -64,11 +64,20 @@ func claimOf(b *Binding, module string, j aheadJob) claim {
 		ex: &execution{b: b, module: module, key: j.key, revision: j.revision}}
 }
 
-// claimQuery leases one job, guarded by the row as the scan read it.
+// claimQuery leases one job, guarded by the row as the scan read it, and
+// by its module as a scan would find it now: no job of the module due
+// before it (in claim order) and no live lease of the module's. The row's
+// guard alone misses a job written since the read by anything that does
+// not touch this scheduler (another scheduler's binding, another process)
+// or committed between a step's choice of a kept job and its transaction;
+// a kept job claimed then would run ahead of it. Two seeks of the
+// module's indexes (TestClaimQueryPlan).
 const claimQuery = `UPDATE kimi_scheduler_jobs
 	SET leased_until_ms = ?1, lease_token = ?2, lease_holder = ?3, attempt = attempt + 1, updated_ms = ?4
 	WHERE module = ?5 AND job_key = ?6 AND revision = ?7 AND attempt = ?8 AND run_at_ms = ?9
-		AND (leased_until_ms IS NULL OR leased_until_ms <= ?4)`
+		AND (leased_until_ms IS NULL OR leased_until_ms <= ?4)
+		AND NOT EXISTS (SELECT 1 FROM kimi_scheduler_jobs e WHERE e.module = ?5 AND (e.run_at_ms, e.job_key) < (?9, ?6))
+		AND NOT EXISTS (SELECT 1 FROM kimi_scheduler_jobs l WHERE l.module = ?5 AND l.leased_until_ms > ?4)`
 
 // scanQuery looks at every free module in one statement: per module (a
 // JSON array of names), the latest live lease (a crashed process's run,
@@ -76,7 +85,7 @@ const claimQuery = `UPDATE kimi_scheduler_jobs
 // row (when the module next needs a look), and its first ?3 due rows that
 // are not leased (one result row each; none: one row of NULLs).
 // kimi_scheduler_jobs_due (module, run_at_ms, job_key) serves each
-// correlated lookup with an index walk (TestScanQueryPlan).
+// correlated lookup with an index walk (TestClaimQueryPlan).
 const scanQuery = `WITH mods(module) AS (SELECT value FROM json_each(?1)),
 heads AS MATERIALIZED (SELECT m.module AS module,
 	(SELECT max(l.leased_until_ms) FROM kimi_scheduler_jobs l
