@@ -54,7 +54,7 @@ func e2eSeed(f *fakediscord.Server) {
 
 type e2eOptions struct {
 	specs   []sdk.Spec
-	modules string                      // KIMI_MODULES ("": every spec)
+	modules string                      // KIMI_MODULES ("": unset: demo mode's first start selects every spec)
 	docs    map[guildcfg.Target]string  // e2eGuild's documents (none: no server setup)
 	seed    func(f *fakediscord.Server) // more of the fake (nil: e2eSeed)
 	dataDir string                      // "": a fresh one
