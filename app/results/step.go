@@ -110,6 +110,11 @@ func (s *Service) step() time.Time {
 		// one (the driver would start a goroutine and an interrupt handler
 		// for each).
 		ctx := context.WithoutCancel(ctx)
+		// The clock is read again once the writer is held: waiting for it
+		// (behind an Enqueue's commit, say) must not shorten the leases
+		// taken here, nor hide rows due meanwhile.
+		now = s.now()
+		nowMs = now.UnixMilli()
 		tx := s.stmts.Tx(sqlTx)
 		claims, changedRows = nil, false
 		affected := map[string]bool{}
