@@ -60,7 +60,7 @@ func (a *Appliance) Delete(channelID, messageID string) {
 // BulkDelete deletes messages of a channel at once, as a moderation tool
 // acting for m purges them (MESSAGE_DELETE_BULK, one event for all of
 // them, with an audit log entry naming m). Discord's limits hold: 2 to
-// 100 messages, none older than 14 days.
+// 100 messages, none named twice, none older than 14 days.
 func (a *Appliance) BulkDelete(channelID string, m Member, messageIDs ...string) {
 	a.t.Helper()
 	if err := a.Discord().BulkDeleteAsUser(channelID, m.ID, messageIDs); err != nil {

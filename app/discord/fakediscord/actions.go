@@ -204,8 +204,9 @@ func (s *Server) DeleteAsUser(channelID, messageID string) error {
 // BulkDeleteAsUser deletes messages of a channel at once, as a
 // moderation tool acting for userID (a member) purges them through
 // Discord's bulk-delete: MESSAGE_DELETE_BULK, with an audit log entry
-// naming userID. Discord's limits hold: 2 to 100 messages, none older than
-// 14 days; ids the channel no longer holds are left out of the dispatch.
+// naming userID. Discord's limits hold: 2 to 100 messages, none named
+// twice, none older than 14 days; ids the channel no longer holds are left
+// out of the dispatch.
 func (s *Server) BulkDeleteAsUser(channelID, userID string, messageIDs []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -215,6 +216,9 @@ func (s *Server) BulkDeleteAsUser(channelID, userID string, messageIDs []string)
 	}
 	if len(messageIDs) < 2 || len(messageIDs) > 100 {
 		return fmt.Errorf("fakediscord: bulk delete %d messages: at least 2 and at most 100", len(messageIDs))
+	}
+	if i := repeatedID(messageIDs); i >= 0 {
+		return fmt.Errorf("fakediscord: bulk delete: %s named twice", messageIDs[i])
 	}
 	old := s.now().Add(-14 * 24 * time.Hour)
 	for _, id := range messageIDs {

@@ -79,3 +79,30 @@ func TestBulkDeleteAsUser(t *testing.T) {
 	default:
 	}
 }
+
+// TestBulkDeleteRefusesDuplicateIDs: Discord answers a bulk delete that
+// names a message twice with 400 (50035, "The set already contains this
+// value") and deletes nothing — through the REST route as through a
+// member's purge.
+func TestBulkDeleteRefusesDuplicateIDs(t *testing.T) {
+	w := newWorld(t, Options{})
+	var ids []string
+	for _, c := range []string{"a", "b"} {
+		m, err := w.fake.PostMessage(w.text, w.alice, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	dup := []string{ids[0], ids[1], ids[0]}
+	if err := w.fake.BulkDeleteAsUser(w.text, w.bob, dup); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a member's purge naming %s twice: error %v, want one saying twice", ids[0], err)
+	}
+	_, err := w.rest().RequestWithBucketID("POST", discordgo.EndpointChannelMessagesBulkDelete(w.text), map[string][]string{"messages": dup}, "")
+	if re := wantAPIError(t, err, 400, CodeInvalidFormBody); !strings.Contains(string(re.ResponseBody), "SET_TYPE_ALREADY_CONTAINS_VALUE") {
+		t.Errorf("body %s, want messages.2's SET_TYPE_ALREADY_CONTAINS_VALUE", re.ResponseBody)
+	}
+	if n := len(w.fake.Messages(w.text)); n != 2 {
+		t.Fatalf("the refused bulk deletes left %d messages, want 2", n)
+	}
+}

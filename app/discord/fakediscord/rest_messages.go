@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -309,6 +310,9 @@ func (s *Server) bulkDelete(c *call) (int, any, *apiError) {
 		return 0, nil, &apiError{status: 400, Code: CodeBulkDeleteCount,
 			Message: "You must provide at least 2 and fewer than 100 messages to delete."}
 	}
+	if i := repeatedID(b.Messages); i >= 0 {
+		return 0, nil, invalidForm("messages."+strconv.Itoa(i), "SET_TYPE_ALREADY_CONTAINS_VALUE", "The set already contains this value")
+	}
 	old := s.now().Add(-14 * 24 * time.Hour)
 	for _, id := range b.Messages {
 		if snowflakeTime(id).Before(old) {
@@ -325,6 +329,19 @@ func (s *Server) bulkDelete(c *call) (int, any, *apiError) {
 	s.addAudit(g, discordgo.AuditLogActionMessageBulkDelete, ch.c.ID, c.reason())
 	s.dispatchGuild(ch.c.GuildID, "MESSAGE_DELETE_BULK", &discordgo.MessageDeleteBulk{Messages: gone, ChannelID: ch.c.ID, GuildID: ch.c.GuildID})
 	return 204, nil, nil
+}
+
+// repeatedID is the index of the first id that an earlier one repeats, or
+// -1: Discord refuses a bulk delete naming a message twice.
+func repeatedID(ids []string) int {
+	seen := make(map[string]bool, len(ids))
+	for i, id := range ids {
+		if seen[id] {
+			return i
+		}
+		seen[id] = true
+	}
+	return -1
 }
 
 func (s *Server) react(add bool) handler {
