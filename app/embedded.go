@@ -15,6 +15,7 @@ import (
 
 	"github.com/kimiapp/kimi/app/assistant"
 	"github.com/kimiapp/kimi/app/config"
+	"github.com/kimiapp/kimi/app/discord"
 	"github.com/kimiapp/kimi/app/guildcfg"
 	"github.com/kimiapp/kimi/app/host"
 	"github.com/kimiapp/kimi/app/proposals"
@@ -78,6 +79,8 @@ type EmbeddedParts struct {
 	Guilds    *guildcfg.Service
 	Host      *host.Host
 	Proposals *proposals.Service
+	// Discord is the bot (its status, AwaitReady).
+	Discord *discord.Bot
 }
 
 // RunEmbedded runs `kimi serve` with args in-process, with o's

@@ -189,7 +189,7 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 	bot.Attach(withServices{Host: modHost, extra: extra})
 	bot.RegisterCoreHandler("proposals", proposals.Buttons{S: props})
 	if c.onParts != nil {
-		c.onParts(EmbeddedParts{Store: st, Guilds: guilds, Host: modHost, Proposals: props})
+		c.onParts(EmbeddedParts{Store: st, Guilds: guilds, Host: modHost, Proposals: props, Discord: bot})
 	}
 	// The assistant's turns: mentions, replies and /ask reach them through
 	// the bot's port, attached once, before the bot starts.

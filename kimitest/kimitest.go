@@ -388,6 +388,14 @@ func (a *Appliance) start() {
 	case <-time.After(a.o.wait):
 		t.Fatalf("kimitest: the appliance was not ready within %s", a.o.wait)
 	}
+	// serve is ready once its parts started; the module host waits for the
+	// bot's READY only when a module runs. The bot connected, with the
+	// guilds of its READY arrived, is part of Start's promise either way.
+	ctx, cancelWait := context.WithTimeout(context.Background(), a.o.wait)
+	defer cancelWait()
+	if err := a.services().Discord.AwaitReady(ctx); err != nil {
+		t.Fatalf("kimitest: the bot did not connect to the fake Discord: %v", err)
+	}
 }
 
 // Stop stops the appliance now (Start registered it with t.Cleanup too).

@@ -707,3 +707,20 @@ func TestWaitForSeesAModulesHealth(t *testing.T) {
 		return st.Health.State == sdk.HealthDegraded && st.Health.Detail == "the upstream is slow"
 	})
 }
+
+// TestStartReturnsWithTheBotConnected: Start returns once the bot is
+// connected and has the seeded guild, also when no module runs (the
+// module host then has nothing to wait for Discord for) and the bot's
+// connection comes late: the admin shows the bot connected in the guild
+// at once.
+func TestStartReturnsWithTheBotConnected(t *testing.T) {
+	t.Parallel()
+	a := kimitest.Start(t, kimitest.WithDiscord(func(f *fakediscord.Server) {
+		// The bot's first call, for the gateway's address, is held back.
+		f.InjectFault(fakediscord.Fault{Route: "GET /gateway/bot", Status: http.StatusTooManyRequests, RetryAfter: 300 * time.Millisecond})
+	}))
+	code, body := a.Admin().Get("/discord")
+	if code != http.StatusOK || !strings.Contains(body, `data-state="connected"`) || !strings.Contains(body, `data-testid="discord-guild-`+kimitest.GuildID+`"`) {
+		t.Fatalf("right after Start /discord = %d, not connected in the seeded guild", code)
+	}
+}
