@@ -27,7 +27,7 @@
 // never a sleep — for what the bot sent (WaitMessage, WaitResponse).
 //
 // A failed test shows the appliance's last log lines, and keeps its whole
-// log in the test's artifact directory (go test -artifacts).
+// log in a file of $KIMI_ARTIFACTS (default /tmp/kimi-artifacts).
 //
 // Each Start is its own appliance (its own data directory, ports and fake
 // Discord), so tests may call t.Parallel.

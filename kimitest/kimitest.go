@@ -533,8 +533,8 @@ const logTail = 40
 
 // reportLog shows a failed test the appliance's log (every run's, across
 // restarts): its last lines in the test's output, so that the failure's
-// own message stays near the end, and the whole of it in a file of the
-// test's artifact directory (kept by `go test -artifacts`).
+// own message stays near the end, and the whole of it in a
+// file that outlives the test (keepLog).
 func (a *Appliance) reportLog() {
 	if !a.t.Failed() {
 		return
@@ -545,13 +545,35 @@ func (a *Appliance) reportLog() {
 		a.t.Logf("kimitest: the appliance's log:\n%s", log)
 		return
 	}
-	path := filepath.Join(a.t.ArtifactDir(), "kimi.log")
-	if err := os.WriteFile(path, []byte(log), 0o600); err != nil {
+	path, err := keepLog(a.t.Name(), log)
+	if err != nil {
 		a.t.Logf("kimitest: keep the appliance's log: %v", err)
 		path = "(not kept)"
 	}
-	a.t.Logf("kimitest: the appliance's log (%d lines, the whole in %s, kept with go test -artifacts); its last %d:\n%s",
+	a.t.Logf("kimitest: the appliance's log (%d lines, the whole in %s); its last %d:\n%s",
 		len(lines), path, logTail, strings.Join(lines[len(lines)-logTail:], "\n"))
+}
+
+// keepLog writes a failed test's log to a new file in $KIMI_ARTIFACTS
+// (default: the system's temporary directory's kimi-artifacts), which
+// outlives the test (t.ArtifactDir does only under go test -artifacts).
+func keepLog(test, log string) (string, error) {
+	dir := os.Getenv("KIMI_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, strings.ReplaceAll(test, "/", "_")+"-kimi-*.log")
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(log); err != nil {
+		f.Close()
+		return "", err
+	}
+	return f.Name(), f.Close()
 }
 
 // lockedBuffer is the appliance's log.
