@@ -386,12 +386,7 @@ func (x *interactions) commandsChanged() {
 		}
 		x.wg.Add(1)
 		x.mu.Unlock()
-		defer x.wg.Done()
-		s, err := x.src.session()
-		if err != nil {
-			return
-		}
-		x.syncAll(x.ctx, s)
+		x.syncCounted()
 	})
 }
 
@@ -411,14 +406,18 @@ func (x *interactions) commandsReady() {
 	}
 	x.wg.Add(1)
 	x.mu.Unlock()
-	go func() {
-		defer x.wg.Done()
-		s, err := x.src.session()
-		if err != nil {
-			return
-		}
-		x.syncAll(x.ctx, s)
-	}()
+	go x.syncCounted()
+}
+
+// syncCounted syncs every command set on the current session; its caller
+// has counted it in wg (under mu, while not closed).
+func (x *interactions) syncCounted() {
+	defer x.wg.Done()
+	s, err := x.src.session()
+	if err != nil {
+		return
+	}
+	x.syncAll(x.ctx, s)
 }
 
 // close stops pending syncs and waits for running dispatches.
