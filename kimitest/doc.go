@@ -27,7 +27,8 @@
 // never a sleep — for what the bot sent (WaitMessage, WaitResponse).
 //
 // A failed test shows the appliance's last log lines, and keeps its whole
-// log in a file of $KIMI_ARTIFACTS (default /tmp/kimi-artifacts).
+// log in a file of $KIMI_ARTIFACTS (default /tmp/kimi-artifacts), where
+// KeepArtifact keeps a test's own files (a browser's screenshot).
 //
 // Each Start is its own appliance (its own data directory, ports and fake
 // Discord), so tests may call t.Parallel.

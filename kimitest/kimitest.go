@@ -554,22 +554,46 @@ func (a *Appliance) reportLog() {
 		len(lines), path, logTail, strings.Join(lines[len(lines)-logTail:], "\n"))
 }
 
-// keepLog writes a failed test's log to a new file in $KIMI_ARTIFACTS
-// (default: the system's temporary directory's kimi-artifacts), which
-// outlives the test (t.ArtifactDir does only under go test -artifacts).
+// keepLog writes a failed test's log to a new file of ArtifactDir.
 func keepLog(test, log string) (string, error) {
-	dir := os.Getenv("KIMI_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
+	return keepArtifact(ArtifactDir(), strings.ReplaceAll(test, "/", "_")+"-kimi-*.log", []byte(log))
+}
+
+// ArtifactDir is where a failed test's files are kept: $KIMI_ARTIFACTS,
+// default the system's temporary directory's kimi-artifacts. Unlike
+// t.ArtifactDir (kept only under go test -artifacts), it outlives the test.
+func ArtifactDir() string {
+	if dir := os.Getenv("KIMI_ARTIFACTS"); dir != "" {
+		return dir
 	}
+	return filepath.Join(os.TempDir(), "kimi-artifacts")
+}
+
+// KeepArtifact writes data — a screenshot, a dump — to a new file of
+// ArtifactDir, beside the appliance's log, and logs and returns its path
+// ("" when it could not be written, which is logged, not a failure).
+// pattern names the file as os.CreateTemp's does: its last "*" is made
+// unique, so two failures never share a name.
+func KeepArtifact(t testing.TB, pattern string, data []byte) string {
+	t.Helper()
+	path, err := keepArtifact(ArtifactDir(), pattern, data)
+	if err != nil {
+		t.Logf("kimitest: keep %s: %v", pattern, err)
+		return ""
+	}
+	t.Logf("kimitest: kept %s", path)
+	return path
+}
+
+func keepArtifact(dir, pattern string, data []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, strings.ReplaceAll(test, "/", "_")+"-kimi-*.log")
+	f, err := os.CreateTemp(dir, pattern)
 	if err != nil {
 		return "", err
 	}
-	if _, err := f.WriteString(log); err != nil {
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return "", err
 	}

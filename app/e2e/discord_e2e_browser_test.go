@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -79,8 +78,8 @@ func newE2ETab(t *testing.T) *e2eTab {
 	return tb
 }
 
-// screenshot keeps a full-page screenshot in $KIMI_ARTIFACTS (default
-// the system temp dir's kimi-artifacts), as app/admin's browser tests do.
+// screenshot keeps a full-page screenshot in kimitest.ArtifactDir, as
+// app/admin's browser tests do.
 func (tb *e2eTab) screenshot() {
 	ctx, cancel := context.WithTimeout(tb.ctx, 15*time.Second)
 	defer cancel()
@@ -89,16 +88,7 @@ func (tb *e2eTab) screenshot() {
 		tb.t.Logf("screenshot failed: %v", err)
 		return
 	}
-	dir := os.Getenv("KIMI_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "kimi-artifacts")
-	}
-	p, err := keepArtifact(dir, strings.ReplaceAll(tb.t.Name(), "/", "_")+"-failure-*.png", png)
-	if err != nil {
-		tb.t.Logf("screenshot: %v", err)
-		return
-	}
-	tb.t.Logf("screenshot kept: %s", p)
+	kimitest.KeepArtifact(tb.t, strings.ReplaceAll(tb.t.Name(), "/", "_")+"-failure-*.png", png)
 }
 
 func (tb *e2eTab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
@@ -252,22 +242,4 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("Kimi's posts in #general = %q, want %q", got, want)
 	}
-}
-
-// keepArtifact writes data to a new file in dir named by pattern (its "*"
-// made unique by os.CreateTemp, so two failures never share a name) and
-// returns its path.
-func keepArtifact(dir, pattern string, data []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, pattern)
-	if err != nil {
-		return "", err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return "", err
-	}
-	return f.Name(), f.Close()
 }
