@@ -135,9 +135,10 @@ func WithGuildSettings(guildID uint64, values map[string]any) Option {
 	return func(c *runtimeConfig) { c.guildDocs[guildID] = values }
 }
 
-// WithClock makes c the runtime's Clock (sdk.Runtime.Now reads it): the
-// module's present moves only with c, as the time handed to
-// FakeScheduler.RunDue does.
+// WithClock makes c the runtime's Clock (sdk.Runtime.Now reads it) and
+// the time of its components' expiry (ComponentOptions.ExpiresAfter), as
+// the host's clock is both: the module's present moves only with c, as the
+// time handed to FakeScheduler.RunDue does.
 func WithClock(c *Clock) Option { return func(cfg *runtimeConfig) { cfg.clock = c } }
 
 // WithLogger sets the module logger (default: the test log).
@@ -269,6 +270,7 @@ func TryNewRuntime(t testing.TB, spec sdk.Spec, opts ...Option) (*Runtime, error
 	}
 	if cfg.clock != nil {
 		r.RT.Clock = cfg.clock.Now
+		r.Interactions.SetClock(cfg.clock.Now)
 	}
 	r.Interactions.SetGate(&Gate{Trust: r.Trust, Active: moduleActive})
 	r.Events.SetGuildFilter(moduleActive)

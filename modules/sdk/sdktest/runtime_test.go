@@ -306,7 +306,7 @@ func TestRuntimeOnChangeGetsTheModuleLifetime(t *testing.T) {
 }
 
 // TestRuntimeWithClock: WithClock is the runtime's Clock, so a module's
-// rt.Now moves only with the test's clock.
+// rt.Now moves only with the test's clock, and its components expire on it.
 func TestRuntimeWithClock(t *testing.T) {
 	clock := NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	r := NewRuntime(t, sdk.Spec{Name: "clocked", Version: "1.0.0", APIVersion: sdk.APIVersion,
@@ -314,8 +314,25 @@ func TestRuntimeWithClock(t *testing.T) {
 	if got := r.RT.Now(); !got.Equal(clock.Now()) {
 		t.Fatalf("rt.Now = %v, want the clock's %v", got, clock.Now())
 	}
+	ctx := context.Background()
+	if _, err := r.RT.Interactions.RegisterComponent(sdk.ComponentButton, "vote", func(context.Context, sdk.Interaction) error { return nil },
+		sdk.ComponentOptions{ExpiresAfter: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := r.Interactions.CustomID("vote")
+	if err != nil {
+		t.Fatal(err)
+	}
 	clock.Advance(36 * time.Hour)
 	if got, want := r.RT.Now(), time.Date(2030, 1, 3, 15, 4, 5, 0, time.UTC); !got.Equal(want) {
 		t.Fatalf("after Advance rt.Now = %v, want %v", got, want)
+	}
+	// The button expired on the clock, not on the wall clock.
+	in := NewInteraction(InteractionInput{CustomID: id})
+	if err := r.Interactions.Press(ctx, sdk.ComponentButton, in); err != nil {
+		t.Fatal(err)
+	}
+	if reply, _ := in.Last(); reply.Content != ReplyControlExpired {
+		t.Fatalf("a press 36 h after a 1 h button: %+v, want %q", reply, ReplyControlExpired)
 	}
 }
