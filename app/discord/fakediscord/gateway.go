@@ -185,6 +185,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.gw.conns = append(s.gw.conns, c)
+	s.notify()
 	hello, _ := json.Marshal(map[string]any{"op": 10, "d": map[string]int64{"heartbeat_interval": s.opts.HeartbeatInterval.Milliseconds()}})
 	c.write(hello, false)
 	s.mu.Unlock()
@@ -209,6 +210,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 func (s *Server) onClientFrame(c *gwConn, f gwFrame, d any) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.notify() // the counters (GatewayStats), a session identified or resumed
 	switch f.Op {
 	case 1: // heartbeat
 		s.gw.heartbeats++
@@ -599,6 +601,7 @@ func (s *Server) dropConn(c *gwConn) {
 	c.kill()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.notify()
 	for i, x := range s.gw.conns {
 		if x == c {
 			s.gw.conns = append(s.gw.conns[:i], s.gw.conns[i+1:]...)

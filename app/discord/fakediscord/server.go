@@ -437,6 +437,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, h h
 		s.requests = append(s.requests[:0:0], s.requests[len(s.requests)-n:]...)
 	}
 	s.mu.Unlock()
+	s.notify() // recorded (Requests): refused and read-only requests too
 	if aerr != nil {
 		writeJSON(w, aerr.status, aerr)
 		return

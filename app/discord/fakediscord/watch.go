@@ -8,7 +8,9 @@ import (
 // Watch returns a channel that receives a value after the model changes: a message posted,
 // edited or deleted, a reaction, a member joining, an interaction started or answered
 // (ephemeral responses and modals included), a command registered — every REST write and every
-// gateway dispatch. Changes that come faster than the receiver reads are coalesced into one
+// gateway dispatch — and after what the fake records: every REST request (Requests, refused and
+// read-only ones too), every gateway connection opened or closed and every payload a client
+// sends (GatewayStats). Changes that come faster than the receiver reads are coalesced into one
 // value; nothing is polled. The channel is closed when ctx is done or the fake is closed.
 func (s *Server) Watch(ctx context.Context) <-chan struct{} { return s.watch.Watch(ctx) }
 

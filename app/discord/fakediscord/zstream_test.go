@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
@@ -202,5 +203,52 @@ func TestWatchNotifiesChanges(t *testing.T) {
 	other := w.fake.Watch(context.Background())
 	w.fake.Close()
 	for range other {
+	}
+}
+
+// TestWatchNotifiesWhatTheFakeRecords: a watcher is woken by what the fake only records, so
+// a test waiting on Requests or GatewayStats needs no timer — a refused read (its 404
+// recorded, nothing changed), a gateway connection opened and closed, a payload the client
+// sent (a heartbeat) — and when it is woken the record is already there.
+func TestWatchNotifiesWhatTheFakeRecords(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := w.fake.Watch(ctx)
+	if _, err := w.rest().Channel("999999999999999999"); err == nil {
+		t.Fatal("a channel that does not exist was read")
+	}
+	recv(t, ch, "a wake-up after a refused read")
+	reqs := w.fake.RequestsTo("GET /channels/{channel}")
+	if len(reqs) != 1 || reqs[0].Status != http.StatusNotFound {
+		t.Fatalf("recorded %+v, want the 404 once woken", reqs)
+	}
+
+	opened := w.fake.Watch(ctx)
+	ws, _, err := w.fake.Dialer().Dial(w.fake.GatewayURL()+"?v=10&encoding=json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv(t, opened, "a wake-up after a connection opened")
+	if n := w.fake.GatewayStats().Connections; n != 1 {
+		t.Fatalf("%d connections once woken, want 1", n)
+	}
+	if _, _, err := ws.ReadMessage(); err != nil { // Hello
+		t.Fatal(err)
+	}
+	beat := w.fake.Watch(ctx)
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"op":1,"d":null}`)); err != nil {
+		t.Fatal(err)
+	}
+	recv(t, beat, "a wake-up after a heartbeat")
+	if n := w.fake.GatewayStats().Heartbeats; n != 1 {
+		t.Fatalf("%d heartbeats once woken, want 1", n)
+	}
+	closed := w.fake.Watch(ctx)
+	ws.Close()
+	recv(t, closed, "a wake-up after the connection closed")
+	if n := w.fake.GatewayStats().Connections; n != 0 {
+		t.Fatalf("%d connections once woken, want 0", n)
 	}
 }
