@@ -216,11 +216,12 @@ func (a *Appliance) WaitResponse(interactionID string) *fakediscord.InteractionS
 }
 
 // WaitFor waits until cond holds, re-checking it after every change the
-// fake Discord sees and every change of a module's state or health (as
-// /modules shows them) — never on a timer — and fails the test past the
-// wait. A condition on something else (a module's table) is re-checked
-// only when one of those changes too: wait for what the module sends or
-// reports.
+// fake Discord sees or records (its Requests and GatewayStats included),
+// every request the model gets and every change of a module's state or
+// health (as /modules shows them) — never on a timer — and fails the test
+// past the wait. A condition on something else (a module's table) is
+// re-checked only when one of those changes too: wait for what the module
+// sends or reports.
 func (a *Appliance) WaitFor(what string, cond func() bool) {
 	a.t.Helper()
 	a.waitFor(what, cond)
@@ -232,9 +233,12 @@ func (a *Appliance) waitFor(what string, cond func() bool) {
 	defer cancel()
 	// Both watches begin before the first check: no change is missed.
 	discord := a.Discord().Watch(ctx)
-	var modules <-chan struct{}
+	var modules, model <-chan struct{}
 	if h := a.services().Host; h != nil {
 		modules = h.Watch(ctx)
+	}
+	if m := a.Model(); m != nil {
+		model = m.Watch(ctx)
 	}
 	for !cond() {
 		select {
@@ -244,7 +248,11 @@ func (a *Appliance) waitFor(what string, cond func() bool) {
 			}
 		case _, ok := <-modules:
 			if !ok {
-				modules = nil // closed with ctx: the other case reports it
+				modules = nil // closed with ctx: the discord case reports it
+			}
+		case _, ok := <-model:
+			if !ok {
+				model = nil
 			}
 		}
 	}

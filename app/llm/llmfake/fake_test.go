@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kimiapp/kimi/app/llm"
 	"github.com/kimiapp/kimi/app/llm/llmfake"
@@ -121,5 +122,30 @@ func TestCloseEndsAStalledAnswer(t *testing.T) {
 	s.Close()
 	if err := <-done; !errors.Is(err, llm.ErrConnection) {
 		t.Fatalf("err = %v, want the connection closed under the client", err)
+	}
+}
+
+// TestWatchWakesOnEveryRecordedRequest: a watcher is woken once a request
+// is recorded — before it is answered, so a stalled request is seen — and
+// its channel closes with the fake.
+func TestWatchWakesOnEveryRecordedRequest(t *testing.T) {
+	s := llmfake.New(llmfake.Step{Plan: llmfake.Stall(false)})
+	ch := s.Watch(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := newClient(t, s, "").Complete(t.Context(), ask("are you there"), nil)
+		done <- err
+	}()
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no wake-up after a request within 30 s")
+	}
+	if got := s.Requests(); len(got) != 1 {
+		t.Fatalf("%d requests recorded once woken, want 1", len(got))
+	}
+	s.Close()
+	<-done // the stalled answer ends with the fake
+	for range ch {
 	}
 }
