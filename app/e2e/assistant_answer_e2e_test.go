@@ -25,7 +25,7 @@ func TestE2EAssistantAnswersAMention(t *testing.T) {
 		t.Fatal(err)
 	}
 	var answers []string
-	e2eEventually(t, "the demo model's answer in the channel", func() bool {
+	a.WaitFor("the demo model's answer in the channel", func() bool {
 		answers = answers[:0]
 		for _, m := range a.Discord().Messages(e2eChannel) {
 			if m.Author != nil && m.Author.ID == a.Discord().BotID() && strings.Contains(m.Content, "(demo model)") {

@@ -46,7 +46,7 @@ func TestE2EDemoModelCallsTheBundledModulesTools(t *testing.T) {
 		// would otherwise get the busy reply.
 		var answer string
 		done := false
-		e2eEventually(t, "the demo model's answer to "+question+" and the turn's end", func() bool {
+		a.WaitFor("the demo model's answer to "+question+" and the turn's end", func() bool {
 			for _, m := range a.Discord().Messages(channel) {
 				if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil &&
 					m.MessageReference.MessageID == trigger.ID && strings.HasPrefix(m.Content, "(demo model) ") {
@@ -117,7 +117,7 @@ func TestE2EKudosJourneyLeavesItsRowsAndReactions(t *testing.T) {
 		}
 		return out
 	}
-	e2eEventually(t, "the answer and ✅ on the trigger", func() bool {
+	a.WaitFor("the answer and ✅ on the trigger", func() bool {
 		r := reactions()
 		return answer != "" && r[assistant.ReactDone] != nil && r[assistant.ReactWorking] == nil
 	})

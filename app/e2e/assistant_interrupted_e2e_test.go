@@ -97,7 +97,7 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 	statusShown := func() bool {
 		return slices.ContainsFunc(a.Discord().Messages(e2eChannel), func(m *discordgo.Message) bool { return m.ID == statusMsg })
 	}
-	e2eEventually(t, "the bot's ⏳ removed from the interrupted trigger and its status message deleted", func() bool {
+	a.WaitFor("the bot's ⏳ removed from the interrupted trigger and its status message deleted", func() bool {
 		bot, _ := hourglass()
 		return !bot && !statusShown()
 	})
@@ -124,7 +124,7 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e2eEventually(t, "the new mention answered", func() bool {
+	a.WaitFor("the new mention answered", func() bool {
 		for _, m := range a.Discord().Messages(e2eChannel) {
 			if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == next.ID &&
 				strings.Contains(m.Content, "(demo model)") {

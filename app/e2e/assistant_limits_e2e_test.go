@@ -57,7 +57,7 @@ func TestE2EAssistantBudgetRefusesBeforeTheModel(t *testing.T) {
 		}
 	}
 
-	e2eEventually(t, "/usage synced", func() bool {
+	a.WaitFor("/usage synced", func() bool {
 		return slices.ContainsFunc(a.Discord().Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "usage" })
 	})
 	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "usage")

@@ -82,7 +82,7 @@ func (a *e2eApp) botAnswer(trigger, want string) *discordgo.Message {
 	a.t.Helper()
 	var got *discordgo.Message
 	var seen []string
-	e2eEventually(a.t, "the bot's answer to "+trigger+" containing "+want, func() bool {
+	a.WaitFor("the bot's answer to "+trigger+" containing "+want, func() bool {
 		seen = seen[:0]
 		for _, m := range a.Discord().Messages(e2eChannel) {
 			if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
@@ -95,7 +95,7 @@ func (a *e2eApp) botAnswer(trigger, want string) *discordgo.Message {
 		}
 		return false
 	})
-	e2eEventually(a.t, "the turn of "+trigger+" ended", func() bool { return !a.hasReaction(trigger, "⏳") })
+	a.WaitFor("the turn of "+trigger+" ended", func() bool { return !a.hasReaction(trigger, "⏳") })
 	return got
 }
 
@@ -223,13 +223,13 @@ func TestE2EAssistantStopCancelsALongTurn(t *testing.T) {
 	a, _ := startToolsE2E(t, e2eOptions{})
 	a.Model().SetSteps(llmfake.Step{Repeat: true, Plan: llmfake.Stall(false)})
 	trigger := a.mention("think for a long time")
-	e2eEventually(t, "the model asked", func() bool { return len(a.Model().Requests()) > 0 })
+	a.WaitFor("the model asked", func() bool { return len(a.Model().Requests()) > 0 })
 	stop, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "stop")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{stop.ID, trigger.ID} {
-		e2eEventually(t, "🛑 on "+id, func() bool { return a.hasReaction(id, "🛑") })
+		a.WaitFor("🛑 on "+id, func() bool { return a.hasReaction(id, "🛑") })
 	}
 }
 
@@ -238,7 +238,7 @@ func TestE2EAssistantStopCancelsALongTurn(t *testing.T) {
 // message in the channel.
 func TestE2EAssistantAskPrivateIsEphemeral(t *testing.T) {
 	a, _ := startToolsE2E(t, e2eOptions{})
-	e2eEventually(t, "/ask synced", func() bool {
+	a.WaitFor("/ask synced", func() bool {
 		return slices.ContainsFunc(a.Discord().Commands(""), func(c *discordgo.ApplicationCommand) bool { return c.Name == "ask" })
 	})
 	id, err := a.Discord().RunCommand(e2eChannel, e2eAnn, "ask",
@@ -251,7 +251,7 @@ func TestE2EAssistantAskPrivateIsEphemeral(t *testing.T) {
 	if st.Response.Data == nil || st.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
 		t.Fatalf("the first callback %+v is not ephemeral", st.Response)
 	}
-	e2eEventually(t, "the private answer", func() bool {
+	a.WaitFor("the private answer", func() bool {
 		st = a.Discord().Interaction(id)
 		return st.Original != nil && strings.Contains(st.Original.Content, "a private question")
 	})

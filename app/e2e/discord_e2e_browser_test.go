@@ -173,7 +173,7 @@ func TestBrowserE2EKudosInTheDemo(t *testing.T) {
 	tb := newE2ETab(t)
 	guild, general, ada, bo := a.Demo().GuildID, a.Demo().Channels[1], a.Demo().Members[0], a.Demo().Members[1]
 	// The global commands are synced: /demo lists /kudos give.
-	e2eEventually(t, "/kudos registered", func() bool {
+	a.WaitFor("/kudos registered", func() bool {
 		for _, c := range a.Discord().Commands("") {
 			if c.Name == "kudos" {
 				return true

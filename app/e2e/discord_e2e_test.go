@@ -214,7 +214,7 @@ func TestE2EInteractions(t *testing.T) {
 	}
 	close(release)
 	var fin *fakediscord.InteractionState
-	e2eEventually(t, "the slow answer", func() bool {
+	a.WaitFor("the slow answer", func() bool {
 		fin = a.Discord().Interaction(sid)
 		return len(fin.Followups) == 1 && fin.Original == nil
 	})
@@ -289,7 +289,7 @@ func TestE2EActions(t *testing.T) {
 		_, err := rt.Discord.SendMessage(wctx, slow, sdk.OutgoingMessage{Content: "never"})
 		done <- err
 	}()
-	e2eEventually(t, "the 429 on #slow", func() bool { return len(a.Discord().RequestsTo(sendRoute)) == 3 })
+	a.WaitFor("the 429 on #slow", func() bool { return len(a.Discord().RequestsTo(sendRoute)) == 3 })
 	// /discord lists the rate limits met, the hour's among them. Waited for
 	// before the cancel: the fake records a request before it answers, so
 	// a cancel right after the third request can end the send before the
@@ -329,7 +329,7 @@ func TestE2EConnection(t *testing.T) {
 		t.Fatalf("gateway after the start = %+v", gs)
 	}
 	a.Discord().DropConnections()
-	e2eEventually(t, "the resume", func() bool {
+	a.WaitFor("the resume", func() bool {
 		s := a.Discord().GatewayStats()
 		return s.Resumes == 1 && s.Connections == 1
 	})
@@ -359,7 +359,7 @@ func TestE2EConnection(t *testing.T) {
 	}
 	// Stopped: no further connection or identify (it would fail the same
 	// way). The fake forgets a closed connection once its reader ends.
-	e2eEventually(t, "the closed connection gone", func() bool { return a.Discord().GatewayStats().Connections == 0 })
+	a.WaitFor("the closed connection gone", func() bool { return a.Discord().GatewayStats().Connections == 0 })
 	if s := a.Discord().GatewayStats(); s.Identifies != 1 {
 		t.Fatalf("gateway after the 4004 = %+v", s)
 	}
@@ -449,7 +449,7 @@ func TestE2EKudos(t *testing.T) {
 		t.Fatalf("run the digest now: %d to %q", code, loc)
 	}
 	var digest []*discordgo.Message
-	e2eEventually(t, "the digest post", func() bool {
+	a.WaitFor("the digest post", func() bool {
 		digest = a.Discord().Messages(e2eDigestChan)
 		return len(digest) > 0
 	})

@@ -153,18 +153,6 @@ func (a *e2eApp) waitConnected(c *e2eClient, commands ...string) {
 	})
 }
 
-// e2eEventually polls cond up to e2eWait (a bound, not a timed assertion).
-func e2eEventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(e2eWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting: %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // answered waits for an interaction's first callback.
 func (a *e2eApp) answered(id string) *fakediscord.InteractionState {
 	a.t.Helper()
