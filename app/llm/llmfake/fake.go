@@ -21,8 +21,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/kimiapp/kimi/app/internal/signal"
 )
 
 // Match selects the requests a step answers; every set field must hold.
@@ -146,7 +144,7 @@ type Server struct {
 	strict     bool
 	closed     bool
 
-	watch signal.Watchers // woken by every request recorded
+	watch watchers // woken by every request recorded
 }
 
 // New starts a fake serving steps.
@@ -172,14 +170,14 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 	s.ts.CloseClientConnections()
 	s.ts.Close()
-	s.watch.Close()
+	s.watch.close()
 }
 
 // Watch returns a channel that receives a value after every request the
 // fake records (Requests), coalesced when they come faster than the
 // receiver reads; nothing is polled. It is closed when ctx is done or the
 // fake is closed.
-func (s *Server) Watch(ctx context.Context) <-chan struct{} { return s.watch.Watch(ctx) }
+func (s *Server) Watch(ctx context.Context) <-chan struct{} { return s.watch.watch(ctx) }
 
 // SetSteps replaces the script (every step unused again).
 func (s *Server) SetSteps(steps ...Step) {
@@ -238,7 +236,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, rec)
 	key, strict := s.key, s.strict
 	s.mu.Unlock()
-	s.watch.Notify()
+	s.watch.notify()
 
 	if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
 		writeError(w, http.StatusUnauthorized, "invalid_authentication_error", "Invalid Authentication")

@@ -1,6 +1,7 @@
 package llmfake_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -147,5 +148,41 @@ func TestWatchWakesOnEveryRecordedRequest(t *testing.T) {
 	s.Close()
 	<-done // the stalled answer ends with the fake
 	for range ch {
+	}
+}
+
+// TestWatchWakesForEachLaterRequestAndEndsWithItsContext: a watcher that
+// has been woken and read the requests is woken again by the next one, and
+// its channel closes when its context ends.
+func TestWatchWakesForEachLaterRequestAndEndsWithItsContext(t *testing.T) {
+	s := llmfake.New(llmfake.Step{Plan: llmfake.Text("ok"), Repeat: true})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	ch := s.Watch(ctx)
+	c := newClient(t, s, "")
+	for want := 1; want <= 3; want++ {
+		if _, err := c.Complete(t.Context(), ask("hi"), nil); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case _, open := <-ch:
+			if !open {
+				t.Fatalf("the channel closed before request %d", want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no wake-up for request %d within 30 s", want)
+		}
+		if got := len(s.Requests()); got != want {
+			t.Fatalf("%d requests recorded once woken, want %d", got, want)
+		}
+	}
+	cancel()
+	select {
+	case _, open := <-ch:
+		if open {
+			t.Fatal("a wake-up with no request after the last one was read")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the channel stayed open after its context ended")
 	}
 }
