@@ -381,8 +381,8 @@ func TestInvocationForms(t *testing.T) {
 // fake offers /forget in a DM, not /ask.
 func TestCoreCommandContexts(t *testing.T) {
 	w := newAsstWorld(t, asstOpts{})
-	// The fake records a request after applying it: the commands can be
-	// listed before their PUT is.
+	// The commands are synced once the connection is up, not before the
+	// world is returned.
 	connWaitFor(t, "the global PUT recorded", func() bool { return len(w.f.RequestsTo(globalPUT)) > 0 })
 	puts := w.f.RequestsTo(globalPUT)
 	if len(puts) != 1 {

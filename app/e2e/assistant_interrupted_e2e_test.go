@@ -116,10 +116,6 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 	if status != assistant.StatusInterrupted {
 		t.Fatalf("the trigger's turn is %q, want %q", status, assistant.StatusInterrupted)
 	}
-	if !strings.Contains(a.Log(), "removed the ⏳ of the assistant turns interrupted by the last stop") {
-		t.Fatalf("no log line for the removal:\n%s", a.Log())
-	}
-
 	next, err := a.Discord().PostMessage(e2eChannel, e2eAnn, "<@"+a.Discord().BotID()+"> are you back?")
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +132,20 @@ func TestE2EInterruptedTurnLosesItsHourglass(t *testing.T) {
 	for _, m := range a.Discord().Messages(e2eChannel) {
 		if m.Author != nil && m.Author.ID == a.Discord().BotID() && m.MessageReference != nil && m.MessageReference.MessageID == trigger {
 			t.Fatalf("the interrupted trigger got a message %q: no answer may be posted for it", m.Content)
+		}
+	}
+	// The clean-up logs once it has deleted the status message, after the
+	// fake shows the deletion; Stop waits for it.
+	a.Stop()
+	var line string
+	for l := range strings.Lines(a.Log()) {
+		if strings.Contains(l, "removed the ⏳ of the assistant turns interrupted by the last stop") {
+			line = l
+		}
+	}
+	for _, want := range []string{"removed=1", "status_messages_deleted=1", "turns=1"} {
+		if !strings.Contains(line, want) {
+			t.Fatalf("the removal's log line %q lacks %s; the log:\n%s", line, want, a.Log())
 		}
 	}
 }

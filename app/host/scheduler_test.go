@@ -20,9 +20,12 @@ func TestJobsAreDurableAcrossRestarts(t *testing.T) {
 		return rt.Scheduler.Register("h", func(context.Context, sdk.JobRun) error { ran.Add(1); return nil })
 	}
 	mod := &testModule{start: register}
-	r := newRig(t, []sdk.Spec{spec("m", mod)})
+	// The first host's clock stands still an hour before the job is due,
+	// however slow the machine; the second's is past it.
+	t0 := time.Now()
+	when := t0.Add(time.Hour)
+	r := newRig(t, []sdk.Spec{spec("m", mod)}, func(o *Options) { o.Now = func() time.Time { return t0 } })
 	r.start(t)
-	when := time.Now().Add(3 * time.Second)
 	if err := mod.runtime().Scheduler.RunAt(ctx, "later", when, "h", map[string]any{"n": 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func TestJobsAreDurableAcrossRestarts(t *testing.T) {
 	}
 	mod2 := &testModule{start: register}
 	h2, err := New(ctx, Options{Specs: []sdk.Spec{spec("m", mod2)}, Store: r.st, Guilds: r.guilds, Selection: []string{"m"}, SelectionSet: true,
-		storage: r.storage, events: r.bus})
+		storage: r.storage, events: r.bus, Now: func() time.Time { return when.Add(time.Second) }})
 	if err != nil {
 		t.Fatal(err)
 	}

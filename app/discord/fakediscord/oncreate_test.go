@@ -72,3 +72,39 @@ func TestOnMessageCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestARequestIsInRequestsOnceItsEffectIsVisible: a handled request is
+// recorded, with the status it is answered, in the same step as its
+// effect, so whoever sees the effect (here the create hook, which runs
+// once the message is stored) finds the request in Requests too — also
+// when a fault after handling answers it with an error.
+func TestARequestIsInRequestsOnceItsEffectIsVisible(t *testing.T) {
+	const route = "POST /channels/{channel}/messages"
+	w := newWorld(t, Options{})
+	s := w.rest()
+	seen := make(chan []Request, 10)
+	w.fake.OnMessageCreate(func(*discordgo.Message) { seen <- w.fake.RequestsTo(route) })
+	tests := []struct {
+		name   string
+		fault  *Fault
+		status int
+	}{
+		{name: "created", status: http.StatusOK},
+		{name: "fault after handling", fault: &Fault{Route: route, Status: http.StatusBadGateway, AfterHandling: true}, status: http.StatusBadGateway},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.fault != nil {
+				w.fake.InjectFault(*tt.fault)
+			}
+			_, _ = s.ChannelMessageSend(w.text, "hello "+tt.name)
+			reqs := recv(t, seen, "hook call")
+			if len(reqs) != i+1 {
+				t.Fatalf("%d requests recorded when the message was visible, want %d", len(reqs), i+1)
+			}
+			if got := reqs[i].Status; got != tt.status {
+				t.Fatalf("recorded status %d, want %d", got, tt.status)
+			}
+		})
+	}
+}

@@ -397,6 +397,10 @@ type call struct {
 	// created is the message the handler created (POST of a message), for
 	// the OnMessageCreate hook.
 	created *discordgo.Message
+	// raw is the body as sent; recorded is set once the request is in
+	// Requests.
+	raw      []byte
+	recorded bool
 }
 
 func (c *call) param(name string) string { return c.r.PathValue(name) }
@@ -428,15 +432,13 @@ const maxBody = 25 << 20
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, h handler) {
 	c := &call{r: r, route: route, version: strings.TrimPrefix(r.PathValue("version"), "v")}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, maxBody))
-	c.body = raw
+	c.body, c.raw = raw, raw
 	status, out, aerr := s.exec(w, c, raw, h)
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Route: route, Version: c.version,
-		Query: r.URL.Query(), Header: r.Header.Clone(), Body: raw, Status: status})
-	if n := s.opts.MaxRecorded; n > 0 && len(s.requests) > n {
-		s.requests = append(s.requests[:0:0], s.requests[len(s.requests)-n:]...)
+	if !c.recorded {
+		s.mu.Lock()
+		s.record(c, status)
+		s.mu.Unlock()
 	}
-	s.mu.Unlock()
 	s.notify() // recorded (Requests): refused and read-only requests too
 	if aerr != nil {
 		writeJSON(w, aerr.status, aerr)
@@ -447,6 +449,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, route string, h h
 		return
 	}
 	writeJSON(w, status, out)
+}
+
+// record puts c in Requests with the status it is answered; s.mu held.
+// A handled request is recorded in the same locked section as its effect,
+// so whoever sees the effect finds the request too.
+func (s *Server) record(c *call, status int) {
+	r := c.r
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Route: c.route, Version: c.version,
+		Query: r.URL.Query(), Header: r.Header.Clone(), Body: c.raw, Status: status})
+	if n := s.opts.MaxRecorded; n > 0 && len(s.requests) > n {
+		s.requests = append(s.requests[:0:0], s.requests[len(s.requests)-n:]...)
+	}
+	c.recorded = true
 }
 
 // exec runs the checks (version, auth, rate limits, faults) and the handler; the status is what
@@ -479,6 +494,7 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 	}
 	s.mu.Lock()
 	status, out, aerr := h(c)
+	handled := aerr == nil
 	if out != nil && aerr == nil {
 		// An answer may point into the model (the application, a message):
 		// encode it before the lock is let go, or a concurrent change races
@@ -487,6 +503,13 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 			out = json.RawMessage(b)
 		}
 	}
+	switch {
+	case f != nil:
+		status, out, aerr = f.answer(w)
+	case aerr != nil:
+		status, out = aerr.status, nil
+	}
+	s.record(c, status)
 	hook, created := s.onCreate, c.created
 	if hook != nil && created != nil {
 		created = cloneMessage(created)
@@ -495,16 +518,10 @@ func (s *Server) exec(w http.ResponseWriter, c *call, raw []byte, h handler) (in
 	if hook != nil && created != nil {
 		hook(created) // stored, not yet answered
 	}
-	if c.r.Method != http.MethodGet && aerr == nil {
+	if c.r.Method != http.MethodGet && handled {
 		s.notify() // ephemeral responses and modals change the model without a dispatch
 	}
-	if f != nil {
-		return f.answer(w)
-	}
-	if aerr != nil {
-		return aerr.status, nil, aerr
-	}
-	return status, out, nil
+	return status, out, aerr
 }
 
 func (c *call) parseMultipart(raw []byte) *apiError {
