@@ -31,6 +31,8 @@ type interruptedCleanup struct {
 	gone   []assistant.Interrupted
 	cancel context.CancelFunc
 	done   chan struct{}
+	// removing is closed once the bot is ready and the removal begins.
+	removing chan struct{}
 }
 
 // set records the turns start-up marked interrupted.
@@ -56,7 +58,7 @@ func (c *interruptedCleanup) start(ctx context.Context) {
 		return
 	}
 	ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	c.done = make(chan struct{})
+	c.done, c.removing = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(c.done)
 		c.run(ctx, triggers)
@@ -68,6 +70,7 @@ func (c *interruptedCleanup) run(ctx context.Context, triggers []assistant.Inter
 		c.logger.Warn("discord not ready: the interrupted turns keep their ⏳", "turns", len(triggers), "err", err)
 		return
 	}
+	close(c.removing)
 	removed, deleted := 0, 0
 	for _, it := range triggers {
 		if err := c.bot.RemoveOwnReaction(ctx, it.ChannelID, it.TriggerMessageID, assistant.ReactWorking); err != nil {
@@ -90,15 +93,24 @@ func (c *interruptedCleanup) run(ctx context.Context, triggers []assistant.Inter
 		"status_messages_deleted", deleted, "turns", len(triggers))
 }
 
-// stop ends a clean-up still running and waits for it (or for ctx).
+// stop ends the clean-up and waits for it (or for ctx). One still waiting
+// for the bot is cancelled at once; one already removing is let finish
+// within ctx, so a stop neither cuts a removal off mid-request (its
+// outcome unknown, the ⏳ perhaps left) nor leaves the rest undone, and is
+// cancelled only when ctx ends.
 func (c *interruptedCleanup) stop(ctx context.Context) {
 	c.mu.Lock()
-	cancel, done := c.cancel, c.done
+	cancel, done, removing := c.cancel, c.done, c.removing
 	c.mu.Unlock()
 	if cancel == nil {
 		return
 	}
-	cancel()
+	defer cancel()
+	select {
+	case <-removing:
+	default:
+		cancel()
+	}
 	select {
 	case <-done:
 	case <-ctx.Done():

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kimiapp/kimi/app/admin"
@@ -49,7 +50,7 @@ const (
 	modulesCloseBudget = 4500 * time.Millisecond // the scheduler, every module, the event bus
 	smallCloseBudget   = 250 * time.Millisecond
 	botCloseBudget     = 1500 * time.Millisecond // discordgo's close handshake takes about 1 s, after the turns
-	turnsCloseBudget   = 400 * time.Millisecond  // the assistant's running turns, within the bot's budget
+	turnsCloseBudget   = 400 * time.Millisecond  // the assistant's running turns and the clean-up of interrupted ones, within the bot's budget
 	httpCloseBudget    = 1500 * time.Millisecond // in-flight admin requests
 	storeCloseBudget   = 1500 * time.Millisecond // the final checkpoint
 )
@@ -301,13 +302,17 @@ func newAppliance(ctx context.Context, c *cli, cfg config.Config, root *slog.Log
 				return nil
 			},
 			Close: func(ctx context.Context) error {
-				cleanup.stop(ctx)
-				// Running turns end first (they answer through the bot).
+				// The running turns and the clean-up of interrupted ones
+				// end first, together, each within turnsCloseBudget (they
+				// answer through the bot).
 				tctx, cancel := context.WithTimeout(ctx, turnsCloseBudget)
 				defer cancel()
+				var wg sync.WaitGroup
+				wg.Go(func() { cleanup.stop(tctx) })
 				if err := turns.Close(tctx); err != nil {
 					logger.Warn("assistant turns still running at shutdown", "err", err)
 				}
+				wg.Wait()
 				return bot.Close()
 			}},
 		{Name: "modules", CloseBudget: modulesCloseBudget, // each module's start is bounded by the host
